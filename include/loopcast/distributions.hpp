@@ -1,0 +1,43 @@
+// loopcast — distributions of sizes and times (DESIGN.md §7).
+//
+// Every distribution is sampled by inverse transform from one uniform draw, so a sample is a
+// pure function of the generator's state: the same seed gives bit-identical workloads. The
+// generator is std::mt19937_64, whose output sequence the C++ standard fixes.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <variant>
+#include <vector>
+
+namespace loopcast {
+
+using rng = std::mt19937_64;
+
+/// A uniform double in [0, 1) from the top 53 bits of one draw.
+inline double uniform01(rng& g) noexcept {
+  return static_cast<double>(g() >> 11) * 0x1.0p-53;
+}
+
+/// Mixes a seed with a stream index into an independent seed (splitmix64 finaliser).
+std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) noexcept;
+
+struct fixed_dist { double value = 0; };
+struct uniform_dist { double low = 0, high = 0; };
+/// Log-normal given its median and 90th percentile: mu = ln(median), sigma = ln(p90/median)/z0.9.
+struct lognormal_dist { double median = 1, p90 = 1; };
+/// Gamma with shape k and scale θ (mean kθ).
+struct gamma_dist { double shape = 1, scale = 1; };
+/// Resampling of observed values, each equally likely.
+struct empirical_dist { std::vector<double> values; };
+
+using distribution = std::variant<fixed_dist, uniform_dist, lognormal_dist, gamma_dist, empirical_dist>;
+
+/// One draw (consumes exactly one value from g).
+double sample(const distribution& d, rng& g);
+/// Value at cumulative probability p in (0, 1).
+double quantile(const distribution& d, double p);
+/// Mean of the distribution.
+double mean(const distribution& d);
+
+} // namespace loopcast

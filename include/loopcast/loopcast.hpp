@@ -1,0 +1,22 @@
+// loopcast — umbrella header.
+#pragma once
+
+#include "loopcast/distributions.hpp"
+#include "loopcast/errors.hpp"
+#include "loopcast/metrics.hpp"
+#include "loopcast/power.hpp"
+#include "loopcast/prefix_cache.hpp"
+#include "loopcast/presets.hpp"
+#include "loopcast/prices.hpp"
+#include "loopcast/rate_limits.hpp"
+#include "loopcast/report.hpp"
+#include "loopcast/results.hpp"
+#include "loopcast/retry.hpp"
+#include "loopcast/scenario.hpp"
+#include "loopcast/session.hpp"
+#include "loopcast/simulator.hpp"
+#include "loopcast/speed.hpp"
+#include "loopcast/target.hpp"
+#include "loopcast/tokens.hpp"
+#include "loopcast/version.hpp"
+#include "loopcast/workload.hpp"

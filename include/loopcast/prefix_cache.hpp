@@ -1,0 +1,119 @@
+// loopcast — the provider's prefix cache (DESIGN.md §4).
+//
+// A prompt is a sequence of tokens cached in whole blocks of `block_tokens`. Whether block i of
+// two prompts holds the same content depends on everything before it, so a block is identified
+// by its index and the *lineage* of the prefix that ends in it. A request describes its prompt
+// as runs: run r says "the blocks whose last token lies in [end of run r−1, end_tokens) belong
+// to lineage r". A synthetic session has one lineage for the shared system prompt and one per
+// compaction epoch; a replayed kv-cache-tester trace gets one per branch of its hash-id trie.
+//
+// A request's cache_read is the longest cached, unexpired prefix in whole blocks (zero when that
+// is shorter than min_tokens). Serving a request (re)writes every whole block of its prompt with
+// expiry t + ttl: a hit refreshes the TTL. Within one lineage, expiry never increases with the
+// block index, so a lineage's state is a short list of (end_block, expiry) steps.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+namespace loopcast {
+
+/// Cache rules of a provider or local engine.
+struct cache_config {
+  bool enabled = true;
+  std::int64_t block_tokens = 128;  ///< caching granularity, in tokens
+  std::int64_t min_tokens = 0;      ///< prompts (and hits) shorter than this are not cached, in tokens
+  double ttl_s = 300;               ///< time to live, in seconds, refreshed on each hit
+  bool write_charged = false;       ///< newly cached tokens are billed as cache_write (else input)
+  bool write_1h = false;            ///< writes are billed at the 1-hour price (else the 5-minute one)
+};
+
+/// One run of a prompt's prefix structure.
+struct prefix_run {
+  std::uint32_t lineage;   ///< lineage id (index into the cache's lineage table)
+  std::int64_t end_tokens; ///< the run covers prompt positions up to (excluding) this one
+};
+
+/// The cache state of one organisation (shared by all its sessions).
+class prefix_cache {
+public:
+  prefix_cache() = default;
+  prefix_cache(cache_config cfg, std::size_t lineages) : cfg_(cfg), steps_(lineages) {
+    for (auto& s : steps_) s.reserve(4);
+  }
+
+  const cache_config& config() const noexcept { return cfg_; }
+
+  /// Cached prompt tokens for a prompt of `prompt_tokens` described by `runs`, at time t.
+  std::int64_t lookup(std::span<const prefix_run> runs, std::int64_t prompt_tokens,
+                      double t) const noexcept {
+    if (!cfg_.enabled || prompt_tokens < cfg_.min_tokens) return 0;
+    const std::int64_t B = cfg_.block_tokens;
+    const std::int64_t full_blocks = prompt_tokens / B;
+    std::int64_t hit_blocks = 0;
+    for (const auto& r : runs) {
+      const std::int64_t run_end = std::min(r.end_tokens / B, full_blocks);
+      if (run_end <= hit_blocks) continue;
+      const std::int64_t cached_end = cached_blocks(r.lineage, t);
+      if (cached_end < run_end) {
+        hit_blocks = std::max(hit_blocks, cached_end);
+        break;
+      }
+      hit_blocks = run_end;
+    }
+    const std::int64_t hit = hit_blocks * B;
+    return hit < cfg_.min_tokens ? 0 : hit;
+  }
+
+  /// Whole-block tokens of the prompt that serving it will cache (its full blocks), in tokens.
+  std::int64_t cacheable(std::int64_t prompt_tokens) const noexcept {
+    if (!cfg_.enabled || prompt_tokens < cfg_.min_tokens) return 0;
+    return prompt_tokens / cfg_.block_tokens * cfg_.block_tokens;
+  }
+
+  /// Records that the prompt was served at time t: its whole blocks expire at t + ttl.
+  void touch(std::span<const prefix_run> runs, std::int64_t prompt_tokens, double t) noexcept {
+    if (!cfg_.enabled || prompt_tokens < cfg_.min_tokens) return;
+    const std::int64_t full_blocks = prompt_tokens / cfg_.block_tokens;
+    const double expiry = t + cfg_.ttl_s;
+    for (const auto& r : runs) {
+      const std::int64_t run_end = std::min(r.end_tokens / cfg_.block_tokens, full_blocks);
+      if (run_end > 0) extend(r.lineage, run_end, expiry);
+      if (r.end_tokens / cfg_.block_tokens >= full_blocks) break;
+    }
+  }
+
+private:
+  struct step {
+    std::int64_t end_block;  // blocks [previous step's end, end_block) ...
+    double expiry;           // ... expire at this time (strictly decreasing along the list)
+  };
+
+  std::int64_t cached_blocks(std::uint32_t lineage, double t) const noexcept {
+    std::int64_t end = 0;
+    for (const auto& s : steps_[lineage]) {
+      if (s.expiry <= t) break;
+      end = s.end_block;
+    }
+    return end;
+  }
+
+  // Blocks [0, end) of the lineage now expire at `expiry` (>= every expiry stored so far).
+  void extend(std::uint32_t lineage, std::int64_t end, double expiry) noexcept {
+    auto& v = steps_[lineage];
+    std::size_t keep = 0;
+    while (keep < v.size() && v[keep].end_block <= end) ++keep;
+    v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(keep));
+    // Drop steps that have already expired: nothing can read them again.
+    while (!v.empty() && v.back().expiry <= expiry - cfg_.ttl_s) v.pop_back();
+    v.insert(v.begin(), step{end, expiry});
+  }
+
+  cache_config cfg_{};
+  std::vector<std::vector<step>> steps_;
+};
+
+} // namespace loopcast

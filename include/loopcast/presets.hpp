@@ -1,0 +1,69 @@
+// loopcast — presets: targets, clients, workloads and scenarios as JSON files in models/.
+//
+// Loading is strict: an unknown key, a missing key, a wrong type, a negative, NaN or infinite
+// number, or an impossible combination is a config_error naming the file and JSON pointer.
+// Presets refer to each other by name; a preset_library finds them in its directories.
+#pragma once
+
+#include "loopcast/retry.hpp"
+#include "loopcast/scenario.hpp"
+#include "loopcast/target.hpp"
+#include "loopcast/workload.hpp"
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loopcast {
+
+enum class preset_kind : std::uint8_t { target, client, workload, scenario };
+std::string_view to_string(preset_kind) noexcept;
+
+struct preset_entry {
+  preset_kind kind;
+  std::string name;
+  std::string description;
+  std::filesystem::path file;
+};
+
+/// The presets found under one or more directories (searched recursively for *.json).
+class preset_library {
+public:
+  /// Throws config_error on an unreadable or duplicated preset.
+  explicit preset_library(std::vector<std::filesystem::path> dirs);
+  /// The library over default_models_dir().
+  static preset_library standard();
+
+  const std::vector<preset_entry>& entries() const noexcept { return entries_; }
+  /// The file of a preset; throws config_error naming the known presets of that kind otherwise.
+  const std::filesystem::path& find(preset_kind kind, std::string_view name) const;
+
+  target load_target(std::string_view name) const;
+  retry_policy load_client(std::string_view name) const;
+  workload load_workload(std::string_view name) const;
+  scenario load_scenario(std::string_view name) const;
+
+private:
+  std::vector<std::filesystem::path> dirs_;
+  std::vector<preset_entry> entries_;
+};
+
+/// The models directory: $LOOPCAST_MODELS; else <exe>/../share/loopcast/models (an installed
+/// program); else the source tree's models/ (a build-tree program); else the install prefix's.
+std::filesystem::path default_models_dir();
+
+/// Parse presets from JSON text; `file` is used in error messages.
+target parse_target(std::string_view json_text, const std::string& file);
+retry_policy parse_client(std::string_view json_text, const std::string& file);
+workload parse_workload(std::string_view json_text, const std::string& file);
+/// References to other presets by name are resolved through `lib`.
+scenario parse_scenario(std::string_view json_text, const std::string& file, const preset_library& lib);
+
+/// Load a preset file of the given kind (throws config_error when it is of another kind).
+target load_target_file(const std::filesystem::path& file);
+retry_policy load_client_file(const std::filesystem::path& file);
+workload load_workload_file(const std::filesystem::path& file);
+scenario load_scenario_file(const std::filesystem::path& file, const preset_library& lib);
+
+} // namespace loopcast

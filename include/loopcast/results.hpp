@@ -1,0 +1,120 @@
+// loopcast — what a simulation records.
+//
+// Times are simulated seconds since the simulation's start. The per-attempt timeline and the
+// per-bucket charge log are optional (Monte Carlo runs skip them); the per-request samples, the
+// session summaries and the first 429 are always recorded.
+#pragma once
+
+#include "loopcast/power.hpp"
+#include "loopcast/tokens.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loopcast {
+
+enum class attempt_status : std::uint8_t {
+  ok,                ///< admitted and served
+  rate_limited,      ///< HTTP 429: not admitted, nothing consumed
+  too_large,         ///< larger than a bucket's whole capacity: can never be admitted
+  context_overflow   ///< prompt + generated exceed the target's context window
+};
+std::string_view to_string(attempt_status) noexcept;
+
+enum class session_outcome : std::uint8_t {
+  completed,           ///< every request was served
+  died_after_retries,  ///< the client gave up on a 429
+  request_too_large,   ///< a request can never be admitted
+  context_overflow     ///< a request does not fit the target's window
+};
+std::string_view to_string(session_outcome) noexcept;
+
+/// One attempt to send one request (a retry is another attempt of the same request).
+struct attempt_record {
+  std::uint32_t session = 0;
+  std::int32_t request = 0;     ///< 1-based index of the request within its session
+  std::int32_t turn = 0;        ///< agent turn (see request_spec::turn)
+  std::int32_t attempt = 0;     ///< 0 for the first try, n for the n-th retry
+  attempt_status status = attempt_status::ok;
+  bool compaction = false;
+  std::int16_t refused_by = -1; ///< index of the bucket with the longest wait, -1 if none
+  double t_send = 0;            ///< when it was sent, s
+  double t_first_token = 0;     ///< first token (ok only), s
+  double t_end = 0;             ///< generation ended (ok) or the refusal (otherwise), s
+  double retry_after_s = -1;    ///< provider's retry_after on a 429, s; -1 if none
+  double wait_s = 0;            ///< what the client waited before its next attempt, s
+  token_counts tokens;          ///< as served (ok) or as it would have been (refused)
+  double cost_usd = 0;          ///< billed cost of this attempt (0 unless ok)
+};
+
+/// One served request, for the metrics of DESIGN.md §8.
+struct request_sample {
+  std::uint32_t session = 0;
+  double t_send = 0, t_first_token = 0, t_end = 0;  ///< s
+  std::int64_t prompt = 0, cache_read = 0, generated = 0;  ///< tokens
+};
+
+struct session_result {
+  session_outcome outcome = session_outcome::completed;
+  std::int32_t requests_total = 0;      ///< requests in the script
+  std::int32_t requests_served = 0;
+  std::int32_t attempts = 0;
+  std::int32_t rate_limited = 0;        ///< 429s received
+  double start_s = 0, end_s = 0;        ///< first send, end of the last served request (or death), s
+  double stall_s = 0;                   ///< time spent waiting after 429s, s
+  token_counts tokens;                  ///< served tokens
+  double cost_usd = 0;
+};
+
+/// A bucket's state when the first 429 happened.
+struct bucket_snapshot {
+  double used = 0;           ///< units in use (see bucket::used)
+  double window_demand = 0;  ///< sum of charges in the period before the 429, units
+};
+
+struct first_429_info {
+  std::uint32_t session = 0;
+  std::int32_t request = 0;  ///< 1-based index of the refused request in its session
+  double time_s = 0;
+  std::int16_t bucket = -1;  ///< the bucket that refused (longest wait)
+  double retry_after_s = -1;
+  token_counts sent_before;  ///< tokens served (all sessions) before the 429
+  std::vector<bucket_snapshot> buckets;
+};
+
+/// One net charge to a bucket (admission charge plus refund or late charge), in units.
+struct charge_event {
+  double t;
+  double amount;
+};
+
+struct bucket_summary {
+  std::string name;
+  double limit = 0;
+  double period_s = 0;
+  double peak_demand = 0;        ///< largest sum of charges in any window of length period_s, units
+  double peak_window_start_s = 0;
+  double refusals = 0;           ///< 429s where this bucket had the longest wait
+};
+
+struct simulation_result {
+  std::vector<attempt_record> attempts;        ///< when recorded
+  std::vector<double> bucket_levels;           ///< attempts.size() × buckets.size(): used units at each attempt
+  std::vector<std::vector<charge_event>> charges;  ///< per bucket, when recorded
+  std::vector<request_sample> requests;        ///< every served request
+  std::vector<session_result> sessions;
+  std::vector<bucket_summary> buckets;
+  std::optional<first_429_info> first_429;
+  token_counts tokens;                         ///< served, all sessions
+  double cost_by_class_usd[token_class_count] = {};
+  double token_cost_usd = 0;                   ///< priced tokens and request fees
+  double wall_s = 0;                           ///< first send to last end
+  double busy_s = 0;                           ///< time with at least one request in flight
+  std::optional<energy_cost> energy;           ///< local targets
+  double cost_usd = 0;                         ///< token cost + energy cost
+};
+
+} // namespace loopcast

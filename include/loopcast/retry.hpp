@@ -1,0 +1,67 @@
+// loopcast — what the client does on a 429 (DESIGN.md §3, "Client retry policy").
+//
+// On a 429 the client either waits the provider's retry_after (when it honours it and the
+// value is within its cap), or backs off exponentially: delay = min(base · multiplier^n, max)
+// for the n-th retry (n from 0), with jitter. It gives up after max_retries, or once the delay
+// it would wait passes give_up_above_s (aider), and the session dies.
+#pragma once
+
+#include "loopcast/distributions.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace loopcast {
+
+enum class jitter_kind : std::uint8_t {
+  none,       ///< delay
+  full,       ///< U[0, delay]
+  equal,      ///< delay/2 + U[0, delay/2]
+  scaled_75   ///< delay × U[0.75, 1] (OpenAI and Anthropic SDKs)
+};
+std::string_view to_string(jitter_kind) noexcept;
+
+/// What to do when the provider's retry_after exceeds the cap.
+enum class over_cap_action : std::uint8_t { give_up, backoff };
+
+struct retry_policy {
+  std::string name;
+  int max_retries = 2;                  ///< retries of one request before giving up; -1 = unbounded
+  bool honour_retry_after = true;
+  double retry_after_cap_s = std::numeric_limits<double>::infinity();  ///< in seconds
+  over_cap_action over_cap = over_cap_action::backoff;
+  double base_s = 0.5;                  ///< first back-off delay, in seconds
+  double multiplier = 2;
+  double max_s = 8;                     ///< back-off cap, in seconds
+  jitter_kind jitter = jitter_kind::none;
+  double give_up_above_s = std::numeric_limits<double>::infinity();  ///< give up when the delay passes this
+};
+
+struct retry_decision {
+  bool retry;     ///< false: the client gives up and the session dies
+  double wait_s;  ///< how long to wait before the retry, in seconds
+};
+
+/// The client's reaction to the n-th 429 of one request (n = retries already made, from 0).
+/// `retry_after_s` < 0 means the provider sent none. Draws from g only when jitter is used.
+inline retry_decision decide_retry(const retry_policy& p, int n, double retry_after_s,
+                                   rng& g) noexcept {
+  if (p.max_retries >= 0 && n >= p.max_retries) return {false, 0.0};
+  if (p.honour_retry_after && retry_after_s >= 0) {
+    if (retry_after_s <= p.retry_after_cap_s) return {true, retry_after_s};
+    if (p.over_cap == over_cap_action::give_up) return {false, 0.0};
+  }
+  const double delay = std::min(p.base_s * std::pow(p.multiplier, n), p.max_s);
+  if (delay > p.give_up_above_s) return {false, 0.0};
+  switch (p.jitter) {
+  case jitter_kind::none: return {true, delay};
+  case jitter_kind::full: return {true, delay * uniform01(g)};
+  case jitter_kind::equal: return {true, delay * 0.5 * (1.0 + uniform01(g))};
+  case jitter_kind::scaled_75: return {true, delay * (0.75 + 0.25 * uniform01(g))};
+  }
+  return {true, delay};
+}
+
+} // namespace loopcast

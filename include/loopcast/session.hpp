@@ -1,0 +1,46 @@
+// loopcast — a session as the simulator sees it: the requests an agent will send, in order.
+//
+// A session script is source-agnostic: the synthetic generator (workload.hpp) writes one from a
+// seed, and a log importer writes one from a recorded session. It fixes what is sent (token
+// sequence, prefix structure, max_tokens) and the agent's own delays (tool runs, thinking);
+// the simulator decides when each request is sent, served, refused or retried on a target.
+#pragma once
+
+#include "loopcast/prefix_cache.hpp"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace loopcast {
+
+/// One request of a session.
+struct request_spec {
+  std::int64_t prompt_tokens = 0;     ///< context sent, in tokens
+  std::int64_t output_tokens = 0;     ///< visible output the model writes, in tokens
+  std::int64_t reasoning_tokens = 0;  ///< thinking tokens the model writes, in tokens
+  std::int64_t max_tokens = 0;        ///< the request's max_tokens (reserved by some buckets)
+  double delay_before_s = 0;          ///< agent time (tool runs, thinking) between the previous
+                                      ///< request's end and this one's send, in seconds
+  std::uint32_t runs_begin = 0;       ///< this request's prefix runs: script.runs[begin, begin+count)
+  std::uint32_t runs_count = 0;
+  std::int32_t turn = 0;              ///< the agent turn (1-based); compaction requests share the next turn's number
+  bool compaction = false;            ///< a request that replaces the history by a summary
+};
+
+/// The requests of one session and their prefix structure.
+struct session_script {
+  std::string source;                  ///< where it came from ("workload NAME seed N", a log path)
+  std::vector<request_spec> requests;
+  std::vector<prefix_run> runs;        ///< prefix runs of all requests (see prefix_cache.hpp)
+  std::uint32_t lineages = 0;          ///< lineage ids used are < lineages
+  std::uint32_t shared_lineages = 0;   ///< ids < shared_lineages are shared by every session of
+                                       ///< the same script family (e.g. the system prompt)
+
+  std::span<const prefix_run> runs_of(const request_spec& r) const noexcept {
+    return {runs.data() + r.runs_begin, r.runs_count};
+  }
+};
+
+} // namespace loopcast

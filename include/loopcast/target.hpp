@@ -1,0 +1,50 @@
+// loopcast — what a session runs against: a cloud provider's tier or a local deployment.
+//
+// A target bundles the rate-limit buckets of one organisation (empty for a local engine), the
+// prefix cache, the speed model, the context window, and either token prices (cloud) or power
+// draw and electricity price (local). Plain data, loaded from models/targets/*.json.
+#pragma once
+
+#include "loopcast/power.hpp"
+#include "loopcast/prefix_cache.hpp"
+#include "loopcast/prices.hpp"
+#include "loopcast/rate_limits.hpp"
+#include "loopcast/speed.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace loopcast {
+
+enum class target_kind : std::uint8_t { cloud, local };
+
+/// Where a preset's numbers come from.
+struct provenance {
+  std::string source;     ///< URL(s) or citation
+  std::string read_on;    ///< date the source was read, YYYY-MM-DD
+  bool verified = true;   ///< false where the source is second-hand
+};
+
+struct target {
+  std::string name;
+  std::string description;
+  target_kind kind = target_kind::cloud;
+  std::string provider;   ///< e.g. "cerebras", "local"
+  std::string tier;       ///< e.g. "developer"
+  std::string model;      ///< e.g. "qwen-3.8-27b"
+  std::vector<bucket_config> limits;    ///< rate-limit buckets (organisation-wide for this model)
+  bool sends_retry_after = true;        ///< 429 responses tell the client when to retry
+  cache_config cache;
+  speed_model speed;
+  std::int64_t context_window_tokens = 131072;  ///< prompt + generated must fit, in tokens
+  std::optional<price_sheet> prices;    ///< token prices (cloud)
+  std::optional<power_config> power;    ///< energy model (local)
+  provenance origin;
+};
+
+/// Most buckets a target may have (the simulator keeps per-request bucket state in fixed arrays).
+inline constexpr std::size_t max_buckets = 16;
+
+} // namespace loopcast

@@ -1,0 +1,114 @@
+// loopcast — token classes (DESIGN.md §2).
+//
+// Every request is described by five counts. prompt = input + cache_read + cache_write is the
+// request's context; output + reasoning is what the model generated.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace loopcast {
+
+/// The five token classes of a request.
+enum class token_class : std::uint8_t {
+  input,        ///< uncached prompt tokens, billed at the input price
+  cache_read,   ///< prompt tokens served from the prefix cache
+  cache_write,  ///< prompt tokens written to the cache where a provider charges for that
+  output,       ///< visible output tokens
+  reasoning     ///< thinking tokens (billed as output unless priced separately)
+};
+inline constexpr std::size_t token_class_count = 5;
+inline constexpr std::array<token_class, token_class_count> all_token_classes{
+    token_class::input, token_class::cache_read, token_class::cache_write, token_class::output,
+    token_class::reasoning};
+
+/// "input", "cache_read", "cache_write", "output", "reasoning".
+std::string_view to_string(token_class c) noexcept;
+/// The inverse of to_string; nullopt for an unknown name.
+std::optional<token_class> parse_token_class(std::string_view name) noexcept;
+
+/// Token counts of one request (or a sum of requests), in tokens.
+struct token_counts {
+  std::int64_t input = 0;
+  std::int64_t cache_read = 0;
+  std::int64_t cache_write = 0;
+  std::int64_t output = 0;
+  std::int64_t reasoning = 0;
+
+  /// Prompt (= context) tokens: input + cache_read + cache_write.
+  constexpr std::int64_t prompt() const noexcept { return input + cache_read + cache_write; }
+  /// Generated tokens: output + reasoning.
+  constexpr std::int64_t generated() const noexcept { return output + reasoning; }
+  /// Every class summed.
+  constexpr std::int64_t total() const noexcept { return prompt() + generated(); }
+
+  constexpr std::int64_t operator[](token_class c) const noexcept {
+    switch (c) {
+    case token_class::input: return input;
+    case token_class::cache_read: return cache_read;
+    case token_class::cache_write: return cache_write;
+    case token_class::output: return output;
+    case token_class::reasoning: return reasoning;
+    }
+    return 0;
+  }
+  constexpr token_counts& operator+=(const token_counts& o) noexcept {
+    input += o.input;
+    cache_read += o.cache_read;
+    cache_write += o.cache_write;
+    output += o.output;
+    reasoning += o.reasoning;
+    return *this;
+  }
+  friend constexpr token_counts operator+(token_counts a, const token_counts& b) noexcept {
+    return a += b;
+  }
+  friend constexpr bool operator==(const token_counts&, const token_counts&) = default;
+};
+
+/// A set of token classes (which classes a rate-limit bucket counts).
+class class_set {
+public:
+  constexpr class_set() = default;
+  constexpr class_set(std::initializer_list<token_class> cs) noexcept {
+    for (auto c : cs) bits_ = static_cast<std::uint8_t>(bits_ | bit(c));
+  }
+  static constexpr class_set all() noexcept {
+    return {token_class::input, token_class::cache_read, token_class::cache_write,
+            token_class::output, token_class::reasoning};
+  }
+  constexpr bool contains(token_class c) const noexcept { return (bits_ & bit(c)) != 0; }
+  constexpr bool empty() const noexcept { return bits_ == 0; }
+  constexpr void insert(token_class c) noexcept { bits_ = static_cast<std::uint8_t>(bits_ | bit(c)); }
+  /// True if output or reasoning is in the set.
+  constexpr bool counts_generated() const noexcept {
+    return contains(token_class::output) || contains(token_class::reasoning);
+  }
+  /// Sum of the prompt classes (input, cache_read, cache_write) in the set, in tokens.
+  constexpr std::int64_t prompt_part(const token_counts& t) const noexcept {
+    return (contains(token_class::input) ? t.input : 0) +
+           (contains(token_class::cache_read) ? t.cache_read : 0) +
+           (contains(token_class::cache_write) ? t.cache_write : 0);
+  }
+  /// Sum of the generated classes (output, reasoning) in the set, in tokens.
+  constexpr std::int64_t generated_part(const token_counts& t) const noexcept {
+    return (contains(token_class::output) ? t.output : 0) +
+           (contains(token_class::reasoning) ? t.reasoning : 0);
+  }
+  /// Sum of every class in the set, in tokens.
+  constexpr std::int64_t sum(const token_counts& t) const noexcept {
+    return prompt_part(t) + generated_part(t);
+  }
+  constexpr std::uint8_t bits() const noexcept { return bits_; }
+  friend constexpr bool operator==(class_set, class_set) = default;
+
+private:
+  static constexpr std::uint8_t bit(token_class c) noexcept {
+    return static_cast<std::uint8_t>(1u << static_cast<unsigned>(c));
+  }
+  std::uint8_t bits_ = 0;
+};
+
+} // namespace loopcast

@@ -1,0 +1,188 @@
+#include "json_reader.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace loopcast::detail {
+
+namespace {
+constexpr int max_depth = 64;
+constexpr std::uintmax_t max_file_bytes = 64u << 20;
+
+std::string escape_pointer_token(std::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+std::string fmt_number(double x) { return fmt::format("{}", x); }
+} // namespace
+
+nlohmann::json parse_json(std::string_view text, const std::string& file) {
+  bool too_deep = false;
+  // The callback sees each value's depth; refusing deep documents keeps the recursive parser's
+  // stack bounded.
+  nlohmann::json::parser_callback_t cb = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth > max_depth) too_deep = true;
+    return !too_deep;
+  };
+  try {
+    auto j = nlohmann::json::parse(text.begin(), text.end(), cb, /*allow_exceptions=*/true,
+                                   /*ignore_comments=*/false);
+    if (too_deep)
+      throw config_error(file, "", fmt::format("JSON nested deeper than {} levels", max_depth));
+    return j;
+  } catch (const nlohmann::json::parse_error& e) {
+    if (too_deep)
+      throw config_error(file, "", fmt::format("JSON nested deeper than {} levels", max_depth));
+    // Turn the byte offset into line:column.
+    std::size_t line = 1, col = 1;
+    const std::size_t end = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
+    for (std::size_t i = 0; i < end; ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    std::string msg = e.what();
+    if (auto p = msg.find("parse error"); p != std::string::npos) msg = msg.substr(p);
+    throw config_error(file, "", fmt::format("not valid JSON at line {}, column {}: {}", line, col, msg));
+  }
+}
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw config_error(path, "", fmt::format("cannot read file: {}", ec.message()));
+  if (size > max_file_bytes)
+    throw config_error(path, "", fmt::format("file is {} bytes; presets larger than {} bytes are refused",
+                                             size, max_file_bytes));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw config_error(path, "", "cannot open file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string describe(const nlohmann::json& j) {
+  switch (j.type()) {
+  case nlohmann::json::value_t::null: return "null";
+  case nlohmann::json::value_t::boolean: return fmt::format("boolean {}", j.get<bool>());
+  case nlohmann::json::value_t::string: {
+    auto s = j.get<std::string>();
+    if (s.size() > 40) s = s.substr(0, 37) + "...";
+    return fmt::format("string \"{}\"", s);
+  }
+  case nlohmann::json::value_t::number_integer:
+  case nlohmann::json::value_t::number_unsigned:
+  case nlohmann::json::value_t::number_float: return fmt::format("number {}", j.dump());
+  case nlohmann::json::value_t::object: return "an object";
+  case nlohmann::json::value_t::array: return "an array";
+  default: return "an unsupported value";
+  }
+}
+
+void node::fail(const std::string& what) const { throw config_error(*file_, ptr_, what); }
+
+void node::expect_keys(std::initializer_list<std::string_view> allowed) const {
+  if (!j_->is_object()) fail(fmt::format("expected an object, found {}", describe(*j_)));
+  for (const auto& [k, v] : j_->items()) {
+    bool ok = false;
+    for (auto a : allowed) ok = ok || a == k;
+    if (!ok) {
+      node(v, ptr_ + "/" + escape_pointer_token(k), *file_)
+          .fail(fmt::format("unknown key \"{}\" (allowed here: {})", k, fmt::join(allowed, ", ")));
+    }
+  }
+}
+
+node node::at(std::string_view key) const {
+  if (!j_->is_object()) fail(fmt::format("expected an object, found {}", describe(*j_)));
+  auto it = j_->find(key);
+  if (it == j_->end()) fail(fmt::format("missing key \"{}\"", key));
+  return node(*it, ptr_ + "/" + escape_pointer_token(key), *file_);
+}
+
+std::optional<node> node::find(std::string_view key) const {
+  if (!j_->is_object()) fail(fmt::format("expected an object, found {}", describe(*j_)));
+  auto it = j_->find(key);
+  if (it == j_->end()) return std::nullopt;
+  return node(*it, ptr_ + "/" + escape_pointer_token(key), *file_);
+}
+
+bool node::has(std::string_view key) const { return j_->is_object() && j_->contains(key); }
+
+double node::number() const {
+  if (!j_->is_number()) fail(fmt::format("expected a number, found {}", describe(*j_)));
+  const double x = j_->get<double>();
+  if (!std::isfinite(x)) fail(fmt::format("expected a finite number, found {}", j_->dump()));
+  return x;
+}
+
+double node::number_in(double lo, double hi) const {
+  const double x = number();
+  if (x < lo || x > hi) {
+    if (std::isinf(hi)) fail(fmt::format("expected a number >= {}, found {}", fmt_number(lo), j_->dump()));
+    fail(fmt::format("expected a number between {} and {}, found {}", fmt_number(lo), fmt_number(hi), j_->dump()));
+  }
+  return x;
+}
+
+double node::non_negative() const { return number_in(0, HUGE_VAL); }
+
+double node::positive() const {
+  const double x = number();
+  if (!(x > 0)) fail(fmt::format("expected a number > 0, found {}", j_->dump()));
+  return x;
+}
+
+std::int64_t node::integer(std::int64_t lo, std::int64_t hi) const {
+  const double x = number();
+  if (x != std::floor(x)) fail(fmt::format("expected a whole number, found {}", j_->dump()));
+  if (x < static_cast<double>(lo) || x > static_cast<double>(hi))
+    fail(fmt::format("expected a whole number between {} and {}, found {}", lo, hi, j_->dump()));
+  return static_cast<std::int64_t>(x);
+}
+
+bool node::boolean() const {
+  if (!j_->is_boolean()) fail(fmt::format("expected true or false, found {}", describe(*j_)));
+  return j_->get<bool>();
+}
+
+std::string node::string() const {
+  if (!j_->is_string()) fail(fmt::format("expected a string, found {}", describe(*j_)));
+  return j_->get<std::string>();
+}
+
+std::string node::one_of(std::initializer_list<std::string_view> names) const {
+  if (!j_->is_string())
+    fail(fmt::format("expected one of {}, found {}", fmt::join(names, ", "), describe(*j_)));
+  auto s = j_->get<std::string>();
+  for (auto n : names)
+    if (n == s) return s;
+  fail(fmt::format("expected one of {}, found \"{}\"", fmt::join(names, ", "), s));
+}
+
+std::vector<node> node::array(std::size_t min_size) const {
+  if (!j_->is_array()) fail(fmt::format("expected an array, found {}", describe(*j_)));
+  if (j_->size() < min_size)
+    fail(fmt::format("expected an array of at least {} element{}, found {}", min_size,
+                     min_size == 1 ? "" : "s", j_->size()));
+  std::vector<node> out;
+  out.reserve(j_->size());
+  for (std::size_t i = 0; i < j_->size(); ++i) out.emplace_back((*j_)[i], fmt::format("{}/{}", ptr_, i), *file_);
+  return out;
+}
+
+} // namespace loopcast::detail

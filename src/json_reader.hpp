@@ -1,0 +1,68 @@
+// Strict reading of JSON documents: every access names the JSON pointer of the value, every
+// problem becomes a config_error "FILE: /pointer: expected …, found …". Internal to loopcast.
+#pragma once
+
+#include "loopcast/errors.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loopcast::detail {
+
+/// Parses text as JSON (nesting at most 64 deep); syntax errors name the line and column.
+nlohmann::json parse_json(std::string_view text, const std::string& file);
+/// Reads a whole file (config_error if it cannot be read; larger than 64 MiB is refused).
+std::string read_file(const std::string& path);
+
+class node {
+public:
+  node(const nlohmann::json& j, std::string pointer, const std::string& file)
+      : j_(&j), ptr_(std::move(pointer)), file_(&file) {}
+
+  const std::string& pointer() const noexcept { return ptr_; }
+  const std::string& file() const noexcept { return *file_; }
+  const nlohmann::json& raw() const noexcept { return *j_; }
+  [[noreturn]] void fail(const std::string& what) const;
+
+  bool is_object() const noexcept { return j_->is_object(); }
+  bool is_string() const noexcept { return j_->is_string(); }
+  bool is_null() const noexcept { return j_->is_null(); }
+
+  /// Requires an object whose keys are all in `allowed`.
+  void expect_keys(std::initializer_list<std::string_view> allowed) const;
+  /// A required member of an object.
+  node at(std::string_view key) const;
+  /// An optional member of an object.
+  std::optional<node> find(std::string_view key) const;
+  bool has(std::string_view key) const;
+
+  /// A finite number.
+  double number() const;
+  /// A finite number in [lo, hi] ("at least", "between" in the message).
+  double number_in(double lo, double hi) const;
+  double non_negative() const;
+  double positive() const;
+  /// A whole number in [lo, hi].
+  std::int64_t integer(std::int64_t lo, std::int64_t hi) const;
+  bool boolean() const;
+  std::string string() const;
+  /// One of the given names; the message lists them.
+  std::string one_of(std::initializer_list<std::string_view> names) const;
+  std::vector<node> array(std::size_t min_size = 0) const;
+
+private:
+  const nlohmann::json* j_;
+  std::string ptr_;
+  const std::string* file_;
+};
+
+/// A short description of a JSON value for messages: `string "abc"`, `number -5`, `object`.
+std::string describe(const nlohmann::json& j);
+
+} // namespace loopcast::detail

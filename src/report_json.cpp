@@ -1,0 +1,144 @@
+// The machine-readable result (`loopcast run --json`); schema in docs/output.md.
+#include "loopcast/report.hpp"
+#include "loopcast/version.hpp"
+
+#include "report_common.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace loopcast {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+json tokens_json(const token_counts& t) {
+  return {{"input", t.input}, {"cache_read", t.cache_read}, {"cache_write", t.cache_write},
+          {"output", t.output}, {"reasoning", t.reasoning}};
+}
+
+json pct_json(const percentiles& p) {
+  return {{"p10", p.p10}, {"p25", p.p25}, {"p50", p.p50}, {"p75", p.p75}, {"p90", p.p90}, {"count", p.count}};
+}
+
+json option_json(const option_result& o) {
+  const auto& tgt = o.option->tgt;
+  const auto& r = o.sim;
+  const auto& m = o.metrics;
+  json j;
+  j["label"] = o.label;
+  j["target"] = {{"name", tgt.name}, {"type", tgt.kind == target_kind::cloud ? "cloud" : "local"},
+                 {"provider", tgt.provider}, {"tier", tgt.tier}, {"model", tgt.model},
+                 {"source", tgt.origin.source}, {"read_on", tgt.origin.read_on}, {"verified", tgt.origin.verified}};
+  j["client"] = o.option->client.name;
+  j["outcome"] = detail::overall_outcome(r);
+  int served = 0, attempts = 0, limited = 0;
+  double stall = 0;
+  json sessions = json::array();
+  for (const auto& s : r.sessions) {
+    served += s.requests_served;
+    attempts += s.attempts;
+    limited += s.rate_limited;
+    stall += s.stall_s;
+    sessions.push_back({{"outcome", to_string(s.outcome)}, {"requests_total", s.requests_total},
+                        {"requests_served", s.requests_served}, {"attempts", s.attempts},
+                        {"rate_limited", s.rate_limited}, {"start_s", s.start_s}, {"end_s", s.end_s},
+                        {"stall_s", s.stall_s}, {"cost_usd", s.cost_usd}, {"tokens", tokens_json(s.tokens)}});
+  }
+  j["requests"] = served;
+  j["attempts"] = attempts;
+  j["rate_limited"] = limited;
+  j["stall_s"] = stall;
+  j["wall_s"] = r.wall_s;
+  j["busy_s"] = r.busy_s;
+  if (r.first_429) {
+    const auto& f = *r.first_429;
+    json buckets = json::array();
+    for (std::size_t b = 0; b < f.buckets.size(); ++b) {
+      const double limit = tgt.limits[b].limit;
+      buckets.push_back({{"name", tgt.limits[b].name}, {"limit", limit}, {"used", f.buckets[b].used},
+                         {"used_pct", 100 * f.buckets[b].used / limit}, {"window_demand", f.buckets[b].window_demand},
+                         {"window_demand_pct", 100 * f.buckets[b].window_demand / limit}});
+    }
+    j["first_429"] = {{"session", f.session + 1}, {"request", f.request}, {"time_s", f.time_s},
+                      {"bucket", tgt.limits[static_cast<std::size_t>(f.bucket)].name},
+                      {"retry_after_s", f.retry_after_s}, {"buckets", buckets}};
+    j["sent_before_first_429"] = tokens_json(f.sent_before);
+  } else {
+    j["first_429"] = nullptr;
+    j["sent_before_first_429"] = nullptr;
+  }
+  j["tokens"] = tokens_json(r.tokens);
+  j["effective_tps"] = pct_json(m.effective_tps);
+  j["decode_tps"] = pct_json(m.decode_tps);
+  j["prefill_share"] = pct_json(m.prefill_share);
+  j["ttft_s"] = pct_json(m.ttft_s);
+  j["tpot_s"] = pct_json(m.tpot_s);
+  j["latency_s"] = pct_json(m.latency_s);
+  j["context_tokens"] = pct_json(m.context_tokens);
+  j["samples"] = {{"kept", m.samples_kept}, {"dropped_short_output", m.dropped_short_output},
+                  {"dropped_duration", m.dropped_duration}};
+  j["context_output_ratio"] = m.context_output_ratio;
+  j["cache_hit_rate"] = m.cache_hit_rate;
+  j["cost_usd"] = r.cost_usd;
+  j["token_cost_usd"] = r.token_cost_usd;
+  json by_class;
+  for (auto c : all_token_classes) by_class[std::string(to_string(c))] = r.cost_by_class_usd[static_cast<std::size_t>(c)];
+  j["cost_by_class_usd"] = by_class;
+  j["usd_per_hour"] = detail::usd_per_hour(r);
+  j["usd_per_1k_generated"] = detail::usd_per_1k_generated(r);
+  if (r.energy) {
+    j["energy_kwh"] = r.energy->energy_kwh;
+    j["electricity_usd"] = r.energy->electricity_usd;
+    j["amortisation_usd"] = r.energy->amortisation_usd;
+  } else {
+    j["energy_kwh"] = nullptr;
+  }
+  json buckets = json::array();
+  for (const auto& b : r.buckets)
+    buckets.push_back({{"name", b.name}, {"limit", b.limit}, {"period_s", b.period_s}, {"peak_demand", b.peak_demand},
+                       {"peak_demand_pct", 100 * b.peak_demand / b.limit}, {"peak_window_start_s", b.peak_window_start_s},
+                       {"refusals", b.refusals}});
+  j["buckets"] = buckets;
+  j["sessions"] = sessions;
+  return j;
+}
+
+} // namespace
+
+std::string to_json(const scenario_result& res, int indent) {
+  const auto& s = *res.scn;
+  json j;
+  j["schema_version"] = 1;
+  j["loopcast_version"] = version_string;
+  j["scenario"] = {{"name", s.name}, {"description", s.description}, {"seed", res.seed}, {"sessions", s.sessions},
+                   {"stagger_s", s.stagger_s}, {"workload", s.wl.name}};
+  json scripts = json::array();
+  for (const auto& sc : res.scripts) {
+    const auto sum = detail::summarize_script(sc);
+    scripts.push_back({{"requests", sum.requests}, {"compactions", sum.compactions},
+                       {"first_context_tokens", sum.first_context}, {"last_context_tokens", sum.last_context},
+                       {"max_context_tokens", sum.max_context}});
+  }
+  j["workload_sessions"] = scripts;
+  json options = json::array();
+  for (const auto& o : res.options) options.push_back(option_json(o));
+  j["options"] = options;
+  const auto cmp = detail::find_comparison(res);
+  if (cmp.cloud >= 0) {
+    const auto& c = res.options[static_cast<std::size_t>(cmp.cloud)];
+    const auto& l = res.options[static_cast<std::size_t>(cmp.local)];
+    auto ratio = [](double a, double b) -> json { return b > 0 ? json(a / b) : json(nullptr); };
+    j["comparison"] = {{"cloud", c.label}, {"local", l.label},
+                       {"effective_tps_p50_ratio", ratio(c.metrics.effective_tps.p50, l.metrics.effective_tps.p50)},
+                       {"decode_tps_p50_ratio", ratio(c.metrics.decode_tps.p50, l.metrics.decode_tps.p50)},
+                       {"wall_ratio", ratio(c.sim.wall_s, l.sim.wall_s)},
+                       {"cost_ratio", ratio(c.sim.cost_usd, l.sim.cost_usd)},
+                       {"usd_per_hour_ratio", ratio(detail::usd_per_hour(c.sim), detail::usd_per_hour(l.sim))}};
+  } else {
+    j["comparison"] = nullptr;
+  }
+  return j.dump(indent);
+}
+
+} // namespace loopcast

@@ -1,0 +1,134 @@
+// The half-minute report of `loopcast run`.
+#include "loopcast/report.hpp"
+#include "loopcast/version.hpp"
+
+#include "report_common.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <ostream>
+
+namespace loopcast {
+
+using detail::grouped;
+
+namespace {
+
+std::string pct(double part, double whole) {
+  return whole > 0 ? fmt::format("{:.0f}%", 100.0 * part / whole) : "-";
+}
+
+std::string by_class(const token_counts& t) {
+  return fmt::format("input {}, cache read {}, cache write {}, output {}, reasoning {}", grouped(static_cast<double>(t.input)),
+                     grouped(static_cast<double>(t.cache_read)), grouped(static_cast<double>(t.cache_write)),
+                     grouped(static_cast<double>(t.output)), grouped(static_cast<double>(t.reasoning)));
+}
+
+void write_option(std::ostream& os, const option_result& o) {
+  const auto& tgt = o.option->tgt;
+  const auto& r = o.sim;
+  const auto& m = o.metrics;
+  fmt::print(os, "\n== {}: {} ({} {} {}), client {} ==\n", o.label, tgt.name, tgt.provider, tgt.tier, tgt.model,
+             o.option->client.name);
+
+  // First 429.
+  if (tgt.limits.empty()) {
+    fmt::print(os, "  Limits      none (local engine)\n");
+  } else if (!r.first_429) {
+    fmt::print(os, "  First 429   none\n");
+  } else {
+    const auto& f = *r.first_429;
+    const auto& sb = f.sent_before;
+    fmt::print(os, "  First 429   request {} at {:.1f} s{}, refused by {} (retry after {:.1f} s)\n", f.request, f.time_s,
+               r.sessions.size() > 1 ? fmt::format(" of session {}", f.session + 1) : std::string{},
+               tgt.limits[static_cast<std::size_t>(f.bucket)].name, f.retry_after_s);
+    fmt::print(os, "              sent before it: {} tokens, {} of them cache reads ({})\n",
+               grouped(static_cast<double>(sb.total())), pct(static_cast<double>(sb.cache_read), static_cast<double>(sb.total())),
+               by_class(sb));
+    fmt::print(os, "              {:<16} {:>12} {:>18} {:>20} {:>22}\n", "bucket", "limit", "in use at 429",
+               "demand last period", "peak demand (any period)");
+    for (std::size_t b = 0; b < tgt.limits.size(); ++b) {
+      const auto& cfg = tgt.limits[b];
+      const auto& snap = f.buckets[b];
+      const auto& sum = r.buckets[b];
+      fmt::print(os, "              {:<16} {:>12} {:>12} {:>5} {:>14} {:>5} {:>16} {:>5}\n", cfg.name, grouped(cfg.limit),
+                 grouped(snap.used), pct(snap.used, cfg.limit), grouped(snap.window_demand),
+                 pct(snap.window_demand, cfg.limit), grouped(sum.peak_demand), pct(sum.peak_demand, cfg.limit));
+    }
+  }
+
+  // The client and the outcome.
+  int limited = 0, served = 0, total = 0;
+  double stall = 0;
+  for (const auto& s : r.sessions) {
+    limited += s.rate_limited;
+    served += s.requests_served;
+    total += s.requests_total;
+    stall += s.stall_s;
+  }
+  if (!tgt.limits.empty())
+    fmt::print(os, "  Client      {} 429s answered by waiting {:.1f} s in all ({} of the wall clock)\n", limited, stall,
+               pct(stall, r.wall_s * static_cast<double>(r.sessions.size())));
+  fmt::print(os, "  Outcome     {}: {} of {} requests served in {:.1f} s ({:.2f} min)\n", detail::overall_outcome(r), served,
+             total, r.wall_s, r.wall_s / 60.0);
+
+  // Speed.
+  fmt::print(os, "  Speed       effective P10/P50/P90 {:.0f} / {:.0f} / {:.0f} tok/s; decode P50 {:.0f} tok/s\n",
+             m.effective_tps.p10, m.effective_tps.p50, m.effective_tps.p90, m.decode_tps.p50);
+  fmt::print(os, "              prefill share P50 {:.0f}%; TTFT P50/P90 {:.2f} / {:.2f} s; {} samples kept, {} dropped\n",
+             100 * m.prefill_share.p50, m.ttft_s.p50, m.ttft_s.p90, m.samples_kept,
+             m.dropped_short_output + m.dropped_duration);
+
+  // Cost.
+  if (tgt.prices) {
+    const auto& c = r.cost_by_class_usd;
+    fmt::print(os, "  Cost        ${:.4f} in tokens: input ${:.4f}, cache read ${:.4f}, cache write ${:.4f}, output ${:.4f}, "
+                   "reasoning ${:.4f}\n", r.token_cost_usd, c[0], c[1], c[2], c[3], c[4]);
+  }
+  if (r.energy) {
+    const auto& p = *tgt.power;
+    fmt::print(os, "  Energy      {:.4f} kWh = ${:.4f} ({:.0f} W serving, {:.0f} W idle, ${}/kWh; busy {:.0f} s of {:.0f} s)",
+               r.energy->energy_kwh, r.energy->electricity_usd, p.load_power_w, p.idle_power_w, p.usd_per_kwh, r.busy_s,
+               r.wall_s);
+    if (r.energy->amortisation_usd > 0) fmt::print(os, "; hardware ${:.4f}", r.energy->amortisation_usd);
+    fmt::print(os, "\n");
+  }
+  fmt::print(os, "  Total       ${:.4f}; ${:.2f} per hour; ${:.4f} per 1K output+reasoning tokens\n", r.cost_usd,
+             detail::usd_per_hour(r), detail::usd_per_1k_generated(r));
+}
+
+} // namespace
+
+void write_text_report(std::ostream& os, const scenario_result& res) {
+  const auto& s = *res.scn;
+  fmt::print(os, "loopcast {} — scenario {}\n", version_string, s.name);
+  if (!s.description.empty()) fmt::print(os, "{}\n", s.description);
+  fmt::print(os, "\nWorkload {}: {} session{}, seed {}\n", s.wl.name, s.sessions, s.sessions == 1 ? "" : "s", res.seed);
+  if (!res.scripts.empty()) {
+    const auto sum = detail::summarize_script(res.scripts.front());
+    fmt::print(os, "  Context     session 1: {} requests ({} compaction{}); context {} → {} tokens (largest {})\n",
+               sum.requests, sum.compactions, sum.compactions == 1 ? "" : "s", grouped(static_cast<double>(sum.first_context)),
+               grouped(static_cast<double>(sum.last_context)), grouped(static_cast<double>(sum.max_context)));
+  }
+  for (const auto& o : res.options) {
+    if (o.option->tgt.prices || !o.option->tgt.limits.empty())
+      fmt::print(os, "  Cache       {}: {:.1f}% of prompt tokens were cache reads; context/output ratio {:.0f}×\n", o.label,
+                 100 * o.metrics.cache_hit_rate, o.metrics.context_output_ratio);
+  }
+  for (const auto& o : res.options) write_option(os, o);
+
+  const auto cmp = detail::find_comparison(res);
+  if (cmp.cloud >= 0) {
+    const auto& c = res.options[static_cast<std::size_t>(cmp.cloud)];
+    const auto& l = res.options[static_cast<std::size_t>(cmp.local)];
+    fmt::print(os, "\n== {} vs {} ==\n", c.label, l.label);
+    auto ratio = [](double a, double b) { return b > 0 ? fmt::format("{:.2f}×", a / b) : std::string("-"); };
+    fmt::print(os, "  effective throughput P50 {} · decode P50 {} · wall clock {} · cost {} · $ per hour {}\n",
+               ratio(c.metrics.effective_tps.p50, l.metrics.effective_tps.p50),
+               ratio(c.metrics.decode_tps.p50, l.metrics.decode_tps.p50), ratio(c.sim.wall_s, l.sim.wall_s),
+               ratio(c.sim.cost_usd, l.sim.cost_usd), ratio(detail::usd_per_hour(c.sim), detail::usd_per_hour(l.sim)));
+  }
+}
+
+} // namespace loopcast
