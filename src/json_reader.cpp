@@ -58,6 +58,11 @@ nlohmann::json parse_json(std::string_view text, const std::string& file) {
     std::string msg = e.what();
     if (auto p = msg.find("parse error"); p != std::string::npos) msg = msg.substr(p);
     throw config_error(file, "", fmt::format("not valid JSON at line {}, column {}: {}", line, col, msg));
+  } catch (const nlohmann::json::exception& e) {
+    // e.g. out_of_range 406 "number overflow parsing '1e999'": no position is known.
+    std::string msg = e.what();
+    if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
+    throw config_error(file, "", fmt::format("not valid JSON: {}", msg));
   }
 }
 

@@ -333,9 +333,9 @@ cache_config read_cache(const node& n) {
 
 // ---- the four kinds ----------------------------------------------------------------------------
 target read_target(const node& root) {
+  check_kind(root, preset_kind::target);
   root.expect_keys({LOOPCAST_HEADER_KEYS, "type", "provider", "tier", "model", "context_window_tokens", "limits",
                     "cache", "speed", "prices", "power", "calibration"});
-  check_kind(root, preset_kind::target);
   target t;
   t.name = read_name(root);
   t.description = read_description(root);
@@ -391,8 +391,8 @@ target read_target(const node& root) {
 }
 
 retry_policy read_client(const node& root) {
-  root.expect_keys({LOOPCAST_HEADER_KEYS, "max_retries", "retry_after", "backoff", "give_up_above_s"});
   check_kind(root, preset_kind::client);
+  root.expect_keys({LOOPCAST_HEADER_KEYS, "max_retries", "retry_after", "backoff", "give_up_above_s"});
   retry_policy p;
   p.name = read_name(root);
   (void)read_provenance(root);
@@ -433,10 +433,10 @@ retry_policy read_client(const node& root) {
 }
 
 workload read_workload(const node& root) {
+  check_kind(root, preset_kind::workload);
   root.expect_keys({LOOPCAST_HEADER_KEYS, "system_prompt_tokens", "task_tokens", "turns", "output_tokens",
                     "reasoning_tokens", "tool_result_tokens", "front_load", "tool_time_s", "tool_time_ramp", "reasoning_in_context",
                     "max_tokens", "context_window_tokens", "compaction", "calibration"});
-  check_kind(root, preset_kind::workload);
   workload w;
   w.name = read_name(root);
   (void)read_provenance(root);
@@ -515,9 +515,9 @@ T resolve(const node& n, const std::string& file, Reader read_inline, Loader loa
 }
 
 scenario read_scenario(const node& root, const preset_library& lib) {
+  check_kind(root, preset_kind::scenario);
   root.expect_keys({LOOPCAST_HEADER_KEYS, "seed", "start_time_utc", "workload", "sessions", "stagger_s", "options",
                     "calibration"});
-  check_kind(root, preset_kind::scenario);
   scenario s;
   s.name = read_name(root);
   s.description = read_description(root);

@@ -318,7 +318,7 @@ simulation_result simulate(const target& tgt, const retry_policy& client,
       if (tgt.limits[b].algorithm == bucket_algorithm::concurrency)  // peak = most in flight
         out.buckets[b].peak_demand = std::max(out.buckets[b].peak_demand, buckets[b].used(t));
     }
-    cache.touch(rs, req.prompt_tokens, t);
+    cache.touch(rs, req.prompt_tokens, t_first);  // cached once its prefill is done; TTL from then
     s.t_admit = t;
     s.t_first = t_first;
     s.tokens = tk;

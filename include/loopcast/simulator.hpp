@@ -11,8 +11,9 @@
 //   2. context window: prompt + generated > window → context_overflow, the session ends.
 //   3. admission: each bucket's wait for its admission charge; never → request_too_large;
 //      any wait > 0 → 429 with retry_after = the largest wait; the client retries or gives up.
-//   4. served: buckets charged, cache touched, TTFT and decode from the speed model; at t_end
-//      refunds/late charges apply and the next request is sent after its delay.
+//   4. served: buckets charged; TTFT and decode from the speed model; the prompt's whole blocks
+//      are cached (or refreshed) with expiry t_first_token + ttl; at t_end refunds and late
+//      charges apply and the next request is sent after its delay.
 #pragma once
 
 #include "loopcast/results.hpp"

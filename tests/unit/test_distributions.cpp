@@ -1,0 +1,61 @@
+// Distributions (DESIGN.md §7): quantiles, means and reproducible sampling.
+#include "loopcast/distributions.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+using namespace loopcast;
+
+TEST(Distributions, LognormalFromMedianAndP90) {
+  const distribution d = lognormal_dist{1000, 3000};
+  EXPECT_NEAR(quantile(d, 0.5), 1000.0, 1e-9);
+  EXPECT_NEAR(quantile(d, 0.9), 3000.0, 1e-9);
+  // sigma = ln 3 / z0.9 with z0.9 = 1.2815515655446004; mean = 1000 · exp(sigma² / 2) = 1,444.03
+  const double sigma = std::log(3.0) / 1.2815515655446004;
+  EXPECT_NEAR(mean(d), 1000.0 * std::exp(0.5 * sigma * sigma), 1e-9);
+  EXPECT_NEAR(mean(d), 1444.03, 0.01);
+}
+
+TEST(Distributions, SampleMeansMatch) {
+  rng g(12345);
+  const distribution gamma = gamma_dist{2.0, 3.0};  // mean 6
+  double sum = 0;
+  const int n = 200000;
+  for (int i = 0; i < n; ++i) sum += sample(gamma, g);
+  EXPECT_NEAR(sum / n, 6.0, 0.05);  // standard error sqrt(18 / 200,000) = 0.0095
+  EXPECT_EQ(mean(gamma), 6.0);
+  EXPECT_EQ(quantile(distribution{uniform_dist{10, 20}}, 0.25), 12.5);
+  EXPECT_EQ(sample(distribution{fixed_dist{7}}, g), 7.0);
+}
+
+TEST(Distributions, EmpiricalResamplesItsValues) {
+  const distribution d = empirical_dist{{5, 10, 20, 40}};
+  rng g(3);
+  std::set<double> seen;
+  for (int i = 0; i < 1000; ++i) seen.insert(sample(d, g));
+  EXPECT_EQ(seen, (std::set<double>{5, 10, 20, 40}));
+  EXPECT_EQ(mean(d), 18.75);
+  EXPECT_EQ(quantile(d, 0.0), 5.0);
+  EXPECT_EQ(quantile(d, 0.999), 40.0);
+}
+
+TEST(Distributions, SameSeedSameDraws) {
+  const distribution d = lognormal_dist{100, 400};
+  rng a(99), b(99), c(100);
+  bool differs = false;
+  for (int i = 0; i < 100; ++i) {
+    const double x = sample(d, a);
+    EXPECT_EQ(x, sample(d, b));
+    differs = differs || x != sample(d, c);
+  }
+  EXPECT_TRUE(differs);
+}
+
+TEST(Distributions, DerivedSeedsAreDistinct) {
+  std::set<std::uint64_t> seeds;
+  for (std::uint64_t s = 0; s < 1000; ++s) seeds.insert(derive_seed(42, s));
+  EXPECT_EQ(seeds.size(), 1000u);
+  EXPECT_EQ(derive_seed(42, 7), derive_seed(42, 7));
+}

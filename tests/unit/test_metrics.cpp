@@ -1,0 +1,47 @@
+// Metrics with the definitions and filters of DESIGN.md §8.
+#include "loopcast/metrics.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace loopcast;
+
+TEST(Metrics, PercentilesInterpolateLinearly) {
+  std::vector<double> v{4, 1, 3, 2};
+  EXPECT_DOUBLE_EQ(percentile(v, 0.5), 2.5);  // rank 1.5 between 2 and 3
+  EXPECT_DOUBLE_EQ(percentile(v, 0.1), 1.3);  // rank 0.3
+  EXPECT_DOUBLE_EQ(percentile(v, 0.9), 3.7);
+  std::vector<double> empty;
+  EXPECT_EQ(percentile(empty, 0.5), 0.0);
+  const auto p = summarize({10, 20, 30, 40, 50});
+  EXPECT_EQ(p.count, 5u);
+  EXPECT_DOUBLE_EQ(p.p25, 20.0);
+  EXPECT_DOUBLE_EQ(p.p75, 40.0);
+}
+
+// Three requests kept, one with 49 tokens dropped, one of 0.1 s dropped, one over an hour dropped.
+TEST(Metrics, EffectiveAndDecodeThroughputWithFilters) {
+  const std::vector<request_sample> rs{
+      // session, t_send, t_first_token, t_end, prompt, cache_read, generated
+      {0, 0, 1.0, 3.0, 10000, 8000, 400},    // effective 400/3 = 133.3, decode 400/2 = 200, prefill share 1/3
+      {0, 0, 0.5, 2.5, 20000, 18000, 1000},  // effective 400, decode 500, share 0.2
+      {0, 0, 2.0, 4.0, 30000, 27000, 600},   // effective 150, decode 300, share 0.5
+      {0, 0, 0.5, 1.0, 40000, 36000, 49},    // output + reasoning < 50: dropped
+      {0, 0, 0.05, 0.1, 1000, 0, 100},       // 0.1 s < 0.2 s: dropped
+      {0, 0, 10, 4000, 1000, 0, 1000},       // 4,000 s > 3,600 s: dropped
+  };
+  const auto m = compute_request_metrics(rs);
+  EXPECT_EQ(m.samples_kept, 3u);
+  EXPECT_EQ(m.dropped_short_output, 1u);
+  EXPECT_EQ(m.dropped_duration, 2u);
+  EXPECT_DOUBLE_EQ(m.effective_tps.p50, 150.0);   // median of 133.3, 150, 400
+  EXPECT_DOUBLE_EQ(m.decode_tps.p50, 300.0);      // median of 200, 300, 500
+  EXPECT_NEAR(m.prefill_share.p50, 1.0 / 3.0, 1e-12);
+  // TTFT over every served request: 1, 0.5, 2, 0.5, 0.05, 10 → median (0.5 + 1) / 2.
+  EXPECT_DOUBLE_EQ(m.ttft_s.p50, 0.75);
+  // TPOT of the kept: 2/399, 2/999, 2/599 s.
+  EXPECT_EQ(m.tpot_s.count, 3u);
+  EXPECT_DOUBLE_EQ(m.tpot_s.p50, 2.0 / 599.0);
+  // Ratios over every served request: prompt 102,000; generated 3,149; cache reads 89,000.
+  EXPECT_NEAR(m.context_output_ratio, 102000.0 / 3149.0, 1e-9);
+  EXPECT_NEAR(m.cache_hit_rate, 89000.0 / 102000.0, 1e-12);
+}

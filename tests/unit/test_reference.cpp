@@ -1,0 +1,109 @@
+// The reference case of DESIGN.md §9, with the default seed: the ranges the issue requires.
+#include "loopcast/presets.hpp"
+#include "loopcast/scenario.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace loopcast;
+
+namespace {
+struct reference : ::testing::Test {
+  static void SetUpTestSuite() {
+    lib = new preset_library({LOOPCAST_TEST_MODELS_DIR});
+    scn = new scenario(lib->load_scenario("reference"));
+    res = new scenario_result(run_scenario(*scn));
+  }
+  static void TearDownTestSuite() {
+    delete res;
+    delete scn;
+    delete lib;
+  }
+  static const option_result& cloud() { return res->options.at(0); }
+  static const option_result& local() { return res->options.at(1); }
+  static preset_library* lib;
+  static scenario* scn;
+  static scenario_result* res;
+};
+preset_library* reference::lib = nullptr;
+scenario* reference::scn = nullptr;
+scenario_result* reference::res = nullptr;
+} // namespace
+
+TEST_F(reference, OptionsAreCloudThenLocal) {
+  EXPECT_EQ(cloud().label, "cloud");
+  EXPECT_EQ(cloud().option->tgt.name, "cerebras-developer-qwen-3.8-27b");
+  EXPECT_EQ(local().label, "local");
+  EXPECT_EQ(res->seed, 42u);
+}
+
+// First 429 on request 13–15 at 50–80 s, refused by total TPM, with the uncached bucket below 80%
+// of its limit and RPM far from its own.
+TEST_F(reference, FirstRateLimitIsTheTotalTpmWall) {
+  const auto& sim = cloud().sim;
+  ASSERT_TRUE(sim.first_429.has_value());
+  const auto& f = *sim.first_429;
+  EXPECT_GE(f.request, 13);
+  EXPECT_LE(f.request, 15);
+  EXPECT_GE(f.time_s, 50.0);
+  EXPECT_LE(f.time_s, 80.0);
+  const auto& limits = cloud().option->tgt.limits;
+  EXPECT_EQ(limits[static_cast<std::size_t>(f.bucket)].name, "total_tpm");
+  // The uncached bucket: what it was charged in the minute before, and what it holds.
+  EXPECT_LT(f.buckets[0].window_demand, 0.8 * 150000);
+  EXPECT_LT(f.buckets[0].used, 0.8 * 150000);
+  EXPECT_LT(f.buckets[2].window_demand, 0.1 * 450);
+  // Total TPM: far more than its limit went through it in the minute before.
+  EXPECT_GT(f.buckets[1].window_demand, 450000);
+}
+
+// 750K–950K tokens sent before that 429, 80–92% of them cache reads; context ~11K → ~100K.
+TEST_F(reference, SentBeforeTheWall) {
+  const auto& sb = cloud().sim.first_429->sent_before;
+  EXPECT_GE(sb.total(), 750000);
+  EXPECT_LE(sb.total(), 950000);
+  const double cache_share = static_cast<double>(sb.cache_read) / static_cast<double>(sb.total());
+  EXPECT_GE(cache_share, 0.80);
+  EXPECT_LE(cache_share, 0.92);
+  const auto& script = res->scripts.at(0);
+  EXPECT_EQ(script.requests.front().prompt_tokens, 11000);
+  std::int64_t largest_before = 0;
+  for (int i = 0; i < cloud().sim.first_429->request; ++i)
+    largest_before = std::max(largest_before, script.requests[static_cast<std::size_t>(i)].prompt_tokens);
+  EXPECT_GE(largest_before, 90000);
+  EXPECT_LE(largest_before, 110000);
+}
+
+// Effective throughput P50 within ±15% of 357 (cloud) and 102 (local); decode-only P50 within ±15%
+// of 1,040 and 157; the cloud's prefill share of its median request 45–65%.
+TEST_F(reference, SpeedMatchesTheArticle) {
+  EXPECT_NEAR(cloud().metrics.effective_tps.p50, 357.4, 0.15 * 357.4);
+  EXPECT_NEAR(local().metrics.effective_tps.p50, 101.7, 0.15 * 101.7);
+  EXPECT_NEAR(cloud().metrics.decode_tps.p50, 1040, 0.15 * 1040);
+  EXPECT_NEAR(local().metrics.decode_tps.p50, 157, 0.15 * 157);
+  EXPECT_GE(cloud().metrics.prefill_share.p50, 0.45);
+  EXPECT_LE(cloud().metrics.prefill_share.p50, 0.65);
+  EXPECT_EQ(cloud().metrics.samples_kept, 34u);
+}
+
+// The whole cloud run: cost within ±15% of $1.57, $/hour within ±15% of $29; locally within ±20%
+// of 11 minutes and of 1.7 US cents.
+TEST_F(reference, CostAndWallClock) {
+  const auto& c = cloud().sim;
+  const auto& l = local().sim;
+  EXPECT_EQ(c.sessions[0].outcome, session_outcome::completed);
+  EXPECT_EQ(l.sessions[0].outcome, session_outcome::completed);
+  EXPECT_NEAR(c.cost_usd, 1.57, 0.15 * 1.57);
+  EXPECT_NEAR(c.cost_usd / (c.wall_s / 3600.0), 29.0, 0.15 * 29.0);
+  EXPECT_NEAR(l.wall_s, 660.0, 0.20 * 660.0);
+  EXPECT_NEAR(l.cost_usd, 0.017, 0.20 * 0.017);
+  ASSERT_TRUE(l.energy.has_value());
+  // The whole machine at 500 W for the whole wall clock.
+  EXPECT_NEAR(l.energy->energy_kwh, 500.0 * l.wall_s / 3.6e6, 1e-12);
+  EXPECT_EQ(l.token_cost_usd, 0.0);
+  // Same work: both options served the same tokens.
+  EXPECT_EQ(c.tokens.prompt(), l.tokens.prompt());
+  EXPECT_EQ(c.tokens.generated(), l.tokens.generated());
+  // The cloud is several times faster and tens of times dearer.
+  EXPECT_GT(cloud().metrics.effective_tps.p50 / local().metrics.effective_tps.p50, 2.5);
+  EXPECT_GT(c.cost_usd / l.cost_usd, 50.0);
+}

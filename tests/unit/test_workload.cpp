@@ -1,0 +1,126 @@
+// The synthetic workload generator (DESIGN.md §7).
+#include "loopcast/workload.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace loopcast;
+
+namespace {
+workload fixed_workload() {
+  workload w;
+  w.name = "fixed";
+  w.system_prompt_tokens = 1000;
+  w.task_tokens = 500;
+  w.turns = 4;
+  w.output_tokens = fixed_dist{100};
+  w.reasoning_tokens = fixed_dist{50};
+  w.tool_result_tokens = fixed_dist{1000};
+  w.tool_time_s = fixed_dist{2.0};
+  w.max_tokens = 4096;
+  w.context_window_tokens = 100000;
+  return w;
+}
+} // namespace
+
+// Each prompt is the previous prompt + its output + the tool result (reasoning dropped):
+// 1,500; 2,600; 3,700; 4,800.
+TEST(Workload, ContextSnowballs) {
+  const auto s = generate_session(fixed_workload(), 1);
+  ASSERT_EQ(s.requests.size(), 4u);
+  const std::int64_t expected[] = {1500, 2600, 3700, 4800};
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(s.requests[i].prompt_tokens, expected[i]);
+    EXPECT_EQ(s.requests[i].output_tokens, 100);
+    EXPECT_EQ(s.requests[i].reasoning_tokens, 50);
+    EXPECT_EQ(s.requests[i].delay_before_s, i == 0 ? 0.0 : 2.0);
+    EXPECT_EQ(s.requests[i].turn, static_cast<int>(i + 1));
+    // Two runs: the shared system prompt (lineage 0), then the conversation (lineage 1).
+    const auto runs = s.runs_of(s.requests[i]);
+    ASSERT_EQ(runs.size(), 2u);
+    EXPECT_EQ(runs[0].lineage, 0u);
+    EXPECT_EQ(runs[0].end_tokens, 1000);
+    EXPECT_EQ(runs[1].lineage, 1u);
+    EXPECT_EQ(runs[1].end_tokens, expected[i]);
+  }
+  EXPECT_EQ(s.shared_lineages, 1u);
+  EXPECT_EQ(s.lineages, 2u);
+}
+
+TEST(Workload, ReasoningInContextAddsIt) {
+  auto w = fixed_workload();
+  w.reasoning_in_context = true;
+  const auto s = generate_session(w, 1);
+  EXPECT_EQ(s.requests[1].prompt_tokens, 1500 + 100 + 50 + 1000);
+}
+
+// Tool result of turn n × (1 + (3 − 1)·exp(−(n − 1)/1)): 3,000 then 1,000·(1 + 2/e) = 1,735.76 → 1,736.
+TEST(Workload, FrontLoadedToolResults) {
+  auto w = fixed_workload();
+  w.front_load_factor = 3;
+  w.front_load_decay_turns = 1;
+  const auto s = generate_session(w, 1);
+  EXPECT_EQ(s.requests[1].prompt_tokens - s.requests[0].prompt_tokens, 100 + 3000);
+  EXPECT_EQ(s.requests[2].prompt_tokens - s.requests[1].prompt_tokens, 100 + 1736);
+}
+
+// Tool time of turn n × (1 + (3 − 1)·(1 − exp(−(n − 1)))): 2 s, then 2·(1 + 2(1 − 1/e)) = 4.528482 s.
+TEST(Workload, ToolTimeRamp) {
+  auto w = fixed_workload();
+  w.tool_time_ramp_factor = 3;
+  w.tool_time_ramp_turns = 1;
+  const auto s = generate_session(w, 1);
+  EXPECT_DOUBLE_EQ(s.requests[1].delay_before_s, 2.0);
+  EXPECT_NEAR(s.requests[2].delay_before_s, 2.0 * (1.0 + 2.0 * (1.0 - std::exp(-1.0))), 1e-12);
+}
+
+TEST(Workload, OutputIsCappedByMaxTokens) {
+  auto w = fixed_workload();
+  w.max_tokens = 120;  // output 100 fits, reasoning keeps the remaining 20
+  const auto s = generate_session(w, 1);
+  EXPECT_EQ(s.requests[0].output_tokens, 100);
+  EXPECT_EQ(s.requests[0].reasoning_tokens, 20);
+  EXPECT_EQ(s.requests[0].max_tokens, 120);
+}
+
+// Window 5,000 at 0.6 → compact when the prompt would reach 3,000. Turn 3's prompt (3,700) would:
+// a compaction request reads 3,700 and writes a 200-token summary; the history restarts as
+// system 1,000 + task 500 + summary 200 = 1,700, and turn 4 sends 1,700 + 100 + 1,000 = 2,800.
+TEST(Workload, CompactionReplacesTheHistory) {
+  auto w = fixed_workload();
+  w.context_window_tokens = 5000;
+  w.compaction.enabled = true;
+  w.compaction.at_fraction = 0.6;
+  w.compaction.summary_tokens = fixed_dist{200};
+  const auto s = generate_session(w, 1);
+  ASSERT_EQ(s.requests.size(), 5u);
+  EXPECT_TRUE(s.requests[2].compaction);
+  EXPECT_EQ(s.requests[2].prompt_tokens, 3700);
+  EXPECT_EQ(s.requests[2].output_tokens, 200);
+  EXPECT_EQ(s.requests[2].reasoning_tokens, 0);
+  EXPECT_EQ(s.requests[2].turn, 3);
+  EXPECT_EQ(s.requests[3].prompt_tokens, 1700);
+  EXPECT_EQ(s.requests[3].delay_before_s, 0.0);
+  EXPECT_EQ(s.requests[4].prompt_tokens, 2800);
+  // The new epoch is a new lineage; the system prompt's lineage is shared.
+  EXPECT_EQ(s.runs_of(s.requests[3])[1].lineage, 2u);
+  EXPECT_EQ(s.runs_of(s.requests[3])[0].lineage, 0u);
+  EXPECT_EQ(s.lineages, 3u);
+}
+
+TEST(Workload, SameSeedSameSessionOtherSeedAnother) {
+  auto w = fixed_workload();
+  w.output_tokens = lognormal_dist{200, 800};
+  w.tool_result_tokens = lognormal_dist{1500, 6000};
+  w.turns = 30;
+  const auto a = generate_session(w, 5), b = generate_session(w, 5), c = generate_session(w, 6);
+  ASSERT_EQ(a.requests.size(), b.requests.size());
+  bool differs = false;
+  for (std::size_t i = 0; i < a.requests.size(); ++i) {
+    EXPECT_EQ(a.requests[i].prompt_tokens, b.requests[i].prompt_tokens);
+    EXPECT_EQ(a.requests[i].output_tokens, b.requests[i].output_tokens);
+    differs = differs || a.requests[i].prompt_tokens != c.requests[i].prompt_tokens;
+  }
+  EXPECT_TRUE(differs);
+}
