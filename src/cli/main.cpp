@@ -49,6 +49,7 @@ int cmd_run(const std::string& scenario_ref, const std::string& models_dir, cons
 
 int cmd_presets(const std::string& models_dir) {
   const auto lib = library(models_dir);
+  fmt::print("presets in {}\n\n", models_dir.empty() ? loopcast::default_models_dir().string() : models_dir);
   fmt::print("{:<10} {:<36} {}\n", "kind", "name", "description");
   for (const auto& e : lib.entries())
     fmt::print("{:<10} {:<36} {}\n", loopcast::to_string(e.kind), e.name, e.description);

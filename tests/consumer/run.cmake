@@ -1,0 +1,26 @@
+# ctest driver: install loopcast into a scratch prefix, build the consumer against it, run it.
+# Variables: BUILD_DIR (loopcast's build tree), SOURCE_DIR (this folder), WORK_DIR (scratch).
+file(REMOVE_RECURSE "${WORK_DIR}")
+function(step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
+  endif()
+  set(step_output "${out}" PARENT_SCOPE)
+endfunction()
+step(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WORK_DIR}/prefix")
+step(${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${WORK_DIR}/build" "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix"
+     -DCMAKE_BUILD_TYPE=Release)
+step(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
+step("${WORK_DIR}/build/consumer" "${WORK_DIR}/prefix/share/loopcast/models")
+set(expected "options 2\nfirst 429 bucket total_tpm\noutcome completed\n")
+if(NOT step_output STREQUAL expected)
+  message(FATAL_ERROR "consumer printed:\n${step_output}\nexpected:\n${expected}")
+endif()
+# The installed command finds the installed presets beside itself.
+step("${WORK_DIR}/prefix/bin/loopcast" presets)
+string(FIND "${step_output}" "presets in ${WORK_DIR}/prefix/share/loopcast/models" at)
+string(FIND "${step_output}" "scenario   reference" at2)
+if(at EQUAL -1 OR at2 EQUAL -1)
+  message(FATAL_ERROR "installed loopcast does not list the installed presets:\n${step_output}")
+endif()

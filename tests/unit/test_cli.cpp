@@ -1,0 +1,156 @@
+// The loopcast command: exit codes, one-line errors, --json fields, --timeline, determinism.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct run_result {
+  int code;
+  std::string out, err;
+};
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+run_result loopcast(const std::string& args) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto out = dir / ("loopcast_cli_out_" + std::to_string(::getpid()));
+  const auto err = dir / ("loopcast_cli_err_" + std::to_string(::getpid()));
+  const std::string cmd = std::string(LOOPCAST_CLI) + " " + args + " >" + out.string() + " 2>" + err.string();
+  const int status = std::system(cmd.c_str());
+  run_result r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return r;
+}
+
+const std::string models = LOOPCAST_TEST_MODELS_DIR;
+
+} // namespace
+
+TEST(Cli, RunWithoutArgumentsPrintsTheReferenceReport) {
+  const auto r = loopcast("run");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  for (const char* s : {"scenario reference", "== cloud: cerebras-developer-qwen-3.8-27b", "First 429   request",
+                        "refused by total_tpm", "uncached_tpm", "effective P10/P50/P90", "Energy", "== cloud vs local =="})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+}
+
+TEST(Cli, JsonCarriesTheDocumentedFields) {
+  const auto r = loopcast("run --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("schema_version"), 1);
+  ASSERT_EQ(j.at("options").size(), 2u);
+  for (const auto& o : j.at("options")) {
+    SCOPED_TRACE(o.at("label").get<std::string>());
+    for (const char* k : {"first_429", "sent_before_first_429", "effective_tps", "decode_tps", "prefill_share", "requests",
+                          "wall_s", "outcome", "cost_usd", "usd_per_hour", "energy_kwh"})
+      EXPECT_TRUE(o.contains(k)) << k;
+    for (const char* p : {"p10", "p50", "p90"}) {
+      EXPECT_TRUE(o.at("effective_tps").at(p).is_number());
+      EXPECT_TRUE(o.at("decode_tps").at(p).is_number());
+    }
+    EXPECT_TRUE(o.at("prefill_share").at("p50").is_number());
+  }
+  const auto& cloud = j.at("options").at(0);
+  EXPECT_EQ(cloud.at("first_429").at("bucket"), "total_tpm");
+  EXPECT_TRUE(cloud.at("first_429").at("request").is_number_integer());
+  EXPECT_TRUE(cloud.at("first_429").at("time_s").is_number());
+  for (const char* c : {"input", "cache_read", "cache_write", "output", "reasoning"})
+    EXPECT_TRUE(cloud.at("sent_before_first_429").at(c).is_number_integer());
+  EXPECT_TRUE(cloud.at("energy_kwh").is_null());
+  const auto& local = j.at("options").at(1);
+  EXPECT_TRUE(local.at("first_429").is_null());
+  EXPECT_TRUE(local.at("energy_kwh").is_number());
+  EXPECT_EQ(local.at("outcome"), "completed");
+  EXPECT_TRUE(j.at("comparison").at("cost_ratio").is_number());
+}
+
+TEST(Cli, SameSeedSameOutputOtherSeedOther) {
+  const auto a = loopcast("run --json --seed 7"), b = loopcast("run --json --seed 7"), c = loopcast("run --json --seed 8");
+  ASSERT_EQ(a.code, 0);
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out, c.out);
+  EXPECT_EQ(nlohmann::json::parse(a.out).at("scenario").at("seed"), 7);
+}
+
+TEST(Cli, TimelineHasOneRowPerAttempt) {
+  const auto path = std::filesystem::temp_directory_path() / "loopcast_cli_timeline.csv";
+  const auto r = loopcast("run --json --timeline " + path.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto csv = slurp(path);
+  std::filesystem::remove(path);
+  std::istringstream lines(csv);
+  std::string header, line;
+  std::getline(lines, header);
+  EXPECT_EQ(header.rfind("option,session,request,turn,attempt,compaction,status,t_send_s,", 0), 0u);
+  EXPECT_NE(header.find(",used_uncached_tpm,used_total_tpm,used_rpm"), std::string::npos);
+  int rows = 0, limited = 0;
+  while (std::getline(lines, line)) {
+    ++rows;
+    limited += line.find(",rate_limited,") != std::string::npos;
+  }
+  int attempts = 0;
+  for (const auto& o : j.at("options")) attempts += o.at("attempts").get<int>();
+  EXPECT_EQ(rows, attempts);
+  EXPECT_EQ(limited, j.at("options").at(0).at("rate_limited").get<int>());
+}
+
+TEST(Cli, BadScenarioIsOneLineNamingFileAndPointer) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto bad = dir / "loopcast_bad_scenario.json";
+  std::ofstream(bad) << R"({"kind": "scenario", "name": "bad", "source": "test", "read_on": "2026-11-01",
+    "seed": -3, "start_time_utc": "2026-05-04T14:00:00Z", "workload": "reference-agent-loop", "sessions": 1,
+    "options": [{"label": "cloud", "target": "cerebras-developer-qwen-3.8-27b", "client": "opencode"}]})";
+  const auto r = loopcast("run " + bad.string());
+  std::filesystem::remove(bad);
+  EXPECT_EQ(r.code, 3);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "loopcast: " + bad.string() + ": /seed: expected a whole number between 0 and 9007199254740992, found -3\n");
+}
+
+TEST(Cli, UnknownScenarioName) {
+  const auto r = loopcast("run nonesuch");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_EQ(r.err, "loopcast: " + models + ": no scenario preset named \"nonesuch\" (known: reference)\n");
+}
+
+TEST(Cli, UsageErrorsAndHelp) {
+  EXPECT_EQ(loopcast("run --frobnicate").code, 2);
+  EXPECT_EQ(loopcast("").code, 2);
+  const auto help = loopcast("--help");
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("Exit codes:"), std::string::npos);
+  const auto run_help = loopcast("run --help");
+  EXPECT_EQ(run_help.code, 0);
+  EXPECT_NE(run_help.out.find("--timeline"), std::string::npos);
+}
+
+TEST(Cli, UnwritableTimeline) {
+  const auto r = loopcast("run --timeline /nonexistent-dir/t.csv");
+  EXPECT_EQ(r.code, 4);
+  EXPECT_EQ(r.err, "loopcast: /nonexistent-dir/t.csv: cannot open for writing\n");
+}
+
+TEST(Cli, PresetsListsEveryKind) {
+  const auto r = loopcast("presets");
+  ASSERT_EQ(r.code, 0);
+  for (const char* s : {"target     cerebras-developer-qwen-3.8-27b", "client     opencode", "workload   reference-agent-loop",
+                        "scenario   reference"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+}
