@@ -1,0 +1,90 @@
+// Simulated requests per second (goal: >= 2 million on one core) and workload generation.
+// Run: build/tests/benchmarks/loopcast_bench
+#include <loopcast/loopcast.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+namespace {
+
+struct fixture {
+  loopcast::preset_library lib{{LOOPCAST_BENCH_MODELS_DIR}};
+  loopcast::scenario scn = lib.load_scenario("reference");
+};
+const fixture& presets() {
+  static const fixture f;
+  return f;
+}
+
+std::int64_t served(const loopcast::simulation_result& r) {
+  std::int64_t n = 0;
+  for (const auto& s : r.sessions) n += s.requests_served;
+  return n;
+}
+
+// One reference session (34 requests) on Cerebras' Developer tier, scripts generated up front.
+void BM_ReferenceSession(benchmark::State& state) {
+  const auto& f = presets();
+  const auto& opt = f.scn.options.at(0);
+  const auto script = loopcast::generate_session(f.scn.wl, 42);
+  const loopcast::session_plan plan{&script, 0, 1, 0};
+  loopcast::sim_options so;
+  so.record_attempts = state.range(0) != 0;
+  so.record_charges = state.range(0) != 0;
+  std::int64_t requests = 0;
+  for (auto _ : state) {
+    auto r = loopcast::simulate(opt.tgt, opt.client, {&plan, 1}, so);
+    requests += served(r);
+    benchmark::DoNotOptimize(r.cost_usd);
+  }
+  state.SetItemsProcessed(requests);
+  state.counters["requests/s"] = benchmark::Counter(static_cast<double>(requests), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_ReferenceSession)->Arg(0)->Arg(1)->ArgName("record");
+
+// N concurrent reference sessions (different seeds, staggered 2 s) sharing one organisation's
+// buckets: the Developer tier (range(1) = 1), where most attempts are 429s, or a tier with every
+// limit range(1) times larger.
+void BM_Fleet(benchmark::State& state) {
+  const auto& f = presets();
+  auto opt = f.scn.options.at(0);
+  for (auto& b : opt.tgt.limits) b.limit *= static_cast<double>(state.range(1));
+  const auto n = static_cast<std::size_t>(state.range(0));
+  std::vector<loopcast::session_script> scripts;
+  std::vector<loopcast::session_plan> plans;
+  scripts.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) scripts.push_back(loopcast::generate_session(f.scn.wl, loopcast::derive_seed(42, i)));
+  for (std::size_t i = 0; i < n; ++i) plans.push_back({&scripts[i], 2.0 * static_cast<double>(i), loopcast::derive_seed(7, i), 0});
+  loopcast::sim_options so;
+  so.record_attempts = false;
+  so.record_charges = false;
+  std::int64_t requests = 0, attempts = 0;
+  for (auto _ : state) {
+    auto r = loopcast::simulate(opt.tgt, opt.client, plans, so);
+    requests += served(r);
+    for (const auto& s : r.sessions) attempts += s.attempts;
+    benchmark::DoNotOptimize(r.cost_usd);
+  }
+  state.SetItemsProcessed(requests);
+  state.counters["requests/s"] = benchmark::Counter(static_cast<double>(requests), benchmark::Counter::kIsRate);
+  state.counters["attempts/request"] = static_cast<double>(attempts) / static_cast<double>(requests);
+  state.counters["attempts/s"] = benchmark::Counter(static_cast<double>(attempts), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Fleet)->Args({50, 1})->Args({50, 1000})->ArgNames({"sessions", "limits_x"});
+
+// Generating a reference session's script from a seed.
+void BM_GenerateSession(benchmark::State& state) {
+  const auto& f = presets();
+  std::uint64_t seed = 0;
+  std::int64_t requests = 0;
+  for (auto _ : state) {
+    auto s = loopcast::generate_session(f.scn.wl, seed++);
+    requests += static_cast<std::int64_t>(s.requests.size());
+    benchmark::DoNotOptimize(s.requests.data());
+  }
+  state.SetItemsProcessed(requests);
+}
+BENCHMARK(BM_GenerateSession);
+
+} // namespace
