@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <map>
 #include <ostream>
 
 namespace loopcast {
@@ -23,6 +24,13 @@ std::string by_class(const token_counts& t) {
   return fmt::format("input {}, cache read {}, cache write {}, output {}, reasoning {}", grouped(static_cast<double>(t.input)),
                      grouped(static_cast<double>(t.cache_read)), grouped(static_cast<double>(t.cache_write)),
                      grouped(static_cast<double>(t.output)), grouped(static_cast<double>(t.reasoning)));
+}
+
+// Sum of the sessions' own durations (first send to end), s.
+double session_time(const simulation_result& r) {
+  double t = 0;
+  for (const auto& s : r.sessions) t += s.end_s - s.start_s;
+  return t;
 }
 
 void write_option(std::ostream& os, const option_result& o) {
@@ -46,13 +54,13 @@ void write_option(std::ostream& os, const option_result& o) {
     fmt::print(os, "              sent before it: {} tokens, {} of them cache reads ({})\n",
                grouped(static_cast<double>(sb.total())), pct(static_cast<double>(sb.cache_read), static_cast<double>(sb.total())),
                by_class(sb));
-    fmt::print(os, "              {:<16} {:>12} {:>18} {:>20} {:>22}\n", "bucket", "limit", "in use at 429",
-               "demand last period", "peak demand (any period)");
+    fmt::print(os, "              {:<16} {:>12} {:>19} {:>19} {:>19}\n", "bucket", "limit", "in use at 429",
+               "demand last period", "peak, any period");
     for (std::size_t b = 0; b < tgt.limits.size(); ++b) {
       const auto& cfg = tgt.limits[b];
       const auto& snap = f.buckets[b];
       const auto& sum = r.buckets[b];
-      fmt::print(os, "              {:<16} {:>12} {:>12} {:>5} {:>14} {:>5} {:>16} {:>5}\n", cfg.name, grouped(cfg.limit),
+      fmt::print(os, "              {:<16} {:>12} {:>12} {:>6} {:>12} {:>6} {:>12} {:>6}\n", cfg.name, grouped(cfg.limit),
                  grouped(snap.used), pct(snap.used, cfg.limit), grouped(snap.window_demand),
                  pct(snap.window_demand, cfg.limit), grouped(sum.peak_demand), pct(sum.peak_demand, cfg.limit));
     }
@@ -68,10 +76,26 @@ void write_option(std::ostream& os, const option_result& o) {
     stall += s.stall_s;
   }
   if (!tgt.limits.empty())
-    fmt::print(os, "  Client      {} 429s answered by waiting {:.1f} s in all ({} of the wall clock)\n", limited, stall,
-               pct(stall, r.wall_s * static_cast<double>(r.sessions.size())));
-  fmt::print(os, "  Outcome     {}: {} of {} requests served in {:.1f} s ({:.2f} min)\n", detail::overall_outcome(r), served,
-             total, r.wall_s, r.wall_s / 60.0);
+    fmt::print(os, "  Client      {} 429{} answered by waiting {:.1f} s in all ({} of the sessions' time)\n", limited,
+               limited == 1 ? "" : "s", stall, pct(stall, session_time(r)));
+  if (r.sessions.size() == 1) {
+    fmt::print(os, "  Outcome     {}: {} of {} requests served in {:.1f} s ({:.2f} min)\n", detail::overall_outcome(r),
+               served, total, r.wall_s, r.wall_s / 60.0);
+  } else {
+    std::map<std::string_view, int> counts;
+    for (const auto& s : r.sessions) ++counts[to_string(s.outcome)];
+    std::string summary;
+    for (const auto& [name, n] : counts) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, name);
+    fmt::print(os, "  Outcome     {} sessions: {}; {} of {} requests served in {:.1f} s ({:.2f} min)\n",
+               r.sessions.size(), summary, served, total, r.wall_s, r.wall_s / 60.0);
+    if (r.sessions.size() <= 8)
+      for (std::size_t i = 0; i < r.sessions.size(); ++i) {
+        const auto& s = r.sessions[i];
+        fmt::print(os, "              session {}: {} at {:.1f} s, {} of {} requests, {} 429{}, stalled {:.1f} s\n", i + 1,
+                   to_string(s.outcome), s.end_s, s.requests_served, s.requests_total, s.rate_limited,
+                   s.rate_limited == 1 ? "" : "s", s.stall_s);
+      }
+  }
 
   // Speed.
   fmt::print(os, "  Speed       effective P10/P50/P90 {:.0f} / {:.0f} / {:.0f} tok/s; decode P50 {:.0f} tok/s\n",
