@@ -171,6 +171,10 @@ std::string node::string() const {
 }
 
 std::string node::one_of(std::initializer_list<std::string_view> names) const {
+  return one_of(std::span<const std::string_view>(names.begin(), names.size()));
+}
+
+std::string node::one_of(std::span<const std::string_view> names) const {
   if (!j_->is_string())
     fail(fmt::format("expected one of {}, found {}", fmt::join(names, ", "), describe(*j_)));
   auto s = j_->get<std::string>();

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,7 @@ public:
   std::string string() const;
   /// One of the given names; the message lists them.
   std::string one_of(std::initializer_list<std::string_view> names) const;
+  std::string one_of(std::span<const std::string_view> names) const;
   std::vector<node> array(std::size_t min_size = 0) const;
 
 private:

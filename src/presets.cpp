@@ -8,6 +8,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
+#include <span>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -27,13 +29,33 @@ constexpr std::int64_t max_tokens_value = 1'000'000'000'000;  // 10^12 tokens
 constexpr std::int64_t max_turns = 1'000'000;
 constexpr std::int64_t max_sessions = 1'000'000;
 
+// An enumeration read by the names to_string gives its values (one spelling, in one place).
+template <class E, std::size_t N>
+E read_enum(const node& n, const std::array<E, N>& values) {
+  std::array<std::string_view, N> names;
+  for (std::size_t i = 0; i < N; ++i) names[i] = to_string(values[i]);
+  const auto s = n.one_of(std::span<const std::string_view>(names));
+  for (std::size_t i = 0; i < N; ++i)
+    if (names[i] == s) return values[i];
+  n.fail("unreachable");
+}
+constexpr std::array all_units{bucket_unit::requests, bucket_unit::tokens, bucket_unit::concurrent_requests};
+constexpr std::array all_algorithms{bucket_algorithm::token_bucket, bucket_algorithm::fixed_window,
+                                    bucket_algorithm::sliding_window, bucket_algorithm::concurrency};
+constexpr std::array all_charging{charging_rule::actual, charging_rule::reserve_then_refund, charging_rule::reserve,
+                                  charging_rule::on_completion};
+constexpr std::array all_anchors{window_anchor::session_start, window_anchor::epoch};
+constexpr std::array all_over_cap{over_cap_action::give_up, over_cap_action::backoff};
+constexpr std::array all_jitter{jitter_kind::none, jitter_kind::full, jitter_kind::equal, jitter_kind::scaled_75};
+constexpr std::array all_kinds{preset_kind::target, preset_kind::client, preset_kind::workload, preset_kind::scenario};
+
 // ---- common header ---------------------------------------------------------------------------
 #define LOOPCAST_HEADER_KEYS "kind", "name", "description", "source", "read_on", "verified", "notes"
 
 void check_kind(const node& root, preset_kind want) {
-  const auto k = root.at("kind").one_of({"target", "client", "workload", "scenario"});
-  if (k != to_string(want))
-    root.at("kind").fail(fmt::format("expected a {} preset, found kind \"{}\"", to_string(want), k));
+  const auto k = read_enum(root.at("kind"), all_kinds);
+  if (k != want)
+    root.at("kind").fail(fmt::format("expected a {} preset, found kind \"{}\"", to_string(want), to_string(k)));
 }
 
 std::string read_date(const node& n) {
@@ -182,15 +204,8 @@ bucket_config read_bucket(const node& n) {
   bucket_config b;
   b.name = n.at("name").string();
   if (b.name.empty()) n.at("name").fail("expected a non-empty bucket name");
-  const auto unit = n.at("unit").one_of({"requests", "tokens", "concurrent_requests"});
-  b.unit = unit == "requests" ? bucket_unit::requests
-           : unit == "tokens" ? bucket_unit::tokens
-                              : bucket_unit::concurrent_requests;
-  const auto alg = n.at("algorithm").one_of({"token_bucket", "fixed_window", "sliding_window", "concurrency"});
-  b.algorithm = alg == "token_bucket"     ? bucket_algorithm::token_bucket
-                : alg == "fixed_window"   ? bucket_algorithm::fixed_window
-                : alg == "sliding_window" ? bucket_algorithm::sliding_window
-                                          : bucket_algorithm::concurrency;
+  b.unit = read_enum(n.at("unit"), all_units);
+  b.algorithm = read_enum(n.at("algorithm"), all_algorithms);
   if ((b.unit == bucket_unit::concurrent_requests) != (b.algorithm == bucket_algorithm::concurrency))
     n.at("algorithm").fail("the concurrency algorithm goes with unit \"concurrent_requests\", and only with it");
   b.limit = static_cast<double>(n.at("limit").integer(1, max_tokens_value));
@@ -200,18 +215,13 @@ bucket_config read_bucket(const node& n) {
     n.at("period_s").fail("a concurrency bucket has no period");
   if (b.unit == bucket_unit::tokens) {
     for (const auto& c : n.at("counts").array(1)) {
-      const auto cls = parse_token_class(c.one_of({"input", "cache_read", "cache_write", "output", "reasoning"}));
-      b.classes.insert(*cls);
+      b.classes.insert(read_enum(c, all_token_classes));
     }
   } else if (n.has("counts")) {
-    n.at("counts").fail(fmt::format("only token buckets count token classes; this bucket counts {}", unit));
+    n.at("counts").fail(fmt::format("only token buckets count token classes; this bucket counts {}", to_string(b.unit)));
   }
   if (b.classes.counts_generated()) {
-    const auto ch = n.at("charging").one_of({"actual", "reserve_then_refund", "reserve", "on_completion"});
-    b.charging = ch == "actual"                ? charging_rule::actual
-                 : ch == "reserve_then_refund" ? charging_rule::reserve_then_refund
-                 : ch == "reserve"             ? charging_rule::reserve
-                                               : charging_rule::on_completion;
+    b.charging = read_enum(n.at("charging"), all_charging);
   } else if (n.has("charging")) {
     n.at("charging").fail("a charging rule applies only to buckets that count output or reasoning");
   }
@@ -222,7 +232,7 @@ bucket_config read_bucket(const node& n) {
   }
   if (auto an = n.find("anchor")) {
     if (b.algorithm != bucket_algorithm::fixed_window) an->fail("anchor applies only to fixed_window buckets");
-    b.anchor = an->one_of({"session_start", "epoch"}) == "epoch" ? window_anchor::epoch : window_anchor::session_start;
+    b.anchor = read_enum(*an, all_anchors);
   }
   if (auto off = n.find("anchor_offset_s")) {
     if (b.anchor != window_anchor::epoch) off->fail("anchor_offset_s needs \"anchor\": \"epoch\"");
@@ -412,8 +422,7 @@ retry_policy read_client(const node& root) {
     if (cap.is_null()) {
       if (ra.has("over_cap")) ra.at("over_cap").fail("over_cap needs a finite cap_s");
     } else {
-      p.over_cap = ra.at("over_cap").one_of({"give_up", "backoff"}) == "give_up" ? over_cap_action::give_up
-                                                                                 : over_cap_action::backoff;
+      p.over_cap = read_enum(ra.at("over_cap"), all_over_cap);
     }
   } else if (ra.has("cap_s") || ra.has("over_cap")) {
     ra.fail("cap_s and over_cap apply only when honour is true");
@@ -423,9 +432,7 @@ retry_policy read_client(const node& root) {
   p.base_s = bo.at("base_s").number_in(0, 1e6);
   p.multiplier = bo.at("multiplier").number_in(1, 100);
   p.max_s = bo.at("max_s").number_in(0, 1e7);
-  const auto j = bo.at("jitter").one_of({"none", "full", "equal", "scaled_75"});
-  p.jitter = j == "none" ? jitter_kind::none : j == "full" ? jitter_kind::full : j == "equal" ? jitter_kind::equal
-                                                                                             : jitter_kind::scaled_75;
+  p.jitter = read_enum(bo.at("jitter"), all_jitter);
   if (auto g = root.find("give_up_above_s")) p.give_up_above_s = g->number_in(0, 1e7);
   if (p.max_retries < 0 && !p.honour_retry_after && p.give_up_above_s == inf && p.base_s == 0)
     root.fail("this client retries forever without waiting: set max_retries, give_up_above_s or base_s > 0");
@@ -594,19 +601,16 @@ preset_library::preset_library(std::vector<std::filesystem::path> dirs) : dirs_(
       const auto text = detail::read_file(f.string());
       const auto j = detail::parse_json(text, f.string());
       const node root(j, "", f.string());
-      const auto k = root.at("kind").one_of({"target", "client", "workload", "scenario"});
       preset_entry e;
-      e.kind = k == "target" ? preset_kind::target
-               : k == "client" ? preset_kind::client
-               : k == "workload" ? preset_kind::workload
-                                 : preset_kind::scenario;
+      e.kind = read_enum(root.at("kind"), all_kinds);
       e.name = read_name(root);
       e.description = read_description(root);
       e.file = f;
       for (const auto& prev : entries_)
         if (prev.kind == e.kind && prev.name == e.name)
           throw config_error(f.string(), "/name",
-                             fmt::format("{} preset \"{}\" is also defined in {}", k, e.name, prev.file.string()));
+                             fmt::format("{} preset \"{}\" is also defined in {}", to_string(e.kind), e.name,
+                                         prev.file.string()));
       entries_.push_back(std::move(e));
     }
   }

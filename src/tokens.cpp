@@ -53,6 +53,22 @@ std::string_view to_string(bucket_unit u) noexcept {
   return "?";
 }
 
+std::string_view to_string(window_anchor a) noexcept {
+  switch (a) {
+  case window_anchor::session_start: return "session_start";
+  case window_anchor::epoch: return "epoch";
+  }
+  return "?";
+}
+
+std::string_view to_string(over_cap_action a) noexcept {
+  switch (a) {
+  case over_cap_action::give_up: return "give_up";
+  case over_cap_action::backoff: return "backoff";
+  }
+  return "?";
+}
+
 std::string_view to_string(jitter_kind j) noexcept {
   switch (j) {
   case jitter_kind::none: return "none";

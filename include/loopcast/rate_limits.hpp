@@ -63,6 +63,7 @@ struct bucket_config {
 std::string_view to_string(bucket_algorithm) noexcept;
 std::string_view to_string(charging_rule) noexcept;
 std::string_view to_string(bucket_unit) noexcept;
+std::string_view to_string(window_anchor) noexcept;
 
 /// What a bucket charges a request at admission and at completion, in units.
 struct bucket_charge {

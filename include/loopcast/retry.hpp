@@ -25,6 +25,7 @@ std::string_view to_string(jitter_kind) noexcept;
 
 /// What to do when the provider's retry_after exceeds the cap.
 enum class over_cap_action : std::uint8_t { give_up, backoff };
+std::string_view to_string(over_cap_action) noexcept;
 
 struct retry_policy {
   std::string name;
