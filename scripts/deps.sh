@@ -5,7 +5,7 @@ set -euo pipefail
 
 LOOPCAST_DEBIAN_PACKAGES=(
   cmake g++ make pkg-config
-  libfmt-dev nlohmann-json3-dev libboost-dev libeigen3-dev libcli11-dev
+  libfmt-dev nlohmann-json3-dev libboost-dev libeigen3-dev libcli11-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 

@@ -37,9 +37,14 @@ request_metrics compute_request_metrics(std::span<const request_sample> requests
     prompt += static_cast<double>(r.prompt);
     cache_read += static_cast<double>(r.cache_read);
     generated += static_cast<double>(r.generated);
-    lat.push_back(duration);
     ctx.push_back(static_cast<double>(r.prompt));
-    ttft.push_back(r.t_first_token - r.t_send);
+    if (std::isnan(duration)) {
+      ++m.dropped_no_timing;
+      continue;
+    }
+    const bool has_first = !std::isnan(r.t_first_token);  // logs without TTFT
+    lat.push_back(duration);
+    if (has_first) ttft.push_back(r.t_first_token - r.t_send);
     if (r.generated < min_generated_tokens) {
       ++m.dropped_short_output;
       continue;
@@ -50,8 +55,9 @@ request_metrics compute_request_metrics(std::span<const request_sample> requests
     }
     ++m.samples_kept;
     const double g = static_cast<double>(r.generated);
-    const double decode_s = r.t_end - r.t_first_token;
     eff.push_back(g / duration);
+    if (!has_first) continue;
+    const double decode_s = r.t_end - r.t_first_token;
     if (decode_s > 0) dec.push_back(g / decode_s);
     share.push_back((r.t_first_token - r.t_send) / duration);
     tpot.push_back(decode_s / (g - 1.0));

@@ -3,6 +3,7 @@
 #include "loopcast/version.hpp"
 
 #include "report_common.hpp"
+#include "report_json.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -10,7 +11,7 @@ namespace loopcast {
 
 using json = nlohmann::ordered_json;
 
-namespace {
+namespace detail {
 
 json tokens_json(const token_counts& t) {
   return {{"input", t.input}, {"cache_read", t.cache_read}, {"cache_write", t.cache_write},
@@ -19,6 +20,22 @@ json tokens_json(const token_counts& t) {
 
 json pct_json(const percentiles& p) {
   return {{"p10", p.p10}, {"p25", p.p25}, {"p50", p.p50}, {"p75", p.p75}, {"p90", p.p90}, {"count", p.count}};
+}
+
+json metrics_json(const request_metrics& m) {
+  json j;
+  j["effective_tps"] = pct_json(m.effective_tps);
+  j["decode_tps"] = pct_json(m.decode_tps);
+  j["prefill_share"] = pct_json(m.prefill_share);
+  j["ttft_s"] = pct_json(m.ttft_s);
+  j["tpot_s"] = pct_json(m.tpot_s);
+  j["latency_s"] = pct_json(m.latency_s);
+  j["context_tokens"] = pct_json(m.context_tokens);
+  j["samples"] = {{"kept", m.samples_kept}, {"dropped_short_output", m.dropped_short_output},
+                  {"dropped_duration", m.dropped_duration}, {"dropped_no_timing", m.dropped_no_timing}};
+  j["context_output_ratio"] = m.context_output_ratio;
+  j["cache_hit_rate"] = m.cache_hit_rate;
+  return j;
 }
 
 json option_json(const option_result& o) {
@@ -69,17 +86,7 @@ json option_json(const option_result& o) {
     j["sent_before_first_429"] = nullptr;
   }
   j["tokens"] = tokens_json(r.tokens);
-  j["effective_tps"] = pct_json(m.effective_tps);
-  j["decode_tps"] = pct_json(m.decode_tps);
-  j["prefill_share"] = pct_json(m.prefill_share);
-  j["ttft_s"] = pct_json(m.ttft_s);
-  j["tpot_s"] = pct_json(m.tpot_s);
-  j["latency_s"] = pct_json(m.latency_s);
-  j["context_tokens"] = pct_json(m.context_tokens);
-  j["samples"] = {{"kept", m.samples_kept}, {"dropped_short_output", m.dropped_short_output},
-                  {"dropped_duration", m.dropped_duration}};
-  j["context_output_ratio"] = m.context_output_ratio;
-  j["cache_hit_rate"] = m.cache_hit_rate;
+  j.update(metrics_json(m));
   j["cost_usd"] = r.cost_usd;
   j["token_cost_usd"] = r.token_cost_usd;
   json by_class;
@@ -104,7 +111,10 @@ json option_json(const option_result& o) {
   return j;
 }
 
-} // namespace
+} // namespace detail
+
+using detail::option_json;
+using detail::tokens_json;
 
 std::string to_json(const scenario_result& res, int indent) {
   const auto& s = *res.scn;

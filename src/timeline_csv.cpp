@@ -9,10 +9,12 @@
 
 namespace loopcast {
 
-void write_timeline_csv(std::ostream& os, const scenario_result& res) {
+void write_timeline_csv(std::ostream& os, const scenario_result& res) { write_timeline_csv(os, res.options); }
+
+void write_timeline_csv(std::ostream& os, std::span<const option_result> options) {
   // Bucket columns: the union of every option's bucket names, in order of appearance.
   std::vector<std::string> names;
-  for (const auto& o : res.options)
+  for (const auto& o : options)
     for (const auto& b : o.option->tgt.limits)
       if (std::find(names.begin(), names.end(), b.name) == names.end()) names.push_back(b.name);
 
@@ -21,7 +23,7 @@ void write_timeline_csv(std::ostream& os, const scenario_result& res) {
   for (const auto& n : names) fmt::print(os, ",used_{}", n);
   fmt::print(os, "\n");
 
-  for (const auto& o : res.options) {
+  for (const auto& o : options) {
     const auto& limits = o.option->tgt.limits;
     std::vector<int> column(names.size(), -1);  // which of this option's buckets fills each column
     for (std::size_t b = 0; b < limits.size(); ++b)

@@ -6,7 +6,9 @@
 //   prefill share        = (t_first_token − t_send) / (t_end − t_send)
 //   TTFT                 = t_first_token − t_send;  TPOT = (t_end − t_first_token) / (tokens − 1)
 //   context/output ratio = prompt / (output + reasoning);  cache hit rate = cache_read / prompt
-// Decode throughput, prefill share and TPOT use the same kept samples as effective throughput.
+// Decode throughput, prefill share and TPOT use the same kept samples as effective throughput,
+// among those that record their first token (t_first_token is NaN in logs without TTFT). A
+// request without an end time (t_end NaN) counts only in the token ratios.
 // Percentiles interpolate linearly between order statistics (numpy's default).
 #pragma once
 
@@ -42,6 +44,7 @@ struct request_metrics {
   std::size_t samples_kept = 0;
   std::size_t dropped_short_output = 0;  ///< output + reasoning < 50
   std::size_t dropped_duration = 0;      ///< outside [0.2 s, 3600 s]
+  std::size_t dropped_no_timing = 0;     ///< the log has no end time for the request
   double context_output_ratio = 0;  ///< total prompt / total generated
   double cache_hit_rate = 0;        ///< total cache_read / total prompt
 };

@@ -2,9 +2,11 @@
 // The JSON schema and the CSV columns are documented in docs/output.md.
 #pragma once
 
+#include "loopcast/replay.hpp"
 #include "loopcast/scenario.hpp"
 
 #include <iosfwd>
+#include <span>
 #include <string>
 
 namespace loopcast {
@@ -15,5 +17,15 @@ void write_text_report(std::ostream& os, const scenario_result& r);
 std::string to_json(const scenario_result& r, int indent = 2);
 /// One row per request attempt of every option.
 void write_timeline_csv(std::ostream& os, const scenario_result& r);
+void write_timeline_csv(std::ostream& os, std::span<const option_result> options);
+
+/// `loopcast stats`: per model and overall, with context bins and what the import skipped.
+void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& traces, const trace_stats& st);
+std::string stats_to_json(const std::vector<recorded_trace>& traces, const trace_stats& st, int indent = 2);
+/// `loopcast replay`: recorded against each option, side by side.
+void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& traces, const replay_result& r);
+std::string replay_to_json(const std::vector<recorded_trace>& traces, const replay_result& r, int indent = 2);
+/// `loopcast fit`: a local target preset whose speed is the fitted model (loadable with --on).
+std::string fit_to_target_json(const speed_fit& f, const std::string& name, const std::vector<recorded_trace>& traces);
 
 } // namespace loopcast

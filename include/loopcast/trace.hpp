@@ -1,0 +1,123 @@
+// loopcast — recorded agent sessions (DESIGN.md §7, "replayed session").
+//
+// An importer turns a log into a recorded_trace: sessions of recorded requests with the times
+// and token counts the log shows, converted into loopcast's token classes (DESIGN.md §2). Times
+// are seconds on the log's own clock: Unix time for timestamped logs (Claude Code, Codex,
+// opencode), seconds from the trace start for kv-cache-tester traces. A request's t_end is the
+// end of its generation, cut at its first tool's start when the turn ends in a tool call, so
+// tool time never counts as model time.
+//
+// Problems with single records (a line that is not JSON, a missing usage field, an unknown event)
+// are collected in the trace's import_summary with file and line, and the record is skipped; a
+// file that yields no usable request at all is a trace_error.
+#pragma once
+
+#include "loopcast/prefix_cache.hpp"
+#include "loopcast/tokens.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loopcast {
+
+enum class trace_format : std::uint8_t {
+  automatic,        ///< detect from the content
+  claude_code,      ///< Claude Code session JSONL (~/.claude/projects/…/*.jsonl)
+  codex,            ///< OpenAI Codex CLI rollout JSONL
+  opencode,         ///< opencode's SQLite database, or its older JSON storage folder
+  kv_cache_tester,  ///< kv-cache-tester trace JSON (per-request hash_ids)
+  swe_agent,        ///< SWE-agent .traj (per-task totals only)
+  loopcast          ///< loopcast's own JSONL trace (docs/trace-format.md)
+};
+std::string_view to_string(trace_format) noexcept;
+/// Parses a format name as used by --format; nullopt if unknown.
+std::optional<trace_format> parse_trace_format(std::string_view) noexcept;
+
+inline constexpr double unknown_time = std::numeric_limits<double>::quiet_NaN();
+
+struct recorded_request {
+  double t_send = 0;                  ///< when the request was sent, s on the log's clock
+  double t_first_token = unknown_time;///< first token, s; NaN when the log has no TTFT
+  double t_end = 0;                   ///< generation end (cut at the first tool's start), s;
+                                      ///< NaN when the log has no response timing for it
+  double delay_before_s = unknown_time;  ///< agent time before this send as the log records it
+                                         ///< (kv-cache-tester think_time); NaN: derive from times
+  token_counts tokens;                ///< in loopcast's classes
+  std::int32_t model = 0;             ///< index into recorded_trace::models
+  bool compaction = false;            ///< a compaction (summary) request
+  bool new_context = false;           ///< the prompt does not extend the previous one (after a compaction)
+  double cost_usd = unknown_time;     ///< as recorded; NaN when the log has none
+  std::uint32_t runs_begin = 0;       ///< prefix runs in recorded_trace::runs (when has_prefix)
+  std::uint32_t runs_count = 0;
+  std::int64_t source_line = 0;       ///< line (or row) of the record in its file
+};
+
+struct recorded_session {
+  std::string id;
+  std::string file;
+  std::int32_t parent = -1;           ///< index of the parent session for subagents, -1 otherwise
+  std::vector<recorded_request> requests;  ///< in order of t_send
+};
+
+/// What could not be used, and why.
+struct import_issue {
+  std::string file;
+  std::int64_t line = 0;  ///< 1-based line or row; 0 for the whole file
+  std::string reason;
+};
+
+struct import_summary {
+  std::int64_t records_read = 0;      ///< lines, rows or entries examined
+  std::int64_t requests = 0;          ///< requests produced
+  std::map<std::string, std::int64_t> skipped;  ///< reason → records skipped for it
+  std::vector<import_issue> issues;   ///< the first 200 problems, with file and line
+  std::int64_t issues_total = 0;
+};
+
+/// Per-task totals, for logs that have nothing finer (SWE-agent).
+struct recorded_totals {
+  std::int64_t api_calls = 0;
+  std::int64_t tokens_sent = 0;
+  std::int64_t tokens_received = 0;
+  double cost_usd = unknown_time;
+};
+
+struct recorded_trace {
+  std::string file;
+  trace_format format = trace_format::automatic;
+  std::vector<std::string> models;
+  std::vector<recorded_session> sessions;
+  std::vector<prefix_run> runs;       ///< prefix runs of every request (when has_prefix)
+  std::uint32_t lineages = 0;
+  bool has_ttft = false;              ///< at least one request records its first token
+  bool has_prefix = false;            ///< the prefix structure is known exactly (hash ids)
+  bool absolute_clock = false;        ///< times are Unix seconds
+  std::optional<recorded_totals> totals;  ///< totals-only logs (sessions is empty)
+  import_summary summary;
+
+  std::size_t request_count() const noexcept;
+};
+
+/// Detects the format of a file or directory from its content (throws trace_error if unknown).
+trace_format detect_trace_format(const std::filesystem::path& path);
+
+/// Imports one log file (or an opencode storage folder). Throws trace_error when the file cannot
+/// be read, is of no known format, or yields no usable request.
+recorded_trace import_trace(const std::filesystem::path& path, trace_format format = trace_format::automatic);
+
+/// Imports files and directories: a directory is an opencode storage folder, or else every file in
+/// it (recursively) is imported on its own, whatever its format.
+std::vector<recorded_trace> import_traces(const std::vector<std::filesystem::path>& paths,
+                                          trace_format format = trace_format::automatic);
+
+/// Writes a trace as loopcast JSONL (docs/trace-format.md); import_trace reads it back.
+void write_loopcast_jsonl(std::ostream& os, const recorded_trace& t);
+
+} // namespace loopcast

@@ -1,0 +1,145 @@
+// Claude Code session JSONL (~/.claude/projects/<project>/<session>.jsonl).
+//
+// Conventions converted here:
+// - One line per content block; the lines of one API response share message.id (and requestId).
+//   Early lines carry partial output counts: each usage field keeps its largest value.
+// - usage.input_tokens excludes cache reads and writes: input = input_tokens,
+//   cache_read = cache_read_input_tokens, cache_write = cache_creation_input_tokens. Thinking is
+//   billed inside output_tokens, so it stays in `output` (reasoning is 0).
+// - Sent: the last user line (prompt or tool result) before the response's first line. End: the
+//   first tool_use block's line when the response calls a tool (the tool starts then), else the
+//   last line. Lines are written when a block is complete, so the log has no TTFT.
+// - Sidechain lines (isSidechain) form a session of their own; files named *acompact* hold
+//   auto-compaction requests; a compact_boundary system line starts a new context.
+#include "common.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+namespace loopcast::detail {
+
+namespace {
+
+struct response {
+  std::string key;
+  bool sidechain = false;
+  std::int64_t first_line = 0;
+  double t_send = unknown_time, t_first = 0, t_last = 0, t_tool = unknown_time;
+  std::int64_t input = 0, cache_read = 0, cache_write = 0, output = 0;
+  std::string model;
+  bool new_context = false;
+};
+
+const std::set<std::string, std::less<>> known_types{
+    "user", "assistant", "progress", "file-history-snapshot", "system", "summary", "queue-operation",
+    "attachment", "custom-title", "tag"};
+
+} // namespace
+
+recorded_trace import_claude_code(const std::string& path) {
+  recorded_trace t;
+  t.file = path;
+  t.format = trace_format::claude_code;
+  t.absolute_clock = true;
+  issue_log log(t.summary, path);
+  const bool compaction_file = std::filesystem::path(path).filename().string().find("acompact") != std::string::npos;
+
+  std::vector<response> responses;
+  std::map<std::string, std::size_t, std::less<>> by_key;
+  double last_user[2] = {unknown_time, unknown_time};  // [sidechain]
+  bool boundary[2] = {false, false};
+
+  for_each_line(path, log, [&](std::int64_t n, std::string_view text) {
+    auto parsed = parse_line(text, n, log);
+    if (!parsed) return;
+    ++t.summary.records_read;
+    const auto& j = *parsed;
+    const auto type = string_at(j, "type");
+    if (!type) return log.skip(n, "record without a type");
+    if (!known_types.contains(*type)) return log.skip(n, "unknown record type", *type);
+    const int side = j.value("isSidechain", false) ? 1 : 0;
+    const auto ts_text = string_at(j, "timestamp");
+    std::optional<double> ts;
+    if (ts_text) ts = parse_iso8601(*ts_text);
+    if (*type == "user") {
+      if (ts) last_user[side] = *ts;
+      return;
+    }
+    if (*type == "system") {
+      if (string_at(j, "subtype") == "compact_boundary") boundary[side] = true;
+      return;
+    }
+    if (*type != "assistant") return;
+    if (!ts) return log.skip(n, "assistant line without a valid timestamp");
+    const auto msg = j.find("message");
+    if (msg == j.end() || !msg->is_object()) return log.skip(n, "assistant line without a message");
+    const auto model = string_at(*msg, "model").value_or("unknown");
+    if (model == "<synthetic>") return log.skip(n, "synthetic message (no API call)");
+    const auto usage = msg->find("usage");
+    if (usage == msg->end() || !usage->is_object()) return log.skip(n, "missing usage");
+    const auto in = count_at(*usage, "input_tokens");
+    const auto out = count_at(*usage, "output_tokens");
+    if (!in || !out) return log.skip(n, "missing usage field", "input_tokens or output_tokens");
+    std::string key = string_at(*msg, "id").value_or("");
+    if (key.empty()) key = string_at(j, "requestId").value_or("");
+    if (key.empty()) return log.skip(n, "assistant line without message.id or requestId");
+
+    auto [it, fresh] = by_key.try_emplace(key, responses.size());
+    if (fresh) {
+      response r;
+      r.key = key;
+      r.sidechain = side == 1;
+      r.first_line = n;
+      r.t_send = last_user[side];
+      r.t_first = *ts;
+      r.model = model;
+      r.new_context = boundary[side];
+      boundary[side] = false;
+      responses.push_back(r);
+    }
+    auto& r = responses[it->second];
+    r.t_last = std::max(r.t_last, *ts);
+    r.input = std::max(r.input, *in);
+    r.output = std::max(r.output, *out);
+    r.cache_read = std::max(r.cache_read, count_at(*usage, "cache_read_input_tokens").value_or(0));
+    r.cache_write = std::max(r.cache_write, count_at(*usage, "cache_creation_input_tokens").value_or(0));
+    if (const auto content = msg->find("content"); content != msg->end() && content->is_array())
+      for (const auto& block : *content)
+        if (block.is_object() && string_at(block, "type") == "tool_use" && std::isnan(r.t_tool)) r.t_tool = *ts;
+  });
+
+  // Sessions: the main conversation and, if any, its sidechain.
+  const std::string stem = std::filesystem::path(path).stem().string();
+  std::int32_t session_of[2] = {-1, -1};
+  for (const auto& r : responses) {
+    const int side = r.sidechain ? 1 : 0;
+    if (session_of[side] < 0) {
+      session_of[side] = static_cast<std::int32_t>(t.sessions.size());
+      recorded_session s;
+      s.id = side ? stem + "/sidechain" : stem;
+      s.file = path;
+      t.sessions.push_back(s);
+    }
+    recorded_request q;
+    if (std::isnan(r.t_send)) {
+      log.note(r.first_line, "no user line before this response; its send time is its first line's");
+      q.t_send = r.t_first;
+    } else {
+      q.t_send = std::min(r.t_send, r.t_first);
+    }
+    q.t_end = std::isnan(r.t_tool) ? r.t_last : r.t_tool;
+    q.tokens = {r.input, r.cache_read, r.cache_write, r.output, 0};
+    q.model = model_index(t, r.model);
+    q.compaction = compaction_file;
+    q.new_context = r.new_context;
+    q.source_line = r.first_line;
+    t.sessions[static_cast<std::size_t>(session_of[side])].requests.push_back(q);
+  }
+  if (session_of[0] >= 0 && session_of[1] >= 0) t.sessions[static_cast<std::size_t>(session_of[1])].parent = session_of[0];
+  finish_trace(t, log);
+  return t;
+}
+
+} // namespace loopcast::detail

@@ -1,0 +1,210 @@
+#include "common.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace loopcast::detail {
+
+namespace {
+constexpr std::size_t max_issues_kept = 200;
+}
+
+void issue_log::skip(std::int64_t line, const std::string& reason, const std::string& detail) {
+  ++s_.skipped[reason];
+  note(line, detail.empty() ? reason : fmt::format("{}: {}", reason, detail));
+}
+
+void issue_log::note(std::int64_t line, const std::string& what) {
+  ++s_.issues_total;
+  if (s_.issues.size() < max_issues_kept) s_.issues.push_back({file_, line, what});
+}
+
+void for_each_line(const std::string& path, issue_log& log,
+                   const std::function<void(std::int64_t, std::string_view)>& f) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw trace_error(path, 0, "cannot open file");
+  std::string line;
+  std::int64_t n = 0;
+  char buf[1 << 16];
+  bool too_long = false;
+  // Read in chunks so that a pathological line never has to fit in memory.
+  while (in) {
+    in.read(buf, sizeof buf);
+    const auto got = static_cast<std::size_t>(in.gcount());
+    std::size_t start = 0;
+    for (std::size_t i = 0; i < got; ++i) {
+      if (buf[i] != '\n') continue;
+      if (!too_long) line.append(buf + start, i - start);
+      ++n;
+      if (too_long) log.skip(n, "line too long", fmt::format("over {} bytes", max_line_bytes));
+      else {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        f(n, line);
+      }
+      line.clear();
+      too_long = false;
+      start = i + 1;
+    }
+    if (!too_long) {
+      line.append(buf + start, got - start);
+      if (line.size() > max_line_bytes) {
+        too_long = true;
+        line.clear();
+        line.shrink_to_fit();
+      }
+    }
+  }
+  if (in.bad()) throw trace_error(path, n, "read error");
+  if (too_long) log.skip(n + 1, "line too long", fmt::format("over {} bytes", max_line_bytes));
+  else if (!line.empty()) {
+    if (line.back() == '\r') line.pop_back();
+    f(n + 1, line);
+  }
+}
+
+std::optional<nlohmann::json> parse_line(std::string_view text, std::int64_t line, issue_log& log) {
+  if (text.find_first_not_of(" \t\r") == std::string_view::npos) return std::nullopt;  // blank
+  try {
+    return nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::exception& e) {
+    std::string msg = e.what();
+    if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
+    log.skip(line, "not JSON", msg.substr(0, 160));
+    return std::nullopt;
+  }
+}
+
+std::optional<double> parse_iso8601(std::string_view s) {
+  int y, mo, d, h, mi;
+  double sec;
+  int consumed = 0;
+  const std::string str(s);
+  if (std::sscanf(str.c_str(), "%4d-%2d-%2dT%2d:%2d:%lf%n", &y, &mo, &d, &h, &mi, &sec, &consumed) != 6) return std::nullopt;
+  std::string_view rest = s.substr(static_cast<std::size_t>(consumed));
+  double offset = 0;
+  if (rest == "Z" || rest.empty()) {
+  } else if (rest.size() == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':') {
+    int oh = 0, om = 0;
+    if (std::sscanf(std::string(rest.substr(1)).c_str(), "%2d:%2d", &oh, &om) != 2) return std::nullopt;
+    offset = (rest[0] == '+' ? 1 : -1) * (oh * 3600.0 + om * 60.0);
+  } else {
+    return std::nullopt;
+  }
+  const std::chrono::year_month_day ymd{std::chrono::year{y}, std::chrono::month{static_cast<unsigned>(mo)},
+                                        std::chrono::day{static_cast<unsigned>(d)}};
+  if (!ymd.ok() || h > 23 || mi > 59 || !(sec >= 0 && sec < 61)) return std::nullopt;
+  const auto days = std::chrono::sys_days{ymd}.time_since_epoch().count();
+  return static_cast<double>(days) * 86400.0 + h * 3600.0 + mi * 60.0 + sec - offset;
+}
+
+std::optional<std::int64_t> count_at(const nlohmann::json& j, std::string_view key) {
+  if (!j.is_object()) return std::nullopt;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  const double x = it->get<double>();
+  if (!std::isfinite(x) || x < 0 || x != std::floor(x) || x > 1e15) return std::nullopt;
+  return static_cast<std::int64_t>(x);
+}
+
+std::optional<double> number_at(const nlohmann::json& j, std::string_view key) {
+  if (!j.is_object()) return std::nullopt;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  const double x = it->get<double>();
+  if (!std::isfinite(x)) return std::nullopt;
+  return x;
+}
+
+std::optional<std::string> string_at(const nlohmann::json& j, std::string_view key) {
+  if (!j.is_object()) return std::nullopt;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
+std::int32_t model_index(recorded_trace& t, const std::string& name) {
+  for (std::size_t i = 0; i < t.models.size(); ++i)
+    if (t.models[i] == name) return static_cast<std::int32_t>(i);
+  t.models.push_back(name);
+  return static_cast<std::int32_t>(t.models.size() - 1);
+}
+
+void finish_trace(recorded_trace& t, issue_log& log) {
+  std::int64_t n = 0;
+  for (auto& s : t.sessions) {
+    for (std::size_t i = 1; i < s.requests.size(); ++i)
+      if (s.requests[i].t_send < s.requests[i - 1].t_send)
+        log.note(s.requests[i].source_line, "timestamp earlier than the previous request's; requests sorted by send time");
+    std::stable_sort(s.requests.begin(), s.requests.end(),
+                     [](const recorded_request& a, const recorded_request& b) { return a.t_send < b.t_send; });
+    for (auto& r : s.requests) {
+      if (!std::isnan(r.t_end) && r.t_end < r.t_send) {
+        log.note(r.source_line, "generation ends before the request was sent; end set to the send time");
+        r.t_end = r.t_send;
+      }
+      if (!std::isnan(r.t_first_token)) t.has_ttft = true;
+    }
+    n += static_cast<std::int64_t>(s.requests.size());
+  }
+  // Drop sessions without requests, keeping parent indices pointing at the right session.
+  std::vector<std::int32_t> new_index(t.sessions.size(), -1);
+  std::int32_t kept = 0;
+  for (std::size_t i = 0; i < t.sessions.size(); ++i)
+    if (!t.sessions[i].requests.empty()) new_index[i] = kept++;
+  std::vector<recorded_session> sessions;
+  sessions.reserve(static_cast<std::size_t>(kept));
+  for (std::size_t i = 0; i < t.sessions.size(); ++i) {
+    if (new_index[i] < 0) continue;
+    auto& s = t.sessions[i];
+    s.parent = s.parent >= 0 ? new_index[static_cast<std::size_t>(s.parent)] : -1;
+    sessions.push_back(std::move(s));
+  }
+  t.sessions = std::move(sessions);
+  t.summary.requests = n;
+  if (n == 0 && !t.totals) {
+    std::string why;
+    for (const auto& [reason, count] : t.summary.skipped) why += fmt::format("{}{} {}", why.empty() ? "" : ", ", count, reason);
+    throw trace_error(t.file, 0, fmt::format("no usable request in {} record{} read{}", t.summary.records_read,
+                                             t.summary.records_read == 1 ? "" : "s",
+                                             why.empty() ? "" : fmt::format(" (skipped: {})", why)));
+  }
+}
+
+nlohmann::json read_json_document(const std::string& path, std::uintmax_t max_bytes) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw trace_error(path, 0, fmt::format("cannot read file: {}", ec.message()));
+  if (size == 0) throw trace_error(path, 0, "empty file");
+  if (size > max_bytes) throw trace_error(path, 0, fmt::format("file is {} bytes; at most {} are read", size, max_bytes));
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  bool too_deep = false;
+  nlohmann::json::parser_callback_t cb = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth > 256) too_deep = true;
+    return !too_deep;
+  };
+  try {
+    auto j = nlohmann::json::parse(text, cb);
+    if (too_deep) throw trace_error(path, 0, "JSON nested deeper than 256 levels");
+    return j;
+  } catch (const nlohmann::json::parse_error& e) {
+    if (too_deep) throw trace_error(path, 0, "JSON nested deeper than 256 levels");
+    std::int64_t line = 1;
+    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) line += text[i] == '\n';
+    std::string msg = e.what();
+    if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
+    throw trace_error(path, line, fmt::format("not valid JSON: {}", msg));
+  } catch (const nlohmann::json::exception& e) {
+    throw trace_error(path, 0, fmt::format("not valid JSON: {}", e.what()));
+  }
+}
+
+} // namespace loopcast::detail

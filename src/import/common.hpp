@@ -1,0 +1,70 @@
+// Shared helpers of the log importers. Internal to loopcast.
+#pragma once
+
+#include "loopcast/errors.hpp"
+#include "loopcast/trace.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace loopcast::detail {
+
+/// Longest line an importer reads; a longer one is skipped (and reported), never loaded whole.
+inline constexpr std::size_t max_line_bytes = 64u << 20;
+
+/// Records problems with single records, capped, with their counts by reason.
+class issue_log {
+public:
+  issue_log(import_summary& s, std::string file) : s_(s), file_(std::move(file)) {}
+  void skip(std::int64_t line, const std::string& reason, const std::string& detail = {});
+  void note(std::int64_t line, const std::string& what);  ///< a problem that skipped nothing
+  const std::string& file() const noexcept { return file_; }
+
+private:
+  import_summary& s_;
+  std::string file_;
+};
+
+/// Calls f(line_number, text) for each line of a file; lines over max_line_bytes are reported to
+/// `log` and skipped without being held in memory. Throws trace_error if the file cannot be read.
+void for_each_line(const std::string& path, issue_log& log,
+                   const std::function<void(std::int64_t, std::string_view)>& f);
+
+/// Parses a JSON line; nullopt (and a skip with reason "not JSON") on failure.
+std::optional<nlohmann::json> parse_line(std::string_view text, std::int64_t line, issue_log& log);
+
+/// "2026-02-10T21:11:56.846Z" (or with an offset +hh:mm) → Unix seconds; nullopt if malformed.
+std::optional<double> parse_iso8601(std::string_view s);
+
+/// The integer at j[key], if present and a non-negative whole number.
+std::optional<std::int64_t> count_at(const nlohmann::json& j, std::string_view key);
+/// The number at j[key], if present and finite.
+std::optional<double> number_at(const nlohmann::json& j, std::string_view key);
+/// The string at j[key], if present.
+std::optional<std::string> string_at(const nlohmann::json& j, std::string_view key);
+
+/// Index of a model name in the trace's list (added when new).
+std::int32_t model_index(recorded_trace& t, const std::string& name);
+
+/// Sorts each session's requests by t_send (noting out-of-order records) and fails if the trace
+/// has no request; fills summary.requests.
+void finish_trace(recorded_trace& t, issue_log& log);
+
+// The importers (each in its own file).
+recorded_trace import_claude_code(const std::string& path);
+recorded_trace import_codex(const std::string& path);
+recorded_trace import_opencode_db(const std::string& path);
+recorded_trace import_opencode_folder(const std::string& path);
+recorded_trace import_kv_cache_tester(const std::string& path);
+recorded_trace import_swe_agent(const std::string& path);
+recorded_trace import_loopcast_jsonl(const std::string& path);
+
+/// Reads a whole JSON document (for single-document formats), with a size limit.
+nlohmann::json read_json_document(const std::string& path, std::uintmax_t max_bytes = 512u << 20);
+
+} // namespace loopcast::detail

@@ -1,0 +1,81 @@
+// loopcast's own JSONL trace (docs/trace-format.md): a header line, then one request per line.
+#include "common.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <ostream>
+
+namespace loopcast::detail {
+
+recorded_trace import_loopcast_jsonl(const std::string& path) {
+  recorded_trace t;
+  t.file = path;
+  t.format = trace_format::loopcast;
+  issue_log log(t.summary, path);
+  std::map<std::string, std::size_t> session_index;
+  std::vector<std::string> parents;
+  bool header = false;
+  for_each_line(path, log, [&](std::int64_t n, std::string_view text) {
+    auto parsed = parse_line(text, n, log);
+    if (!parsed) return;
+    const auto& j = *parsed;
+    if (!header) {
+      if (!j.is_object() || count_at(j, "loopcast_trace") != 1)
+        throw trace_error(path, n, "not a loopcast trace: the first line must be {\"loopcast_trace\": 1, …}");
+      header = true;
+      t.absolute_clock = j.value("absolute_clock", false);
+      t.has_prefix = j.value("has_prefix", false);
+      if (auto l = count_at(j, "lineages")) t.lineages = static_cast<std::uint32_t>(*l);
+      return;
+    }
+    ++t.summary.records_read;
+    const auto session = string_at(j, "session");
+    const auto ts = number_at(j, "t_send");
+    const auto te = j.contains("t_end") && j["t_end"].is_null() ? std::optional<double>(unknown_time) : number_at(j, "t_end");
+    const auto in = count_at(j, "input"), cr = count_at(j, "cache_read"), cw = count_at(j, "cache_write");
+    const auto out = count_at(j, "output"), rs = count_at(j, "reasoning");
+    if (!session || !ts || !te) return log.skip(n, "missing field", "session, t_send or t_end");
+    if (!in || !cr || !cw || !out || !rs) return log.skip(n, "missing usage field", "input, cache_read, cache_write, output or reasoning");
+    auto [it, fresh] = session_index.try_emplace(*session, t.sessions.size());
+    if (fresh) {
+      recorded_session s;
+      s.id = *session;
+      s.file = path;
+      t.sessions.push_back(s);
+      parents.push_back(string_at(j, "parent").value_or(""));
+    }
+    recorded_request q;
+    q.t_send = *ts;
+    q.t_end = *te;
+    if (auto tf = number_at(j, "t_first_token")) q.t_first_token = *tf;
+    q.tokens = {*in, *cr, *cw, *out, *rs};
+    q.model = model_index(t, string_at(j, "model").value_or("unknown"));
+    q.compaction = j.value("compaction", false);
+    q.new_context = j.value("new_context", false);
+    if (auto c = number_at(j, "cost_usd")) q.cost_usd = *c;
+    if (auto d = number_at(j, "delay_before_s")) q.delay_before_s = *d;
+    q.source_line = n;
+    if (t.has_prefix) {
+      const auto prefix = j.find("prefix");
+      if (prefix == j.end() || !prefix->is_array()) return log.skip(n, "missing prefix (the header says has_prefix)");
+      q.runs_begin = static_cast<std::uint32_t>(t.runs.size());
+      for (const auto& r : *prefix) {
+        if (!r.is_array() || r.size() != 2 || !r[0].is_number_unsigned() || !r[1].is_number_unsigned() ||
+            r[0].get<std::uint64_t>() >= t.lineages)
+          return log.skip(n, "malformed prefix run", r.dump());
+        t.runs.push_back({r[0].get<std::uint32_t>(), r[1].get<std::int64_t>()});
+      }
+      q.runs_count = static_cast<std::uint32_t>(t.runs.size() - q.runs_begin);
+    }
+    t.sessions[it->second].requests.push_back(q);
+  });
+  if (!header) throw trace_error(path, 0, "empty file");
+  for (std::size_t i = 0; i < t.sessions.size(); ++i)
+    if (auto it = session_index.find(parents[i]); it != session_index.end())
+      t.sessions[i].parent = static_cast<std::int32_t>(it->second);
+  finish_trace(t, log);
+  return t;
+}
+
+} // namespace loopcast::detail

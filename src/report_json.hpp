@@ -1,0 +1,17 @@
+// JSON pieces shared by the report writers. Internal to loopcast.
+#pragma once
+
+#include "loopcast/scenario.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace loopcast::detail {
+
+nlohmann::ordered_json tokens_json(const token_counts& t);
+nlohmann::ordered_json pct_json(const percentiles& p);
+/// effective_tps … cache_hit_rate, as in docs/output.md.
+nlohmann::ordered_json metrics_json(const request_metrics& m);
+/// One simulated option, as in docs/output.md.
+nlohmann::ordered_json option_json(const option_result& o);
+
+} // namespace loopcast::detail

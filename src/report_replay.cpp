@@ -1,0 +1,242 @@
+// Reports of `loopcast stats`, `replay` and `fit`.
+#include "loopcast/report.hpp"
+#include "loopcast/version.hpp"
+
+#include "report_common.hpp"
+#include "report_json.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <ostream>
+
+namespace loopcast {
+
+using detail::grouped;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+std::string usd(double x) { return std::isnan(x) ? std::string("n/a") : fmt::format("${:.4f}", x); }
+std::string tps(const percentiles& p, double v) { return p.count == 0 ? std::string("n/a") : fmt::format("{:.0f}", v); }
+json nan_or(double x) { return std::isnan(x) ? json(nullptr) : json(x); }
+
+void write_import_summary(std::ostream& os, const std::vector<recorded_trace>& traces) {
+  for (const auto& t : traces) {
+    const auto& s = t.summary;
+    fmt::print(os, "  {} ({}): {} requests from {} records", t.file, to_string(t.format), s.requests, s.records_read);
+    std::int64_t skipped = 0;
+    for (const auto& [reason, n] : s.skipped) skipped += n;
+    if (skipped > 0) {
+      fmt::print(os, "; skipped {}:", skipped);
+      bool first = true;
+      for (const auto& [reason, n] : s.skipped) {
+        fmt::print(os, "{} {} × {}", first ? "" : ",", n, reason);
+        first = false;
+      }
+    }
+    fmt::print(os, "\n");
+    for (std::size_t i = 0; i < s.issues.size() && i < 5; ++i)
+      fmt::print(os, "    {}:{}: {}\n", s.issues[i].file, s.issues[i].line, s.issues[i].reason);
+    if (s.issues_total > 5) fmt::print(os, "    … {} more (all in --json)\n", s.issues_total - 5);
+  }
+}
+
+json import_json(const recorded_trace& t) {
+  json issues = json::array();
+  for (const auto& i : t.summary.issues) issues.push_back({{"file", i.file}, {"line", i.line}, {"reason", i.reason}});
+  json skipped = json::object();
+  for (const auto& [reason, n] : t.summary.skipped) skipped[reason] = n;
+  json j = {{"file", t.file}, {"format", to_string(t.format)}, {"sessions", t.sessions.size()},
+            {"requests", t.summary.requests}, {"records_read", t.summary.records_read}, {"skipped", skipped},
+            {"issues", issues}, {"issues_total", t.summary.issues_total}, {"has_ttft", t.has_ttft},
+            {"has_prefix", t.has_prefix}};
+  if (t.totals)
+    j["totals"] = {{"api_calls", t.totals->api_calls}, {"tokens_sent", t.totals->tokens_sent},
+                   {"tokens_received", t.totals->tokens_received}, {"cost_usd", nan_or(t.totals->cost_usd)}};
+  return j;
+}
+
+} // namespace
+
+void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& traces, const trace_stats& st) {
+  fmt::print(os, "loopcast {} — stats of {} log{}\n", version_string, traces.size(), traces.size() == 1 ? "" : "s");
+  write_import_summary(os, traces);
+  for (const auto* t : st.totals_only)
+    fmt::print(os, "  {}: per-task totals only: {} API calls, {} tokens sent, {} received, cost {} (no per-request "
+                   "throughput can be derived)\n",
+               t->file, t->totals->api_calls, grouped(static_cast<double>(t->totals->tokens_sent)),
+               grouped(static_cast<double>(t->totals->tokens_received)), usd(t->totals->cost_usd));
+  for (const auto& g : st.groups) {
+    const auto& m = g.metrics;
+    fmt::print(os, "\n== {} ==  {} requests ({} kept for throughput; dropped: {} with < 50 output tokens, {} outside 0.2-3600 s, "
+                   "{} without recorded timing)\n",
+               g.model, g.requests, m.samples_kept, m.dropped_short_output, m.dropped_duration, m.dropped_no_timing);
+    fmt::print(os, "  effective tok/s   P10 {} · P25 {} · P50 {} · P75 {} · P90 {}\n", tps(m.effective_tps, m.effective_tps.p10),
+               tps(m.effective_tps, m.effective_tps.p25), tps(m.effective_tps, m.effective_tps.p50),
+               tps(m.effective_tps, m.effective_tps.p75), tps(m.effective_tps, m.effective_tps.p90));
+    if (m.decode_tps.count > 0)
+      fmt::print(os, "  decode tok/s      P50 {:.0f} · prefill share P50 {:.0f}% · TTFT P50 {:.2f} s\n", m.decode_tps.p50,
+                 100 * m.prefill_share.p50, m.ttft_s.p50);
+    else
+      fmt::print(os, "  decode tok/s      n/a (the log records no first-token times)\n");
+    fmt::print(os, "  context           P50 {} tokens · context/output {:.0f}× · cache hit rate {:.1f}%\n",
+               grouped(m.context_tokens.p50), m.context_output_ratio, 100 * m.cache_hit_rate);
+    fmt::print(os, "  tokens            input {} · cache read {} · cache write {} · output {} · reasoning {}\n",
+               grouped(static_cast<double>(g.tokens.input)), grouped(static_cast<double>(g.tokens.cache_read)),
+               grouped(static_cast<double>(g.tokens.cache_write)), grouped(static_cast<double>(g.tokens.output)),
+               grouped(static_cast<double>(g.tokens.reasoning)));
+    fmt::print(os, "  cost              recorded {} · priced {}\n", usd(g.recorded_cost_usd), usd(g.priced_cost_usd));
+    fmt::print(os, "  {:<9} {:>8} {:>14} {:>12}\n", "context", "requests", "effective P50", "decode P50");
+    for (const auto& b : g.bins)
+      fmt::print(os, "  {:<9} {:>8} {:>14} {:>12}\n", b.label, b.requests, tps(b.metrics.effective_tps, b.metrics.effective_tps.p50),
+                 tps(b.metrics.decode_tps, b.metrics.decode_tps.p50));
+  }
+}
+
+std::string stats_to_json(const std::vector<recorded_trace>& traces, const trace_stats& st, int indent) {
+  json j;
+  j["schema_version"] = 1;
+  j["loopcast_version"] = version_string;
+  json logs = json::array();
+  for (const auto& t : traces) logs.push_back(import_json(t));
+  j["logs"] = logs;
+  json groups = json::array();
+  for (const auto& g : st.groups) {
+    json x;
+    x["model"] = g.model;
+    x["requests"] = g.requests;
+    x["tokens"] = detail::tokens_json(g.tokens);
+    x.update(detail::metrics_json(g.metrics));
+    x["recorded_cost_usd"] = nan_or(g.recorded_cost_usd);
+    x["priced_cost_usd"] = nan_or(g.priced_cost_usd);
+    json bins = json::array();
+    for (const auto& b : g.bins) {
+      json y = {{"label", b.label}, {"lo_tokens", b.lo_tokens}, {"requests", b.requests}};
+      y["hi_tokens"] = b.hi_tokens == std::numeric_limits<std::int64_t>::max() ? json(nullptr) : json(b.hi_tokens);
+      y.update(detail::metrics_json(b.metrics));
+      bins.push_back(y);
+    }
+    x["context_bins"] = bins;
+    groups.push_back(x);
+  }
+  j["groups"] = groups;
+  return j.dump(indent);
+}
+
+void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& traces, const replay_result& r) {
+  fmt::print(os, "loopcast {} — replay\n", version_string);
+  write_import_summary(os, traces);
+  const auto& rec = r.recorded;
+  auto row = [&](const std::string& name, const std::string& recorded, auto per_option) {
+    fmt::print(os, "  {:<22} {:>22}", name, recorded);
+    for (const auto& o : r.options) fmt::print(os, " {:>22}", per_option(o));
+    fmt::print(os, "\n");
+  };
+  fmt::print(os, "\n  {:<22} {:>22}", "", "recorded");
+  for (const auto& o : r.options) fmt::print(os, " {:>22}", o.label.size() > 22 ? o.label.substr(0, 21) + "~" : o.label);
+  fmt::print(os, "\n");
+  row("wall clock", fmt::format("{:.1f} s", rec.wall_s), [](const option_result& o) { return fmt::format("{:.1f} s", o.sim.wall_s); });
+  row("requests served", fmt::format("{}", rec.requests), [](const option_result& o) {
+    int n = 0, total = 0;
+    for (const auto& s : o.sim.sessions) {
+      n += s.requests_served;
+      total += s.requests_total;
+    }
+    return fmt::format("{} of {}", n, total);
+  });
+  row("outcome", "-", [](const option_result& o) { return detail::overall_outcome(o.sim); });
+  row("429s", "n/a", [](const option_result& o) {
+    int n = 0;
+    for (const auto& s : o.sim.sessions) n += s.rate_limited;
+    return fmt::format("{}", n);
+  });
+  row("first 429", "n/a", [](const option_result& o) {
+    if (!o.sim.first_429) return std::string("none");
+    return fmt::format("{:.1f} s {}", o.sim.first_429->time_s,
+                       o.option->tgt.limits[static_cast<std::size_t>(o.sim.first_429->bucket)].name);
+  });
+  row("stall", "n/a", [](const option_result& o) {
+    double s = 0;
+    for (const auto& x : o.sim.sessions) s += x.stall_s;
+    return fmt::format("{:.1f} s", s);
+  });
+  row("cost", usd(rec.cost_usd), [](const option_result& o) { return usd(o.sim.cost_usd); });
+  row("$ per hour", std::isnan(rec.cost_usd) || rec.wall_s <= 0 ? "n/a" : fmt::format("${:.2f}", rec.cost_usd / (rec.wall_s / 3600)),
+      [](const option_result& o) { return fmt::format("${:.2f}", detail::usd_per_hour(o.sim)); });
+  auto eff = [](const request_metrics& m) {
+    return m.effective_tps.count == 0 ? std::string("n/a")
+                                      : fmt::format("{:.0f} / {:.0f}", m.effective_tps.p50, m.effective_tps.p90);
+  };
+  row("effective P50 / P90", eff(rec.metrics), [&](const option_result& o) { return eff(o.metrics); });
+  row("cache hit rate", fmt::format("{:.1f}%", 100 * rec.metrics.cache_hit_rate),
+      [](const option_result& o) { return fmt::format("{:.1f}%", 100 * o.metrics.cache_hit_rate); });
+}
+
+std::string replay_to_json(const std::vector<recorded_trace>& traces, const replay_result& r, int indent) {
+  json j;
+  j["schema_version"] = 1;
+  j["loopcast_version"] = version_string;
+  json logs = json::array();
+  for (const auto& t : traces) logs.push_back(import_json(t));
+  j["logs"] = logs;
+  json rec;
+  rec["wall_s"] = r.recorded.wall_s;
+  rec["requests"] = r.recorded.requests;
+  rec["tokens"] = detail::tokens_json(r.recorded.tokens);
+  rec["cost_usd"] = nan_or(r.recorded.cost_usd);
+  rec.update(detail::metrics_json(r.recorded.metrics));
+  j["recorded"] = rec;
+  json options = json::array();
+  for (const auto& o : r.options) options.push_back(detail::option_json(o));
+  j["options"] = options;
+  return j.dump(indent);
+}
+
+std::string fit_to_target_json(const speed_fit& f, const std::string& name, const std::vector<recorded_trace>& traces) {
+  auto curve = [](const speed_curve& c) {
+    const auto& l = std::get<linear_curve>(c);
+    return json{{"kind", "linear"}, {"a_s_per_token", l.a_s}, {"b_s_per_token_per_position", l.b_s_per_token}};
+  };
+  std::vector<std::string> files;
+  std::int64_t window = 0;
+  for (const auto& t : traces) {
+    files.push_back(t.file);
+    for (const auto& s : t.sessions)
+      for (const auto& r : s.requests) window = std::max(window, r.tokens.total());
+  }
+  json j;
+  j["kind"] = "target";
+  j["name"] = name;
+  j["description"] = fmt::format("Speed fitted by `loopcast fit` to {} requests (R² {:.3f}, median |error| {:.1f}%)", f.samples,
+                                 f.r_squared, 100 * f.abs_rel_error.p50);
+  j["type"] = "local";
+  j["provider"] = "fitted";
+  j["tier"] = "fitted";
+  j["model"] = name;
+  j["source"] = files;
+  {
+    const auto today = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
+    const std::chrono::year_month_day ymd{today};
+    j["read_on"] = fmt::format("{:04d}-{:02d}-{:02d}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                               static_cast<unsigned>(ymd.day()));
+  }
+  j["verified"] = false;
+  json notes = json::array({"Only the speed is fitted. Add limits, cache rules and prices (or power) before relying on costs.",
+                            fmt::format("Residuals |predicted - recorded| / recorded: P10 {:.3f}, P50 {:.3f}, P90 {:.3f}.",
+                                        f.abs_rel_error.p10, f.abs_rel_error.p50, f.abs_rel_error.p90)});
+  for (const auto& n : f.notes) notes.push_back(n);
+  j["notes"] = notes;
+  j["context_window_tokens"] = std::max<std::int64_t>(window, 1);
+  j["limits"] = {{"sends_retry_after", false}, {"buckets", json::array()}};
+  j["cache"] = {{"enabled", true}, {"block_tokens", 1}, {"min_tokens", 0}, {"ttl_s", 86400}, {"write_charged", false}};
+  j["speed"] = {{"overhead_s", f.model.overhead_s}, {"prefill", curve(f.model.prefill)},
+                {"cached_token_s", f.model.cached_token_s}, {"decode", curve(f.model.decode)}};
+  j["power"] = {{"load_power_w", 0}, {"idle_power_w", 0}, {"usd_per_kwh", 0}};
+  return j.dump(2);
+}
+
+} // namespace loopcast

@@ -1,0 +1,161 @@
+// stats, replay and fit on the real traces. Expected throughput percentiles were computed by a
+// throwaway script (out / api_time over requests with out >= 50 and 0.2 s <= api_time <= 3600 s,
+// linear interpolation between order statistics), not by loopcast.
+#include "loopcast/errors.hpp"
+#include "loopcast/presets.hpp"
+#include "loopcast/replay.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+using namespace loopcast;
+namespace fs = std::filesystem;
+
+namespace {
+const fs::path traces = LOOPCAST_TEST_TRACES_DIR;
+const preset_library& lib() {
+  static const preset_library l({LOOPCAST_TEST_MODELS_DIR});
+  return l;
+}
+} // namespace
+
+// trace_0043: 33 requests, 11 without response timing, 22 kept.
+//   effective P10 24.655846, P50 45.675194, P90 66.075971; decode P50 67.155431; prefill share P50 0.354668.
+TEST(Stats, MatchTheIndependentComputation) {
+  const std::vector<recorded_trace> t{import_trace(traces / "claude-code-weka/trace_0043.json")};
+  const auto cerebras = lib().load_target("cerebras-developer-qwen-3.8-27b");
+  const auto st = compute_trace_stats(t, &*cerebras.prices);
+  ASSERT_EQ(st.groups.size(), 2u);  // the one model, then "all"
+  EXPECT_EQ(st.groups[0].model, "claude-opus-4-5-20251101");
+  const auto& g = st.groups.back();
+  EXPECT_EQ(g.model, "all");
+  EXPECT_EQ(g.requests, 33u);
+  EXPECT_EQ(g.metrics.samples_kept, 22u);
+  EXPECT_EQ(g.metrics.dropped_no_timing, 11u);
+  EXPECT_NEAR(g.metrics.effective_tps.p10, 24.655846, 1e-5);
+  EXPECT_NEAR(g.metrics.effective_tps.p50, 45.675194, 1e-5);
+  EXPECT_NEAR(g.metrics.effective_tps.p90, 66.075971, 1e-5);
+  EXPECT_NEAR(g.metrics.decode_tps.p50, 67.155431, 1e-5);
+  EXPECT_NEAR(g.metrics.prefill_share.p50, 0.354668, 1e-6);
+  // Priced at Cerebras' $0.99/M prompt (cache reads included) and $1.49/M output:
+  // Σ in 1,508,817 × 0.99e-6 + Σ out 17,750 × 1.49e-6 = $1.520176.
+  EXPECT_NEAR(g.priced_cost_usd, 1.520176, 1e-6);
+  EXPECT_TRUE(std::isnan(g.recorded_cost_usd));
+  // The bins partition the requests.
+  std::size_t in_bins = 0;
+  for (const auto& b : g.bins) in_bins += b.requests;
+  EXPECT_EQ(in_bins, 33u);
+}
+
+TEST(Stats, TotalsOnlyLogsAreReportedApart) {
+  const std::vector<recorded_trace> t{import_trace(traces / "swe-agent/pydicom__pydicom-1458.traj")};
+  const auto st = compute_trace_stats(t);
+  EXPECT_TRUE(st.groups.empty());
+  ASSERT_EQ(st.totals_only.size(), 1u);
+}
+
+TEST(Replay, RefusesTotalsOnlyLogs) {
+  const std::vector<recorded_trace> t{import_trace(traces / "swe-agent/pydicom__pydicom-1458.traj")};
+  try {
+    (void)make_replay_sessions(t, 16384);
+    FAIL();
+  } catch (const trace_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              (traces / "swe-agent/pydicom__pydicom-1458.traj").string() +
+                  ": swe-agent logs record per-task totals only (12 API calls, 122612 tokens sent, 1369 received): "
+                  "per-request sizes and times cannot be derived from them");
+  }
+}
+
+// The scripts keep what was recorded: prompts, outputs, agent times, parallel subagents.
+TEST(Replay, ScriptsKeepTheRecordedSequence) {
+  const std::vector<recorded_trace> t{import_trace(traces / "claude-code-weka/trace_0291.json")};
+  const auto rs = make_replay_sessions(t, 16384);
+  ASSERT_EQ(rs.scripts.size(), 3u);
+  EXPECT_EQ(rs.start_s[0], 0.0);
+  EXPECT_NEAR(rs.start_s[1], 1148.013, 1e-9);
+  const auto& main = t[0].sessions[0].requests;
+  const auto& script = rs.scripts[0].requests;
+  ASSERT_EQ(script.size(), main.size());
+  for (std::size_t i = 0; i < script.size(); ++i) {
+    EXPECT_EQ(script[i].prompt_tokens, main[i].tokens.prompt());
+    EXPECT_EQ(script[i].output_tokens, main[i].tokens.output);
+  }
+  // Request 2 of trace_0291: think_time 9 s before it.
+  EXPECT_EQ(script[1].delay_before_s, 9.0);
+}
+
+// Replaying a log on a target whose speed was fitted to it reproduces its request times:
+// trace_0455 has TTFT, so prefill and decode are fitted separately. The replay's cache (64-token
+// blocks, no expiry) hits exactly what the import's ideal cache did, so each simulated request
+// takes the fitted model's time; we require the median request within 15% of its recorded
+// duration, 90% of requests within 25%, and the total model time within 5%.
+TEST(Fit, ReplayWithTheFittedCurveReproducesRecordedTimes) {
+  const std::vector<recorded_trace> t{import_trace(traces / "claude-code-weka/trace_0455.json")};
+  const auto fit = fit_speed_model(t);
+  EXPECT_TRUE(fit.used_ttft);
+  EXPECT_EQ(fit.samples, 43u);
+  EXPECT_GT(fit.r_squared, 0.8);
+
+  scenario_option o;
+  o.label = "fitted";
+  o.tgt.name = "fitted";
+  o.tgt.kind = target_kind::local;
+  o.tgt.context_window_tokens = 1 << 20;
+  o.tgt.cache.block_tokens = 64;
+  o.tgt.cache.ttl_s = 1e9;
+  o.tgt.speed = fit.model;
+  o.tgt.power = power_config{};
+  o.client.max_retries = 0;
+  const auto r = run_replay(t, {o});
+  const auto& rec = t[0].sessions[0].requests;
+  const auto& sim = r.options[0].sim;
+  ASSERT_EQ(sim.requests.size(), rec.size());
+  std::vector<double> err;
+  double sim_total = 0, rec_total = 0;
+  for (std::size_t i = 0; i < rec.size(); ++i) {
+    EXPECT_EQ(sim.requests[i].cache_read, rec[i].tokens.cache_read) << "request " << i + 1;
+    if (std::isnan(rec[i].t_end)) continue;
+    const double d_rec = rec[i].t_end - rec[i].t_send;
+    const double d_sim = sim.requests[i].t_end - sim.requests[i].t_send;
+    err.push_back(std::abs(d_sim - d_rec) / d_rec);
+    sim_total += d_sim;
+    rec_total += d_rec;
+  }
+  ASSERT_EQ(err.size(), 43u);
+  EXPECT_LT(percentile(err, 0.5), 0.15);
+  EXPECT_LT(percentile(err, 0.9), 0.25);
+  EXPECT_NEAR(sim_total / rec_total, 1.0, 0.05);
+}
+
+TEST(Fit, LogsWithoutTimesCannotBeFitted) {
+  const std::vector<recorded_trace> t{import_trace(traces / "swe-agent/pydicom__pydicom-1458.traj")};
+  EXPECT_THROW((void)fit_speed_model(t), trace_error);
+}
+
+// A real Claude Code subagent session replayed on Cerebras' Developer tier and the local
+// workstation: every recorded token is sent again, and the recorded side is measured as logged.
+TEST(Replay, RealSessionOnTheReferenceTargets) {
+  const std::vector<recorded_trace> t{import_trace(traces / "claude-code-jsonl/subagent.jsonl")};
+  std::vector<scenario_option> options(2);
+  options[0].label = "cloud";
+  options[0].tgt = lib().load_target("cerebras-developer-qwen-3.8-27b");
+  options[0].client = lib().load_client("opencode");
+  options[1].label = "local";
+  options[1].tgt = lib().load_target("local-workstation-qwen-27b");
+  options[1].client = lib().load_client("opencode");
+  const auto r = run_replay(t, options);
+  token_counts recorded;
+  for (const auto& s : t[0].sessions)
+    for (const auto& q : s.requests) recorded += q.tokens;
+  EXPECT_EQ(r.recorded.tokens, recorded);
+  for (const auto& o : r.options) {
+    SCOPED_TRACE(o.label);
+    EXPECT_EQ(o.sim.tokens.prompt(), recorded.prompt());
+    EXPECT_EQ(o.sim.tokens.generated(), recorded.generated());
+    EXPECT_EQ(o.sim.sessions[0].outcome, session_outcome::completed);
+  }
+  EXPECT_GT(r.options[1].sim.energy->energy_kwh, 0.0);
+}
