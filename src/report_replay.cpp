@@ -132,12 +132,12 @@ void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& trac
   write_import_summary(os, traces);
   const auto& rec = r.recorded;
   auto row = [&](const std::string& name, const std::string& recorded, auto per_option) {
-    fmt::print(os, "  {:<22} {:>22}", name, recorded);
-    for (const auto& o : r.options) fmt::print(os, " {:>22}", per_option(o));
+    fmt::print(os, "  {:<22} {:>32}", name, recorded);
+    for (const auto& o : r.options) fmt::print(os, " {:>32}", per_option(o));
     fmt::print(os, "\n");
   };
-  fmt::print(os, "\n  {:<22} {:>22}", "", "recorded");
-  for (const auto& o : r.options) fmt::print(os, " {:>22}", o.label.size() > 22 ? o.label.substr(0, 21) + "~" : o.label);
+  fmt::print(os, "\n  {:<22} {:>32}", "", "recorded");
+  for (const auto& o : r.options) fmt::print(os, " {:>32}", o.label.size() > 32 ? o.label.substr(0, 31) + "~" : o.label);
   fmt::print(os, "\n");
   row("wall clock", fmt::format("{:.1f} s", rec.wall_s), [](const option_result& o) { return fmt::format("{:.1f} s", o.sim.wall_s); });
   row("requests served", fmt::format("{}", rec.requests), [](const option_result& o) {

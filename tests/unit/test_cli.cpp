@@ -154,3 +154,67 @@ TEST(Cli, PresetsListsEveryKind) {
                         "scenario   reference"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
 }
+
+// ---- stats, replay, fit, convert -------------------------------------------------------------
+
+namespace {
+const std::string traces = LOOPCAST_TEST_TRACES_DIR;
+}
+
+TEST(CliLogs, StatsJsonPerModelAndOverall) {
+  const auto r = loopcast("stats --json " + traces + "/claude-code-weka/trace_0455.json --price cerebras-developer-qwen-3.8-27b");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("groups").size(), 2u);
+  EXPECT_EQ(j.at("groups").at(1).at("model"), "all");
+  EXPECT_EQ(j.at("groups").at(1).at("requests"), 51);
+  EXPECT_EQ(j.at("groups").at(1).at("samples").at("dropped_no_timing"), 8);
+  // 2,099,358 prompt tokens × $0.99/M + 8,464 output × $1.49/M = $2.090976 (independently computed).
+  EXPECT_NEAR(j.at("groups").at(1).at("priced_cost_usd").get<double>(), 2.090976, 1e-6);
+  EXPECT_EQ(j.at("groups").at(1).at("context_bins").size(), 4u);
+  EXPECT_EQ(j.at("logs").at(0).at("format"), "kv-cache-tester");
+}
+
+TEST(CliLogs, MissingAndUnreadableLogs) {
+  auto r = loopcast("stats /nonexistent.jsonl");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_EQ(r.err, "loopcast: /nonexistent.jsonl: no such file or directory\n");
+  r = loopcast("stats --format bogus " + traces + "/codex");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "loopcast: unknown --format \"bogus\" (expected auto, claude-code, codex, opencode, kv-cache-tester, "
+                   "swe-agent or loopcast)\n");
+  r = loopcast("replay " + traces + "/swe-agent/pydicom__pydicom-1458.traj --on local-workstation-qwen-27b");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("per-task totals only"), std::string::npos);
+  r = loopcast("replay " + traces + "/codex --on nonesuch");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("no target preset named \"nonesuch\""), std::string::npos);
+}
+
+TEST(CliLogs, FitWritesAPresetThatReplayLoads) {
+  const auto preset = std::filesystem::temp_directory_path() / "loopcast_cli_fit.json";
+  auto r = loopcast("fit " + traces + "/claude-code-weka/trace_0455.json -o " + preset.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("fitted 43 requests (TTFT and decode separately)"), std::string::npos) << r.out;
+  r = loopcast("replay --json " + traces + "/claude-code-weka/trace_0455.json --on " + preset.string() +
+               " --on cerebras-developer-qwen-3.8-27b");
+  std::filesystem::remove(preset);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("options").size(), 2u);
+  EXPECT_EQ(j.at("options").at(0).at("label"), "loopcast_cli_fit");
+  EXPECT_EQ(j.at("options").at(0).at("requests"), 51);
+  EXPECT_EQ(j.at("recorded").at("requests"), 51);
+}
+
+TEST(CliLogs, ConvertThenStatsAgree) {
+  const auto out = std::filesystem::temp_directory_path() / "loopcast_cli_convert.jsonl";
+  const std::string codex = traces + "/codex/rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl";
+  auto r = loopcast("convert " + codex + " -o " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, codex + ": 28 requests in 1 sessions written to " + out.string() + "\n");
+  const auto a = loopcast("stats --json " + codex), b = loopcast("stats --json " + out.string());
+  std::filesystem::remove(out);
+  const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  EXPECT_EQ(ja.at("groups"), jb.at("groups"));
+}
