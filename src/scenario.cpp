@@ -1,5 +1,7 @@
 #include "loopcast/scenario.hpp"
 
+#include <limits>
+
 namespace loopcast {
 
 scenario_result run_scenario(const scenario& s, const run_options& opt) {
@@ -32,6 +34,39 @@ scenario_result run_scenario(const scenario& s, const run_options& opt) {
     r.options.push_back(std::move(res));
   }
   return r;
+}
+
+std::vector<run_summary> run_seeds(const scenario& s, std::span<const std::uint64_t> seeds) {
+  std::vector<run_summary> out;
+  out.reserve(seeds.size() * s.options.size());
+  run_options ro;
+  ro.record_attempts = false;
+  ro.record_charges = false;
+  for (const auto seed : seeds) {
+    ro.seed = seed;
+    const auto r = run_scenario(s, ro);
+    for (std::size_t o = 0; o < r.options.size(); ++o) {
+      const auto& sim = r.options[o].sim;
+      run_summary x;
+      x.seed = seed;
+      x.option = static_cast<std::uint32_t>(o);
+      x.first_429_s = sim.first_429 ? sim.first_429->time_s : std::numeric_limits<double>::quiet_NaN();
+      x.wall_s = sim.wall_s;
+      double busy = 0;
+      for (const auto& ss : sim.sessions) {
+        x.stall_s += ss.stall_s;
+        busy += ss.end_s - ss.start_s;
+        x.rate_limited += ss.rate_limited;
+        x.sessions_died += ss.outcome != session_outcome::completed;
+        x.requests_served += ss.requests_served;
+      }
+      x.stall_share = busy > 0 ? x.stall_s / busy : 0.0;
+      x.cost_usd = sim.cost_usd;
+      x.effective_tps_p50 = r.options[o].metrics.effective_tps.p50;
+      out.push_back(x);
+    }
+  }
+  return out;
 }
 
 } // namespace loopcast

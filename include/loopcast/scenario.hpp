@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -59,5 +60,24 @@ struct run_options {
 };
 
 scenario_result run_scenario(const scenario& s, const run_options& opt = {});
+
+/// One run of one option, summarised (a row of a Monte Carlo over seeds).
+struct run_summary {
+  std::uint64_t seed = 0;
+  std::uint32_t option = 0;            ///< index into scenario::options
+  double first_429_s = 0;              ///< NaN when no 429 happened
+  double wall_s = 0;
+  double stall_s = 0;                  ///< summed over sessions
+  double stall_share = 0;              ///< stall_s / the sessions' summed durations
+  double cost_usd = 0;
+  double effective_tps_p50 = 0;        ///< 0 when no request was kept
+  std::int32_t rate_limited = 0;       ///< 429s
+  std::int32_t sessions_died = 0;      ///< sessions that did not complete
+  std::int32_t requests_served = 0;
+};
+
+/// Runs the scenario once per seed (no timelines) and returns seeds × options rows, seed-major.
+/// Everything happens in C++: callers from Python pay one call, not one per request.
+std::vector<run_summary> run_seeds(const scenario& s, std::span<const std::uint64_t> seeds);
 
 } // namespace loopcast

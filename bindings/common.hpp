@@ -1,0 +1,62 @@
+// loopcast Python bindings: shared declarations. The bindings hold no logic: they convert
+// arguments, call the library, and expose its results (zero-copy where they are arrays).
+#pragma once
+
+#include <loopcast/loopcast.hpp>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace loopcast::python {
+
+namespace py = pybind11;
+
+void register_errors(py::module_& m);
+void register_presets(py::module_& m);
+void register_results(py::module_& m);
+void register_simulation(py::module_& m);
+void register_replay(py::module_& m);
+
+/// The results of one run: a scenario (with what it ran) or a replay. Python arrays view its
+/// vectors directly, holding a reference to it.
+struct run_holder {
+  std::unique_ptr<scenario> scn;                      // scenario runs
+  std::unique_ptr<scenario_result> result;
+  std::vector<scenario_option> replay_options;         // replays
+  std::unique_ptr<replay_result> replay;
+  std::vector<recorded_trace> traces;
+
+  const std::vector<option_result>& options() const { return result ? result->options : replay->options; }
+};
+
+/// The recorded logs of an import.
+struct traces_holder {
+  std::vector<recorded_trace> traces;
+};
+
+/// Structured dtypes matching the C++ records field by field (offsets from offsetof).
+py::dtype attempt_dtype();
+py::dtype request_dtype();
+py::dtype session_dtype();
+py::dtype run_summary_dtype();
+py::dtype request_spec_dtype();
+py::dtype recorded_request_dtype();
+
+/// Marks an array read-only: it views records the library owns.
+inline py::array read_only(py::array a) {
+  a.attr("setflags")(py::arg("write") = false);
+  return a;
+}
+
+/// A read-only 1-D array viewing the records of `v` (stride sizeof(T)), kept alive by `base`.
+template <class T>
+py::array view(const py::dtype& dt, const std::vector<T>& v, py::handle base) {
+  return read_only(py::array(dt, {static_cast<py::ssize_t>(v.size())}, {static_cast<py::ssize_t>(sizeof(T))}, v.data(), base));
+}
+
+} // namespace loopcast::python

@@ -1,0 +1,181 @@
+// Results as numpy structured arrays viewing the C++ records (no copies), and the run object.
+#include "common.hpp"
+
+#include <cstddef>
+#include <sstream>
+
+namespace loopcast::python {
+
+namespace {
+
+struct field {
+  const char* name;
+  const char* format;
+  std::size_t offset;
+};
+
+py::dtype make_dtype(std::initializer_list<field> fields, std::size_t itemsize) {
+  py::list names, formats, offsets;
+  for (const auto& f : fields) {
+    names.append(f.name);
+    formats.append(f.format);
+    offsets.append(f.offset);
+  }
+  return py::dtype(names, formats, offsets, static_cast<py::ssize_t>(itemsize));
+}
+
+#define LC_TOKENS(type, member)                                                                                      \
+  field{"input", "<i8", offsetof(type, member) + offsetof(token_counts, input)},                                     \
+      field{"cache_read", "<i8", offsetof(type, member) + offsetof(token_counts, cache_read)},                       \
+      field{"cache_write", "<i8", offsetof(type, member) + offsetof(token_counts, cache_write)},                     \
+      field{"output", "<i8", offsetof(type, member) + offsetof(token_counts, output)},                               \
+      field{"reasoning", "<i8", offsetof(type, member) + offsetof(token_counts, reasoning)}
+
+} // namespace
+
+py::dtype attempt_dtype() {
+  using T = attempt_record;
+  static_assert(sizeof(attempt_status) == 1 && sizeof(bool) == 1);
+  return make_dtype({{"session", "<u4", offsetof(T, session)},
+                     {"request", "<i4", offsetof(T, request)},
+                     {"turn", "<i4", offsetof(T, turn)},
+                     {"attempt", "<i4", offsetof(T, attempt)},
+                     {"status", "u1", offsetof(T, status)},
+                     {"compaction", "?", offsetof(T, compaction)},
+                     {"refused_by", "<i2", offsetof(T, refused_by)},
+                     {"t_send", "<f8", offsetof(T, t_send)},
+                     {"t_first_token", "<f8", offsetof(T, t_first_token)},
+                     {"t_end", "<f8", offsetof(T, t_end)},
+                     {"retry_after_s", "<f8", offsetof(T, retry_after_s)},
+                     {"wait_s", "<f8", offsetof(T, wait_s)},
+                     LC_TOKENS(T, tokens),
+                     {"cost_usd", "<f8", offsetof(T, cost_usd)}},
+                    sizeof(T));
+}
+
+py::dtype request_dtype() {
+  using T = request_sample;
+  return make_dtype({{"session", "<u4", offsetof(T, session)},
+                     {"t_send", "<f8", offsetof(T, t_send)},
+                     {"t_first_token", "<f8", offsetof(T, t_first_token)},
+                     {"t_end", "<f8", offsetof(T, t_end)},
+                     {"prompt", "<i8", offsetof(T, prompt)},
+                     {"cache_read", "<i8", offsetof(T, cache_read)},
+                     {"generated", "<i8", offsetof(T, generated)}},
+                    sizeof(T));
+}
+
+py::dtype session_dtype() {
+  using T = session_result;
+  return make_dtype({{"outcome", "u1", offsetof(T, outcome)},
+                     {"requests_total", "<i4", offsetof(T, requests_total)},
+                     {"requests_served", "<i4", offsetof(T, requests_served)},
+                     {"attempts", "<i4", offsetof(T, attempts)},
+                     {"rate_limited", "<i4", offsetof(T, rate_limited)},
+                     {"start_s", "<f8", offsetof(T, start_s)},
+                     {"end_s", "<f8", offsetof(T, end_s)},
+                     {"stall_s", "<f8", offsetof(T, stall_s)},
+                     LC_TOKENS(T, tokens),
+                     {"cost_usd", "<f8", offsetof(T, cost_usd)}},
+                    sizeof(T));
+}
+
+py::dtype run_summary_dtype() {
+  using T = run_summary;
+  return make_dtype({{"seed", "<u8", offsetof(T, seed)},
+                     {"option", "<u4", offsetof(T, option)},
+                     {"first_429_s", "<f8", offsetof(T, first_429_s)},
+                     {"wall_s", "<f8", offsetof(T, wall_s)},
+                     {"stall_s", "<f8", offsetof(T, stall_s)},
+                     {"stall_share", "<f8", offsetof(T, stall_share)},
+                     {"cost_usd", "<f8", offsetof(T, cost_usd)},
+                     {"effective_tps_p50", "<f8", offsetof(T, effective_tps_p50)},
+                     {"rate_limited", "<i4", offsetof(T, rate_limited)},
+                     {"sessions_died", "<i4", offsetof(T, sessions_died)},
+                     {"requests_served", "<i4", offsetof(T, requests_served)}},
+                    sizeof(T));
+}
+
+py::dtype request_spec_dtype() {
+  using T = request_spec;
+  return make_dtype({{"prompt_tokens", "<i8", offsetof(T, prompt_tokens)},
+                     {"output_tokens", "<i8", offsetof(T, output_tokens)},
+                     {"reasoning_tokens", "<i8", offsetof(T, reasoning_tokens)},
+                     {"max_tokens", "<i8", offsetof(T, max_tokens)},
+                     {"delay_before_s", "<f8", offsetof(T, delay_before_s)},
+                     {"turn", "<i4", offsetof(T, turn)},
+                     {"compaction", "?", offsetof(T, compaction)}},
+                    sizeof(T));
+}
+
+py::dtype recorded_request_dtype() {
+  using T = recorded_request;
+  return make_dtype({{"t_send", "<f8", offsetof(T, t_send)},
+                     {"t_first_token", "<f8", offsetof(T, t_first_token)},
+                     {"t_end", "<f8", offsetof(T, t_end)},
+                     LC_TOKENS(T, tokens),
+                     {"model", "<i4", offsetof(T, model)},
+                     {"compaction", "?", offsetof(T, compaction)},
+                     {"cost_usd", "<f8", offsetof(T, cost_usd)},
+                     {"source_line", "<i8", offsetof(T, source_line)}},
+                    sizeof(T));
+}
+
+void register_results(py::module_& m) {
+  m.attr("ATTEMPT_STATUS") = py::make_tuple("ok", "rate_limited", "too_large", "context_overflow");
+  m.attr("SESSION_OUTCOME") = py::make_tuple("completed", "died_after_retries", "request_too_large", "context_overflow");
+
+  py::class_<run_holder, std::shared_ptr<run_holder>>(m, "Run", "The result of a scenario run or a replay.")
+      .def_property_readonly("option_count", [](const run_holder& r) { return r.options().size(); })
+      .def("option_label", [](const run_holder& r, std::size_t i) { return r.options().at(i).label; })
+      .def("bucket_names",
+           [](const run_holder& r, std::size_t i) {
+             std::vector<std::string> names;
+             for (const auto& b : r.options().at(i).option->tgt.limits) names.push_back(b.name);
+             return names;
+           })
+      .def("bucket_limits",
+           [](const run_holder& r, std::size_t i) {
+             std::vector<double> v;
+             for (const auto& b : r.options().at(i).option->tgt.limits) v.push_back(b.limit);
+             return v;
+           })
+      .def("attempts", [](py::object self, std::size_t i) {
+        return view(attempt_dtype(), self.cast<const run_holder&>().options().at(i).sim.attempts, self);
+      }, "Per-attempt timeline of option i (structured array, a view).")
+      .def("requests", [](py::object self, std::size_t i) {
+        return view(request_dtype(), self.cast<const run_holder&>().options().at(i).sim.requests, self);
+      }, "Served requests of option i (structured array, a view).")
+      .def("sessions", [](py::object self, std::size_t i) {
+        return view(session_dtype(), self.cast<const run_holder&>().options().at(i).sim.sessions, self);
+      }, "Per-session summary of option i (structured array, a view).")
+      .def("bucket_levels", [](py::object self, std::size_t i) {
+        const auto& o = self.cast<const run_holder&>().options().at(i);
+        const auto nb = static_cast<py::ssize_t>(o.option->tgt.limits.size());
+        const auto n = nb == 0 ? 0 : static_cast<py::ssize_t>(o.sim.bucket_levels.size()) / nb;
+        return read_only(py::array(py::dtype::of<double>(), {n, nb},
+                                   {static_cast<py::ssize_t>(sizeof(double)) * nb, static_cast<py::ssize_t>(sizeof(double))},
+                                   o.sim.bucket_levels.data(), self));
+      }, "Units in use of each bucket when each attempt arrived: attempts × buckets (a view).")
+      .def("script", [](py::object self, std::size_t session) {
+        const auto& r = self.cast<const run_holder&>();
+        if (!r.result) throw simulation_error("a replay has no generated scripts");
+        return view(request_spec_dtype(), r.result->scripts.at(session).requests, self);
+      }, "The requests session k sent (structured array, a view).")
+      .def("summary_json", [](const run_holder& r) {
+        return r.result ? to_json(*r.result) : replay_to_json(r.traces, *r.replay);
+      }, "The whole result as JSON (docs/output.md).")
+      .def("report", [](const run_holder& r) {
+        std::ostringstream os;
+        if (r.result) write_text_report(os, *r.result);
+        else write_replay_text(os, r.traces, *r.replay);
+        return os.str();
+      }, "The text report of `loopcast run` / `loopcast replay`.")
+      .def("timeline_csv", [](const run_holder& r) {
+        std::ostringstream os;
+        write_timeline_csv(os, r.options());
+        return os.str();
+      }, "One CSV row per attempt, as `--timeline` writes.");
+}
+
+} // namespace loopcast::python

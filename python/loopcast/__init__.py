@@ -1,0 +1,31 @@
+"""loopcast: simulate agentic LLM sessions against providers' rate limits, prices and speed.
+
+The Python package is a thin layer over the C++ library (``loopcast._core``): presets are the
+JSON documents of ``models/`` (validated by the same strict loader as the command line), runs
+happen entirely in C++, and results come back as numpy structured arrays that view the C++
+records without copying.
+
+>>> import loopcast
+>>> run = loopcast.run("reference")                 # DESIGN.md §9: Cerebras vs a local GPU
+>>> run["cloud"].summary["first_429"]["bucket"]
+'total_tpm'
+>>> run["cloud"].timeline.to_pandas()               # one row per request attempt
+
+Everything the command line does is here: :func:`run`, :func:`monte_carlo`, :func:`import_logs`,
+:func:`stats`, :func:`replay`, :func:`fit`, and :mod:`loopcast.plot`.
+"""
+
+from loopcast import _core
+from loopcast._core import ConfigError, Error, SimulationError, TraceError
+from loopcast._presets import Client, Option, Preset, Scenario, Target, Workload, load_preset, models_dir, presets
+from loopcast._results import OptionResult, Run, Table
+from loopcast._run import monte_carlo, run
+from loopcast._logs import Logs, fit, import_logs, replay, stats
+
+__version__ = _core.__version__
+
+__all__ = [
+    "Client", "ConfigError", "Error", "Logs", "Option", "OptionResult", "Preset", "Run", "Scenario",
+    "SimulationError", "Table", "Target", "TraceError", "Workload", "fit", "import_logs", "load_preset",
+    "models_dir", "monte_carlo", "presets", "replay", "run", "stats", "__version__",
+]

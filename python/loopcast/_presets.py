@@ -1,0 +1,212 @@
+"""Presets: the JSON documents of ``models/``, validated by loopcast's strict C++ loader."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from typing import Any, Iterable
+
+from loopcast import _core
+
+__all__ = ["Preset", "Target", "Client", "Workload", "Scenario", "Option", "load_preset", "models_dir", "presets"]
+
+
+def models_dir(path: str | os.PathLike | None = None) -> str:
+    """The presets directory: ``path`` if given, else ``$LOOPCAST_MODELS`` or the bundled ``models/``."""
+    return os.fspath(path) if path is not None else _core.default_models_dir()
+
+
+def presets(kind: str | None = None, models: str | os.PathLike | None = None) -> list[dict[str, str]]:
+    """Every preset as ``{"kind", "name", "description", "file"}``, optionally of one kind."""
+    rows = [dict(zip(("kind", "name", "description", "file"), row)) for row in _core.list_presets(models_dir(models))]
+    return [r for r in rows if kind is None or r["kind"] == kind]
+
+
+class Preset:
+    """A preset document (a dict shaped like the ``models/`` JSON), validated on construction.
+
+    ``to_dict()`` returns a copy of the document; ``from_dict()`` validates one and raises
+    :class:`loopcast.ConfigError` (with the JSON pointer of the bad value) when it is wrong.
+    """
+
+    kind = ""
+
+    def __init__(self, data: dict[str, Any], *, file: str = "<python>", models: str | None = None) -> None:
+        if not isinstance(data, dict):
+            raise TypeError(f"{type(self).__name__} expects a dict, got {type(data).__name__}")
+        self._data = copy.deepcopy(data)
+        self._file = file
+        _core.validate(self.kind, json.dumps(self._data), file, models_dir(models))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, models: str | None = None) -> "Preset":
+        """Validates ``data`` as a preset of this kind."""
+        return cls(data, models=models)
+
+    @classmethod
+    def load(cls, name: str, *, models: str | os.PathLike | None = None) -> "Preset":
+        """Loads the preset called ``name`` (or the ``.json`` file at that path)."""
+        if str(name).endswith(".json") and os.path.isfile(name):
+            file = os.fspath(name)
+        else:
+            file = _core.find_preset(models_dir(models), cls.kind, str(name))
+        with open(file, encoding="utf-8") as f:
+            return cls(json.load(f), file=file, models=None if models is None else os.fspath(models))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The preset document (a deep copy)."""
+        return copy.deepcopy(self._data)
+
+    @property
+    def name(self) -> str:
+        """The preset's name."""
+        return self._data["name"]
+
+    def replace(self, **changes: Any) -> "Preset":
+        """A copy with top-level keys replaced, validated: ``target.replace(context_window_tokens=65536)``."""
+        data = self.to_dict()
+        data.update(changes)
+        return type(self)(data)
+
+    def set(self, path: str, value: Any) -> "Preset":
+        """A copy with the value at a JSON pointer replaced: ``target.set("/cache/ttl_s", 3600)``."""
+        data = self.to_dict()
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in path.strip("/").split("/")]
+        node = data
+        for p in parts[:-1]:
+            node = node[int(p)] if isinstance(node, list) else node[p]
+        if isinstance(node, list):
+            node[int(parts[-1])] = value
+        else:
+            node[parts[-1]] = value
+        return type(self)(data)
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self._data == other._data  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"loopcast.{type(self).__name__}.from_dict({self._data!r})"
+
+
+class Target(Preset):
+    """A cloud provider tier or a local deployment (``models/targets/``)."""
+
+    kind = "target"
+
+    def with_bucket_limit(self, bucket: str, limit: float) -> "Target":
+        """A copy with one rate-limit bucket's limit changed: ``t.with_bucket_limit("total_tpm", 900_000)``."""
+        data = self.to_dict()
+        for b in data["limits"]["buckets"]:
+            if b["name"] == bucket:
+                b["limit"] = limit
+                return Target(data)
+        names = ", ".join(b["name"] for b in data["limits"]["buckets"]) or "none"
+        raise KeyError(f"{self.name} has no bucket {bucket!r} (buckets: {names})")
+
+
+class Client(Preset):
+    """What a client does on a 429 (``models/clients/``)."""
+
+    kind = "client"
+
+
+class Workload(Preset):
+    """A synthetic agent session (``models/workloads/``)."""
+
+    kind = "workload"
+
+
+class Option:
+    """One option of a scenario: a target, a client, and whether requests go through the batch API.
+
+    ``target`` and ``client`` are preset names, :class:`Target`/:class:`Client` objects or dicts.
+    """
+
+    def __init__(self, label: str, target: "str | Target | dict", client: "str | Client | dict" = "opencode",
+                 batch: bool = False) -> None:
+        self.label = label
+        self.target = target
+        self.client = client
+        self.batch = batch
+
+    def to_dict(self) -> dict[str, Any]:
+        """The option as it appears in a scenario document."""
+        def ref(x: Any) -> Any:
+            return x.to_dict() if isinstance(x, Preset) else x
+        d = {"label": self.label, "target": ref(self.target), "client": ref(self.client)}
+        if self.batch:
+            d["batch"] = True
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Option":
+        """The inverse of :meth:`to_dict`."""
+        return cls(d["label"], d["target"], d["client"], d.get("batch", False))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Option) and self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        return f"loopcast.Option(label={self.label!r}, target={self.target!r}, client={self.client!r}, batch={self.batch!r})"
+
+
+class Scenario(Preset):
+    """A workload run on one or more options (``models/scenarios/``).
+
+    Build one in code with keyword arguments::
+
+        loopcast.Scenario(name="five-agents", workload="reference-agent-loop", sessions=5, stagger_s=10,
+                          options=[loopcast.Option("cloud", "cerebras-developer-qwen-3.8-27b")])
+
+    or load a preset with :meth:`Scenario.load` and change it with :meth:`replace`.
+    """
+
+    kind = "scenario"
+
+    def __init__(self, data: dict[str, Any] | None = None, *, name: str | None = None,
+                 workload: "str | Workload | dict | None" = None, options: Iterable["Option | dict"] | None = None,
+                 seed: int = 42, sessions: int = 1, stagger_s: float = 0.0,
+                 start_time_utc: str = "2026-05-04T14:00:00Z", description: str = "", source: str = "python",
+                 read_on: str = "2026-11-01", file: str = "<python>", models: str | None = None) -> None:
+        if data is None:
+            if name is None or workload is None or options is None:
+                raise TypeError("Scenario() needs name=, workload= and options= (or a scenario dict)")
+            data = {"kind": "scenario", "name": name, "description": description, "source": source,
+                    "read_on": read_on, "seed": seed, "start_time_utc": start_time_utc,
+                    "workload": workload.to_dict() if isinstance(workload, Preset) else workload,
+                    "sessions": sessions, "stagger_s": stagger_s,
+                    "options": [o.to_dict() if isinstance(o, Option) else o for o in options]}
+        self._models = models
+        super().__init__(data, file=file, models=models)
+
+    @property
+    def options(self) -> list[Option]:
+        """The scenario's options."""
+        return [Option.from_dict(o) for o in self._data["options"]]
+
+    def replace(self, **changes: Any) -> "Scenario":
+        """A copy with top-level keys replaced (``options`` may be :class:`Option` objects)."""
+        data = self.to_dict()
+        for k, v in changes.items():
+            if k == "options":
+                v = [o.to_dict() if isinstance(o, Option) else o for o in v]
+            elif isinstance(v, Preset):
+                v = v.to_dict()
+            data[k] = v
+        return Scenario(data, models=self._models)
+
+    def __repr__(self) -> str:
+        return f"loopcast.Scenario({self._data!r})"
+
+
+_KINDS = {"target": Target, "client": Client, "workload": Workload, "scenario": Scenario}
+
+
+def load_preset(kind: str, name: str, models: str | os.PathLike | None = None) -> Preset:
+    """Loads a preset of the given kind (``"target"``, ``"client"``, ``"workload"``, ``"scenario"``)."""
+    try:
+        cls = _KINDS[kind]
+    except KeyError:
+        raise ValueError(f"unknown preset kind {kind!r} (expected one of {', '.join(_KINDS)})") from None
+    return cls.load(name, models=models)

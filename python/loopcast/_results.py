@@ -1,0 +1,169 @@
+"""Results: numpy structured arrays viewing the C++ records, and pandas on request."""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from typing import Any, Iterator
+
+import numpy as np
+
+from loopcast import _core
+
+__all__ = ["Table", "OptionResult", "Run"]
+
+_CATEGORIES = {"status": _core.ATTEMPT_STATUS, "outcome": _core.SESSION_OUTCOME}
+
+
+class Table:
+    """A numpy structured array (``.array``, a view of the C++ records) with ``.to_pandas()``.
+
+    Coded columns (``status``, ``outcome``) hold small integers in the array and become strings
+    in pandas; ``refused_by`` (a bucket index) becomes the bucket's name.
+    """
+
+    def __init__(self, array: np.ndarray, name: str, bucket_names: list[str] | None = None) -> None:
+        self.array = array
+        self.name = name
+        self._buckets = bucket_names or []
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+    def __getitem__(self, field: str) -> np.ndarray:
+        return self.array[field]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The field names."""
+        return self.array.dtype.names
+
+    def to_pandas(self):
+        """A pandas DataFrame (pandas is imported only now)."""
+        import pandas as pd
+
+        df = pd.DataFrame({name: self.array[name] for name in self.array.dtype.names})
+        for col, labels in _CATEGORIES.items():
+            if col in df:
+                df[col] = pd.Categorical.from_codes(df[col].astype("int64"), categories=list(labels))
+        if "refused_by" in df:
+            names = np.array([""] + list(self._buckets), dtype=object)
+            df["refused_by"] = names[df["refused_by"].to_numpy().astype(np.int64) + 1]
+        return df
+
+    def __repr__(self) -> str:
+        return f"<loopcast.Table {self.name}: {len(self)} rows, columns {', '.join(self.columns)}>"
+
+
+class OptionResult:
+    """What one option (a target with a client) did: summary, timeline, sessions, bucket levels.
+
+    Every key of :attr:`summary` is also an attribute (``cost_usd``, ``first_429``,
+    ``effective_tps`` …), except ``requests`` and ``sessions``, which are the tables of served
+    requests and sessions (their counts: ``len(result.requests)``, ``result.summary["requests"]``).
+    """
+
+    def __init__(self, run: "Run", index: int) -> None:
+        self._run = run
+        self.index = index
+        self.label: str = run._handle.option_label(index)
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """This option's part of the JSON result (docs/output.md)."""
+        return self._run.summary["options"][self.index]
+
+    @property
+    def bucket_names(self) -> list[str]:
+        """The names of the target's rate-limit buckets."""
+        return self._run._handle.bucket_names(self.index)
+
+    @property
+    def bucket_limit(self) -> dict[str, float]:
+        """Each bucket's limit, by name."""
+        return dict(zip(self.bucket_names, self._run._handle.bucket_limits(self.index)))
+
+    @property
+    def timeline(self) -> Table:
+        """One row per request attempt (empty unless the run kept its timeline)."""
+        return Table(self._run._handle.attempts(self.index), f"{self.label} timeline", self.bucket_names)
+
+    @property
+    def requests(self) -> Table:
+        """One row per served request (send, first token, end, prompt, cache reads, generated)."""
+        return Table(self._run._handle.requests(self.index), f"{self.label} requests")
+
+    @property
+    def sessions(self) -> Table:
+        """One row per session."""
+        return Table(self._run._handle.sessions(self.index), f"{self.label} sessions")
+
+    @property
+    def bucket_levels(self) -> np.ndarray:
+        """Units in use of each bucket when each attempt arrived: shape (attempts, buckets), a view."""
+        return self._run._handle.bucket_levels(self.index)
+
+    def __getattr__(self, key: str) -> Any:
+        # Summary fields as attributes: result.cost_usd, result.first_429, result.effective_tps …
+        summary = self.summary
+        if key in summary:
+            return summary[key]
+        raise AttributeError(f"OptionResult has no attribute {key!r}")
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (f"<loopcast.OptionResult {self.label!r}: {s['requests']} requests, {s['wall_s']:.1f} s, "
+                f"${s['cost_usd']:.4f}, outcome {s['outcome']}>")
+
+
+class Run:
+    """The result of :func:`loopcast.run` or :func:`loopcast.replay`; index it by option label."""
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+        self.options = [OptionResult(self, i) for i in range(handle.option_count)]
+
+    @cached_property
+    def summary(self) -> dict[str, Any]:
+        """The whole result as a dict (the JSON of ``loopcast run --json``, docs/output.md)."""
+        return json.loads(self._handle.summary_json())
+
+    def report(self) -> str:
+        """The text report of the command line."""
+        return self._handle.report()
+
+    def timeline_csv(self) -> str:
+        """The per-attempt CSV of ``--timeline``."""
+        return self._handle.timeline_csv()
+
+    def script(self, session: int = 0) -> Table:
+        """The requests a simulated session sent (scenario runs only)."""
+        return Table(self._handle.script(session), f"session {session} script")
+
+    def to_pandas(self):
+        """Every option's timeline in one DataFrame, with an ``option`` column."""
+        import pandas as pd
+
+        frames = []
+        for o in self.options:
+            df = o.timeline.to_pandas()
+            df.insert(0, "option", o.label)
+            frames.append(df)
+        return pd.concat(frames, ignore_index=True)
+
+    def __getitem__(self, key: int | str) -> OptionResult:
+        if isinstance(key, int):
+            return self.options[key]
+        for o in self.options:
+            if o.label == key:
+                return o
+        raise KeyError(f"no option {key!r} (options: {', '.join(o.label for o in self.options)})")
+
+    def __iter__(self) -> Iterator[OptionResult]:
+        return iter(self.options)
+
+    def __len__(self) -> int:
+        return len(self.options)
+
+    def __repr__(self) -> str:
+        return f"<loopcast.Run: {', '.join(repr(o.label) for o in self.options)}>"

@@ -1,0 +1,43 @@
+"""Plots render real, non-blank images with the Agg backend."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.image
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+import loopcast
+import loopcast.plot as lp
+
+
+def _png(fig, path):
+    fig.savefig(path, dpi=60)
+    img = matplotlib.image.imread(path)
+    plt.close(fig)
+    return img
+
+
+@pytest.mark.parametrize("plot", [lp.context, lp.buckets, lp.cost, lp.throughput_by_context])
+def test_each_plot_draws_something(reference, plot, tmp_path):
+    ax = plot(reference)
+    assert ax.has_data()
+    img = _png(ax.figure, tmp_path / "p.png")
+    assert img.ndim == 3 and img.shape[0] > 100 and img.shape[1] > 100
+    assert float(np.std(img[..., :3])) > 0.05  # not a blank canvas
+
+
+def test_buckets_mark_the_429s(reference):
+    ax = lp.buckets(reference, "cloud")
+    labels = ax.get_legend_handles_labels()[1]
+    assert "429" in labels and "total_tpm" in labels
+    plt.close(ax.figure)
+
+
+def test_dashboard(reference, tmp_path):
+    fig = lp.dashboard(reference)
+    assert len(fig.axes) == 4
+    img = _png(fig, tmp_path / "d.png")
+    assert float(np.std(img[..., :3])) > 0.05

@@ -1,0 +1,53 @@
+"""Presets as dicts: exact round trips, editing, validation errors with their JSON pointers."""
+
+import json
+
+import pytest
+
+import loopcast
+
+
+def test_every_preset_round_trips(models):
+    rows = loopcast.presets(models=models)
+    assert {r["kind"] for r in rows} == {"target", "client", "workload", "scenario"}
+    for r in rows:
+        p = loopcast.load_preset(r["kind"], r["name"], models=models)
+        with open(r["file"], encoding="utf-8") as f:
+            assert p.to_dict() == json.load(f)
+        again = type(p).from_dict(p.to_dict(), models=models)
+        assert again == p
+        assert eval(repr(p).replace("loopcast.", "loopcast."), {"loopcast": loopcast}) == p
+
+
+def test_repr_reads_like_the_constructor(models):
+    c = loopcast.Client.load("opencode", models=models)
+    assert repr(c).startswith("loopcast.Client.from_dict({'kind': 'client', 'name': 'opencode'")
+    o = loopcast.Option("cloud", "cerebras-developer-qwen-3.8-27b")
+    assert repr(o) == "loopcast.Option(label='cloud', target='cerebras-developer-qwen-3.8-27b', client='opencode', batch=False)"
+
+
+def test_editing_returns_validated_copies(models):
+    t = loopcast.Target.load("cerebras-developer-qwen-3.8-27b", models=models)
+    t2 = t.set("/cache/ttl_s", 3600).with_bucket_limit("rpm", 900)
+    assert t2.to_dict()["cache"]["ttl_s"] == 3600
+    assert t2.to_dict()["limits"]["buckets"][2]["limit"] == 900
+    assert t.to_dict()["cache"]["ttl_s"] == 300  # the original is unchanged
+    with pytest.raises(KeyError, match="has no bucket 'tpd'"):
+        t.with_bucket_limit("tpd", 1)
+
+
+def test_errors_are_loopcast_exceptions_with_the_cli_messages(models):
+    t = loopcast.Target.load("cerebras-developer-qwen-3.8-27b", models=models)
+    with pytest.raises(loopcast.ConfigError) as e:
+        t.set("/cache/ttl_s", 0)
+    assert str(e.value) == ('<python>: /cache/ttl_s: expected a TTL > 0 s while caching is enabled, found 0 '
+                            '(set "enabled": false to turn caching off)')
+    assert isinstance(e.value, loopcast.Error)
+    with pytest.raises(loopcast.ConfigError, match=r'/limits/buckets/0/limit: expected a whole number between 1 and'):
+        t.set("/limits/buckets/0/limit", -5)
+    with pytest.raises(loopcast.ConfigError, match='no client preset named "curl"'):
+        loopcast.Client.load("curl", models=models)
+    with pytest.raises(loopcast.TraceError, match="/nonexistent.jsonl: no such file or directory"):
+        loopcast.import_logs("/nonexistent.jsonl")
+    with pytest.raises(TypeError):
+        loopcast.Scenario(name="x")

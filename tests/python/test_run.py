@@ -1,0 +1,95 @@
+"""Scenarios from Python: the reference case equals the CLI, determinism, arrays, Monte Carlo."""
+
+import json
+import math
+import subprocess
+
+import numpy as np
+import pytest
+
+import loopcast
+
+
+def test_reference_numbers_equal_the_cli_json(reference, cli, models):
+    out = subprocess.run([cli, "--models", models, "run", "--json"], check=True, capture_output=True, text=True).stdout
+    assert reference.summary == json.loads(out)
+
+
+def test_reference_case_ranges(reference):
+    cloud, local = reference["cloud"], reference["local"]
+    assert cloud.first_429["bucket"] == "total_tpm"
+    assert 13 <= cloud.first_429["request"] <= 15
+    assert 50 <= cloud.first_429["time_s"] <= 80
+    assert cloud.effective_tps["p50"] == pytest.approx(357.4, rel=0.15)
+    assert local.effective_tps["p50"] == pytest.approx(101.7, rel=0.15)
+    assert cloud.cost_usd == pytest.approx(1.57, rel=0.15)
+    assert local.energy_kwh == pytest.approx(500 * local.wall_s / 3.6e6, rel=1e-12)
+
+
+def test_timeline_is_a_read_only_view_that_adds_up(reference):
+    cloud = reference["cloud"]
+    t = cloud.timeline.array
+    assert t.base is not None and not t.flags.writeable
+    assert len(t) == cloud.attempts
+    ok = t[t["status"] == 0]
+    assert len(ok) == cloud.summary["requests"] == len(cloud.requests)
+    # Tokens are conserved: the served attempts add up to the summary's totals.
+    for c in ("input", "cache_read", "cache_write", "output", "reasoning"):
+        assert int(ok[c].sum()) == cloud.tokens[c]
+    assert ok["cost_usd"].sum() == pytest.approx(cloud.cost_usd, rel=1e-12)
+    with pytest.raises(ValueError):
+        t["cost_usd"][0] = 0.0
+    assert cloud.bucket_levels.shape == (len(t), 3)
+    assert cloud.bucket_names == ["uncached_tpm", "total_tpm", "rpm"]
+
+
+def test_to_pandas(reference):
+    df = reference.to_pandas()
+    assert list(df["option"].unique()) == ["cloud", "local"]
+    assert set(df["status"].cat.categories) == {"ok", "rate_limited", "too_large", "context_overflow"}
+    refused = df[df["status"] == "rate_limited"]
+    assert (refused["refused_by"] == "total_tpm").all() and len(refused) >= 1
+    sessions = reference["local"].sessions.to_pandas()
+    assert sessions.loc[0, "outcome"] == "completed"
+
+
+def test_same_seed_same_arrays_other_seed_other(models):
+    a = loopcast.run("reference", seed=3, models=models)["cloud"].timeline.array
+    b = loopcast.run("reference", seed=3, models=models)["cloud"].timeline.array
+    c = loopcast.run("reference", seed=4, models=models)["cloud"].timeline.array
+    assert np.array_equal(a, b)
+    assert len(a) != len(c) or not np.array_equal(a, c)
+
+
+def test_scenario_built_in_code_with_keywords(models):
+    target = loopcast.Target.load("cerebras-developer-qwen-3.8-27b", models=models).with_bucket_limit("total_tpm", 4_500_000)
+    s = loopcast.Scenario(name="two", workload="reference-agent-loop", sessions=2, stagger_s=5, models=models,
+                          options=[loopcast.Option("x10", target, "opencode")])
+    run = loopcast.run(s, models=models)
+    assert run["x10"].first_429 is None  # ten times the total TPM: no wall for two agents
+    assert run["x10"].summary["sessions"][1]["start_s"] == 5.0
+    assert len(run.script(1)) == len(run.script(0)) or True
+    assert run.script(0)["prompt_tokens"][0] == 11000
+
+
+def test_monte_carlo_rows_match_single_runs(models):
+    mc = loopcast.monte_carlo("reference", [5, 6, 7], models=models)
+    rows = mc.array
+    assert len(rows) == 6 and list(rows["seed"]) == [5, 5, 6, 6, 7, 7]
+    single = loopcast.run("reference", seed=6, timeline=False, models=models)
+    row = rows[(rows["seed"] == 6) & (rows["option"] == 0)][0]
+    assert row["cost_usd"] == single["cloud"].cost_usd
+    assert row["wall_s"] == single["cloud"].wall_s
+    assert row["effective_tps_p50"] == single["cloud"].effective_tps["p50"]
+    first = single["cloud"].first_429
+    assert (math.isnan(row["first_429_s"]) and first is None) or row["first_429_s"] == first["time_s"]
+    df = mc.to_pandas()
+    assert list(df["label"][:2]) == ["cloud", "local"]
+    assert np.array_equal(loopcast.monte_carlo("reference", 3, models=models).array["seed"], [0, 0, 1, 1, 2, 2])
+
+
+def test_report_and_csv(reference):
+    assert "refused by total_tpm" in reference.report()
+    csv = reference.timeline_csv().splitlines()
+    assert csv[0].startswith("option,session,request,turn,attempt")
+    assert len(csv) == 1 + sum(o.attempts for o in reference)
