@@ -28,6 +28,7 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr std::int64_t max_tokens_value = 1'000'000'000'000;  // 10^12 tokens
 constexpr std::int64_t max_turns = 1'000'000;
 constexpr std::int64_t max_sessions = 1'000'000;
+constexpr std::int64_t max_scenario_turns = 100'000'000;  // sessions × turns of one run
 
 // An enumeration read by the names to_string gives its values (one spelling, in one place).
 template <class E, std::size_t N>
@@ -535,6 +536,9 @@ scenario read_scenario(const node& root, const preset_library& lib) {
   s.wl = resolve<workload>(root.at("workload"), file, read_workload,
                            [&](const std::string& name) { return lib.load_workload(name); });
   s.sessions = static_cast<std::int32_t>(root.at("sessions").integer(1, max_sessions));
+  if (static_cast<std::int64_t>(s.sessions) * s.wl.turns > max_scenario_turns)
+    root.at("sessions").fail(fmt::format("{} sessions × {} turns = {} requests; one run simulates at most {}", s.sessions,
+                                         s.wl.turns, static_cast<std::int64_t>(s.sessions) * s.wl.turns, max_scenario_turns));
   s.stagger_s = root.has("stagger_s") ? root.at("stagger_s").number_in(0, 1e7) : 0.0;
   for (const auto& o : root.at("options").array(1)) {
     o.expect_keys({"label", "target", "client", "batch"});

@@ -81,7 +81,7 @@ recorded_trace import_claude_code(const std::string& path) {
     if (usage == msg->end() || !usage->is_object()) return log.skip(n, "missing usage");
     const auto in = count_at(*usage, "input_tokens");
     const auto out = count_at(*usage, "output_tokens");
-    if (!in || !out) return log.skip(n, "missing usage field", "input_tokens or output_tokens");
+    if (!in || !out) return log.skip(n, "missing or invalid usage field", "input_tokens or output_tokens");
     std::string key = string_at(*msg, "id").value_or("");
     if (key.empty()) key = string_at(j, "requestId").value_or("");
     if (key.empty()) return log.skip(n, "assistant line without message.id or requestId");

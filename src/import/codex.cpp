@@ -66,14 +66,14 @@ recorded_trace import_codex(const std::string& path) {
     if (info == payload->end() || info->is_null()) return;  // the rate-limit snapshot before a turn
     std::optional<std::int64_t> total;
     if (info->contains("total_token_usage")) total = count_at((*info)["total_token_usage"], "total_tokens");
-    if (!info->contains("last_token_usage") || !total) return log.skip(n, "missing usage field", "token_count.info");
+    if (!info->contains("last_token_usage") || !total) return log.skip(n, "missing or invalid usage field", "token_count.info");
     if (*total <= last_total) return;  // the duplicate emitted after the tool outputs
     last_total = *total;
     if (!ts) return log.skip(n, "token_count without a valid timestamp");
     const auto& u = (*info)["last_token_usage"];
     const auto in = count_at(u, "input_tokens"), cached = count_at(u, "cached_input_tokens");
     const auto out = count_at(u, "output_tokens"), reasoning = count_at(u, "reasoning_output_tokens");
-    if (!in || !out) return log.skip(n, "missing usage field", "input_tokens or output_tokens");
+    if (!in || !out) return log.skip(n, "missing or invalid usage field", "input_tokens or output_tokens");
     const std::int64_t c = std::min(cached.value_or(0), *in);
     const std::int64_t r = std::min(reasoning.value_or(0), *out);
     recorded_request q;

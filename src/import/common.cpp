@@ -70,9 +70,24 @@ void for_each_line(const std::string& path, issue_log& log,
 
 std::optional<nlohmann::json> parse_line(std::string_view text, std::int64_t line, issue_log& log) {
   if (text.find_first_not_of(" \t\r") == std::string_view::npos) return std::nullopt;  // blank
+  // The parser recurses per nesting level: refuse deep documents before they exhaust the stack.
+  bool too_deep = false;
+  nlohmann::json::parser_callback_t cb = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth > max_json_depth) too_deep = true;
+    return !too_deep;
+  };
   try {
-    return nlohmann::json::parse(text.begin(), text.end());
+    auto j = nlohmann::json::parse(text.begin(), text.end(), cb);
+    if (too_deep) {
+      log.skip(line, "not JSON", fmt::format("nested deeper than {} levels", max_json_depth));
+      return std::nullopt;
+    }
+    return j;
   } catch (const nlohmann::json::exception& e) {
+    if (too_deep) {
+      log.skip(line, "not JSON", fmt::format("nested deeper than {} levels", max_json_depth));
+      return std::nullopt;
+    }
     std::string msg = e.what();
     if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
     log.skip(line, "not JSON", msg.substr(0, 160));
@@ -108,7 +123,7 @@ std::optional<std::int64_t> count_at(const nlohmann::json& j, std::string_view k
   auto it = j.find(key);
   if (it == j.end() || !it->is_number()) return std::nullopt;
   const double x = it->get<double>();
-  if (!std::isfinite(x) || x < 0 || x != std::floor(x) || x > 1e15) return std::nullopt;
+  if (!std::isfinite(x) || x < 0 || x != std::floor(x) || x > static_cast<double>(max_token_count)) return std::nullopt;
   return static_cast<std::int64_t>(x);
 }
 
@@ -188,15 +203,15 @@ nlohmann::json read_json_document(const std::string& path, std::uintmax_t max_by
   const std::string text = ss.str();
   bool too_deep = false;
   nlohmann::json::parser_callback_t cb = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-    if (depth > 256) too_deep = true;
+    if (depth > max_json_depth) too_deep = true;
     return !too_deep;
   };
   try {
     auto j = nlohmann::json::parse(text, cb);
-    if (too_deep) throw trace_error(path, 0, "JSON nested deeper than 256 levels");
+    if (too_deep) throw trace_error(path, 0, fmt::format("JSON nested deeper than {} levels", max_json_depth));
     return j;
   } catch (const nlohmann::json::parse_error& e) {
-    if (too_deep) throw trace_error(path, 0, "JSON nested deeper than 256 levels");
+    if (too_deep) throw trace_error(path, 0, fmt::format("JSON nested deeper than {} levels", max_json_depth));
     std::int64_t line = 1;
     for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) line += text[i] == '\n';
     std::string msg = e.what();

@@ -16,6 +16,10 @@ namespace loopcast::detail {
 
 /// Longest line an importer reads; a longer one is skipped (and reported), never loaded whole.
 inline constexpr std::size_t max_line_bytes = 64u << 20;
+/// Deepest JSON nesting read from a log (real logs nest a dozen levels).
+inline constexpr int max_json_depth = 256;
+/// Largest token count accepted in a log (10^13); a larger one is an invalid usage field.
+inline constexpr std::int64_t max_token_count = 10'000'000'000'000;
 
 /// Records problems with single records, capped, with their counts by reason.
 class issue_log {
@@ -41,7 +45,7 @@ std::optional<nlohmann::json> parse_line(std::string_view text, std::int64_t lin
 /// "2026-02-10T21:11:56.846Z" (or with an offset +hh:mm) → Unix seconds; nullopt if malformed.
 std::optional<double> parse_iso8601(std::string_view s);
 
-/// The integer at j[key], if present and a non-negative whole number.
+/// The integer at j[key], if present, a whole number, and in [0, max_token_count].
 std::optional<std::int64_t> count_at(const nlohmann::json& j, std::string_view key);
 /// The number at j[key], if present and finite.
 std::optional<double> number_at(const nlohmann::json& j, std::string_view key);
@@ -54,6 +58,16 @@ std::int32_t model_index(recorded_trace& t, const std::string& name);
 /// Sorts each session's requests by t_send (noting out-of-order records) and fails if the trace
 /// has no request; fills summary.requests.
 void finish_trace(recorded_trace& t, issue_log& log);
+
+/// opencode: the first token and first tool start of a message, from its parts (ms → s).
+struct opencode_part_times {
+  double first_token = unknown_time;
+  double first_tool = unknown_time;
+};
+void add_opencode_part(opencode_part_times& p, const nlohmann::json& part);
+/// opencode: one message row → a request, or nullopt (not an assistant message, or skipped with its reason).
+std::optional<recorded_request> decode_opencode_message(const nlohmann::json& m, const opencode_part_times& parts,
+                                                        std::int64_t row, recorded_trace& t, issue_log& log);
 
 // The importers (each in its own file).
 recorded_trace import_claude_code(const std::string& path);

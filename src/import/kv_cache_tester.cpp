@@ -72,7 +72,7 @@ recorded_trace import_kv_cache_tester(const std::string& path) {
     ++t.summary.records_read;
     const auto at = number_at(r, "t"), api = number_at(r, "api_time");
     const auto in = count_at(r, "in"), out = count_at(r, "out");
-    if (!at || !in || !out) return log.skip(index, "missing usage field", "t, in or out");
+    if (!at || !in || !out) return log.skip(index, "missing or invalid usage field", "t, in or out");
     if (api && *api < 0) return log.skip(index, "negative api_time");
     const auto hashes = r.find("hash_ids");
     if (hashes == r.end() || !hashes->is_array()) return log.skip(index, "missing hash_ids");

@@ -36,7 +36,7 @@ recorded_trace import_loopcast_jsonl(const std::string& path) {
     const auto in = count_at(j, "input"), cr = count_at(j, "cache_read"), cw = count_at(j, "cache_write");
     const auto out = count_at(j, "output"), rs = count_at(j, "reasoning");
     if (!session || !ts || !te) return log.skip(n, "missing field", "session, t_send or t_end");
-    if (!in || !cr || !cw || !out || !rs) return log.skip(n, "missing usage field", "input, cache_read, cache_write, output or reasoning");
+    if (!in || !cr || !cw || !out || !rs) return log.skip(n, "missing or invalid usage field", "input, cache_read, cache_write, output or reasoning");
     auto [it, fresh] = session_index.try_emplace(*session, t.sessions.size());
     if (fresh) {
       recorded_session s;

@@ -18,14 +18,7 @@
 
 namespace loopcast::detail {
 
-namespace {
-
-struct part_times {
-  double first_token = unknown_time;  // earliest text/reasoning start, s
-  double first_tool = unknown_time;   // earliest tool start, s
-};
-
-void add_part(part_times& p, const nlohmann::json& part) {
+void add_opencode_part(opencode_part_times& p, const nlohmann::json& part) {
   const auto type = string_at(part, "type");
   if (!type) return;
   auto ms = [](const nlohmann::json& obj) -> std::optional<double> {
@@ -41,9 +34,8 @@ void add_part(part_times& p, const nlohmann::json& part) {
   }
 }
 
-// One assistant message → a request (or a skip with its reason).
-std::optional<recorded_request> decode_message(const nlohmann::json& m, const part_times& parts, std::int64_t row,
-                                               recorded_trace& t, issue_log& log) {
+std::optional<recorded_request> decode_opencode_message(const nlohmann::json& m, const opencode_part_times& parts,
+                                                        std::int64_t row, recorded_trace& t, issue_log& log) {
   if (string_at(m, "role") != "assistant") return std::nullopt;
   const auto time = m.find("time");
   const auto created = time != m.end() ? number_at(*time, "created") : std::nullopt;
@@ -53,7 +45,7 @@ std::optional<recorded_request> decode_message(const nlohmann::json& m, const pa
   const auto tok = m.find("tokens");
   if (tok == m.end() || !tok->is_object()) return log.skip(row, "missing usage"), std::nullopt;
   const auto in = count_at(*tok, "input"), out = count_at(*tok, "output");
-  if (!in || !out) return log.skip(row, "missing usage field", "tokens.input or tokens.output"), std::nullopt;
+  if (!in || !out) return log.skip(row, "missing or invalid usage field", "tokens.input or tokens.output"), std::nullopt;
   recorded_request q;
   const auto cache = tok->find("cache");
   const std::int64_t read = cache != tok->end() ? count_at(*cache, "read").value_or(0) : 0;
@@ -72,6 +64,8 @@ std::optional<recorded_request> decode_message(const nlohmann::json& m, const pa
   q.source_line = row;
   return q;
 }
+
+namespace {
 
 struct db_handle {
   sqlite3* db = nullptr;
@@ -128,13 +122,13 @@ recorded_trace import_opencode_db(const std::string& path) {
     if (auto it = session_index.find(parent_of[i]); it != session_index.end())
       t.sessions[i].parent = static_cast<std::int32_t>(it->second);
   // Parts: first token and first tool start per message.
-  std::map<std::string, part_times> parts;
+  std::map<std::string, opencode_part_times> parts;
   {
     auto s = prepare("SELECT rowid, message_id, data FROM part");
     while (sqlite3_step(s.st) == SQLITE_ROW) {
       const auto row = sqlite3_column_int64(s.st, 0);
       auto j = parse_line(column_text(s.st, 2), row, log);
-      if (j) add_part(parts[column_text(s.st, 1)], *j);
+      if (j) add_opencode_part(parts[column_text(s.st, 1)], *j);
     }
   }
   auto s = prepare("SELECT rowid, id, session_id, data FROM message ORDER BY time_created, rowid");
@@ -150,7 +144,7 @@ recorded_trace import_opencode_db(const std::string& path) {
       log.skip(row, "message of an unknown session");
       continue;
     }
-    if (auto q = decode_message(*j, parts[id], row, t, log)) t.sessions[it->second].requests.push_back(*q);
+    if (auto q = decode_opencode_message(*j, parts[id], row, t, log)) t.sessions[it->second].requests.push_back(*q);
   }
   if (rc != SQLITE_DONE) throw trace_error(path, 0, fmt::format("query failed: {}", sqlite3_errmsg(h.db)));
   finish_trace(t, log);
@@ -191,18 +185,18 @@ recorded_trace import_opencode_folder(const std::string& path) {
         flog.skip(0, "unreadable message file", e.what());
         continue;
       }
-      part_times pt;
+      opencode_part_times pt;
       const auto part_dir = root / "part" / string_at(m, "id").value_or(f.stem().string());
       if (fs::is_directory(part_dir))
         for (const auto& p : fs::directory_iterator(part_dir)) {
           if (p.path().extension() != ".json") continue;
           try {
-            add_part(pt, read_json_document(p.path().string(), 64u << 20));
+            add_opencode_part(pt, read_json_document(p.path().string(), 64u << 20));
           } catch (const trace_error& e) {
             flog.note(0, e.what());
           }
         }
-      if (auto q = decode_message(m, pt, 0, t, flog)) rs.requests.push_back(*q);
+      if (auto q = decode_opencode_message(m, pt, 0, t, flog)) rs.requests.push_back(*q);
     }
     session_index[rs.id] = t.sessions.size();
     t.sessions.push_back(std::move(rs));

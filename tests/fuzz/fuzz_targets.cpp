@@ -1,0 +1,184 @@
+#include "fuzz_targets.hpp"
+
+#include "../../src/import/common.hpp"
+
+#include <loopcast/loopcast.hpp>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace loopcast::fuzz {
+
+namespace {
+
+// A violated invariant is a finding: stop loudly so the fuzzer keeps the input.
+#define LC_FUZZ_CHECK(cond)                                                                                  \
+  do {                                                                                                       \
+    if (!(cond)) {                                                                                           \
+      std::fprintf(stderr, "invariant violated: %s (%s:%d)\n", #cond, __FILE__, __LINE__);                   \
+      std::abort();                                                                                          \
+    }                                                                                                        \
+  } while (0)
+
+// The bytes as a file the importers can open (an anonymous in-memory file).
+struct memfile {
+  int fd = -1;
+  std::string path;
+  memfile(const std::uint8_t* data, std::size_t size) {
+    fd = ::memfd_create("loopcast-fuzz", 0);
+    LC_FUZZ_CHECK(fd >= 0);
+    std::size_t done = 0;
+    while (done < size) {
+      const auto n = ::write(fd, data + done, size - done);
+      LC_FUZZ_CHECK(n > 0);
+      done += static_cast<std::size_t>(n);
+    }
+    path = "/proc/self/fd/" + std::to_string(fd);
+  }
+  ~memfile() { ::close(fd); }
+};
+
+target simple_target() {
+  target t;
+  t.name = "fuzz";
+  t.context_window_tokens = 1'000'000'000;
+  t.cache.block_tokens = 64;
+  t.speed.overhead_s = 0.1;
+  t.speed.prefill = linear_curve{1e-4, 1e-9};
+  t.speed.decode = linear_curve{1e-3, 1e-8};
+  t.prices = price_sheet{};
+  t.prices->usd_per_million = {1, 0.1, 1.25, 2, 5, 5};
+  bucket_config b;
+  b.name = "tpm";
+  b.limit = 2'000'000;
+  b.period_s = 60;
+  b.classes = class_set::all();
+  b.charging = charging_rule::reserve_then_refund;
+  t.limits = {b};
+  return t;
+}
+
+void check_result(const simulation_result& r) {
+  LC_FUZZ_CHECK(std::isfinite(r.wall_s) && r.wall_s >= 0);
+  LC_FUZZ_CHECK(std::isfinite(r.cost_usd) && r.cost_usd >= 0);
+  LC_FUZZ_CHECK(std::isfinite(r.busy_s) && r.busy_s >= 0);
+  for (const auto& s : r.sessions) LC_FUZZ_CHECK(std::isfinite(s.stall_s) && s.stall_s >= 0);
+  const auto m = compute_request_metrics(r.requests);
+  LC_FUZZ_CHECK(std::isfinite(m.effective_tps.p50) && std::isfinite(m.cache_hit_rate));
+}
+
+// What every importer's output must satisfy, and what downstream does with it.
+void check_trace(const recorded_trace& t) {
+  for (const auto& s : t.sessions)
+    for (const auto& r : s.requests) {
+      LC_FUZZ_CHECK(r.tokens.input >= 0 && r.tokens.cache_read >= 0 && r.tokens.cache_write >= 0);
+      LC_FUZZ_CHECK(r.tokens.output >= 0 && r.tokens.reasoning >= 0);
+      LC_FUZZ_CHECK(std::isfinite(r.t_send));
+      LC_FUZZ_CHECK(std::isnan(r.t_end) || r.t_end >= r.t_send);
+      LC_FUZZ_CHECK(r.model >= 0 && static_cast<std::size_t>(r.model) < t.models.size());
+      LC_FUZZ_CHECK(static_cast<std::size_t>(r.runs_begin) + r.runs_count <= t.runs.size());
+    }
+  std::vector<recorded_trace> v{t};
+  (void)stats_to_json(v, compute_trace_stats(v));
+  if (t.totals || t.request_count() > 5000) return;
+  const std::vector<scenario_option> options{{"fuzz", simple_target(), retry_policy{}, false}};
+  replay_options ro;
+  ro.record_attempts = false;
+  const auto r = run_replay(v, options, ro);
+  check_result(r.options.at(0).sim);
+}
+
+void import_as(const std::uint8_t* data, std::size_t size, trace_format f) {
+  memfile file(data, size);
+  try {
+    check_trace(import_trace(file.path, f));
+  } catch (const error&) {
+  }
+}
+
+} // namespace
+
+void preset(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return;
+  const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
+  try {
+    switch (data[0] % 4) {
+    case 0: {
+      const auto t = parse_target(text, "fuzz.json");
+      session_script s;  // two requests through the target's buckets, cache and speed
+      s.lineages = 1;
+      s.runs = {{0, 5000}, {0, 9000}};
+      s.requests = {{5000, 300, 100, 4096, 0, 0, 1, 1, false}, {9000, 200, 0, 4096, 3.0, 1, 1, 2, false}};
+      const session_plan plan{&s, 0, 1, 0};
+      retry_policy p;
+      p.max_retries = 3;
+      check_result(simulate(t, p, {&plan, 1}));
+      break;
+    }
+    case 1: (void)parse_client(text, "fuzz.json"); break;
+    case 2: {
+      const auto w = parse_workload(text, "fuzz.json");
+      if (w.turns <= 2000) {
+        const auto s = generate_session(w, 1);
+        for (const auto& r : s.requests) LC_FUZZ_CHECK(r.prompt_tokens >= 0 && r.output_tokens >= 0);
+      }
+      break;
+    }
+    case 3: (void)parse_scenario(text, "fuzz.json", preset_library({LOOPCAST_FUZZ_MODELS_DIR})); break;
+    }
+  } catch (const error&) {
+  }
+}
+
+void claude_code(const std::uint8_t* d, std::size_t n) { import_as(d, n, trace_format::claude_code); }
+void codex(const std::uint8_t* d, std::size_t n) { import_as(d, n, trace_format::codex); }
+void kv_cache_tester(const std::uint8_t* d, std::size_t n) { import_as(d, n, trace_format::kv_cache_tester); }
+void loopcast_jsonl(const std::uint8_t* d, std::size_t n) { import_as(d, n, trace_format::loopcast); }
+void swe_agent(const std::uint8_t* d, std::size_t n) { import_as(d, n, trace_format::swe_agent); }
+void detect(const std::uint8_t* d, std::size_t n) { import_as(d, n, trace_format::automatic); }
+
+void opencode_rows(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  recorded_trace t;
+  t.file = "fuzz";
+  detail::issue_log log(t.summary, "fuzz");
+  std::optional<nlohmann::json> message;
+  detail::opencode_part_times parts;
+  std::size_t start = 0;
+  std::int64_t line = 0;
+  while (start <= text.size()) {
+    auto end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    auto j = detail::parse_line(text.substr(start, end - start), ++line, log);
+    if (j) {
+      if (!message) message = std::move(j);
+      else detail::add_opencode_part(parts, *j);
+    }
+    start = end + 1;
+  }
+  if (!message) return;
+  if (auto q = detail::decode_opencode_message(*message, parts, 1, t, log)) {
+    LC_FUZZ_CHECK(q->tokens.input >= 0 && q->tokens.output >= 0 && q->tokens.cache_read >= 0);
+    LC_FUZZ_CHECK(std::isfinite(q->t_send) && q->t_end >= q->t_send);
+    LC_FUZZ_CHECK(std::isnan(q->t_first_token) || (q->t_first_token >= q->t_send && q->t_first_token <= q->t_end));
+  }
+}
+
+entry find(std::string_view name) {
+  if (name == "preset") return preset;
+  if (name == "claude_code") return claude_code;
+  if (name == "codex") return codex;
+  if (name == "kv_cache_tester") return kv_cache_tester;
+  if (name == "loopcast_jsonl") return loopcast_jsonl;
+  if (name == "swe_agent") return swe_agent;
+  if (name == "opencode_rows") return opencode_rows;
+  if (name == "detect") return detect;
+  return nullptr;
+}
+
+} // namespace loopcast::fuzz
