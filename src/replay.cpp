@@ -216,15 +216,7 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
         if (!s.requests.empty()) first = std::min(first, s.requests.front().t_send);
     if (std::isfinite(first)) so.start_unix_s = first;
   }
-  for (const auto& o : options) {
-    so.batch = o.batch;
-    option_result r;
-    r.label = o.label;
-    r.option = &o;
-    r.sim = simulate(o.tgt, o.client, plans, so);
-    r.metrics = compute_request_metrics(r.sim.requests);
-    out.options.push_back(std::move(r));
-  }
+  for (const auto& o : options) out.options.push_back(run_option(o, plans, so));
   return out;
 }
 

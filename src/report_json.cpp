@@ -13,6 +13,8 @@ using json = nlohmann::ordered_json;
 
 namespace detail {
 
+std::string dump(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
+
 json tokens_json(const token_counts& t) {
   return {{"input", t.input}, {"cache_read", t.cache_read}, {"cache_write", t.cache_write},
           {"output", t.output}, {"reasoning", t.reasoning}};
@@ -148,7 +150,7 @@ std::string to_json(const scenario_result& res, int indent) {
   } else {
     j["comparison"] = nullptr;
   }
-  return j.dump(indent);
+  return detail::dump(j, indent);
 }
 
 } // namespace loopcast

@@ -7,6 +7,10 @@
 
 namespace loopcast::detail {
 
+/// Serialises JSON for output. Strings from logs may hold invalid UTF-8 (a model name, a quoted
+/// bad record): such bytes become U+FFFD instead of making the dump throw.
+std::string dump(const nlohmann::ordered_json& j, int indent);
+
 nlohmann::ordered_json tokens_json(const token_counts& t);
 nlohmann::ordered_json pct_json(const percentiles& p);
 /// effective_tps … cache_hit_rate, as in docs/output.md.

@@ -60,6 +60,17 @@ json import_json(const recorded_trace& t) {
   return j;
 }
 
+// The schema version, loopcast's version and what was imported from each log.
+json header_json(const std::vector<recorded_trace>& traces) {
+  json j;
+  j["schema_version"] = 1;
+  j["loopcast_version"] = version_string;
+  json logs = json::array();
+  for (const auto& t : traces) logs.push_back(import_json(t));
+  j["logs"] = logs;
+  return j;
+}
+
 } // namespace
 
 void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& traces, const trace_stats& st) {
@@ -98,12 +109,7 @@ void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& trace
 }
 
 std::string stats_to_json(const std::vector<recorded_trace>& traces, const trace_stats& st, int indent) {
-  json j;
-  j["schema_version"] = 1;
-  j["loopcast_version"] = version_string;
-  json logs = json::array();
-  for (const auto& t : traces) logs.push_back(import_json(t));
-  j["logs"] = logs;
+  json j = header_json(traces);
   json groups = json::array();
   for (const auto& g : st.groups) {
     json x;
@@ -124,7 +130,7 @@ std::string stats_to_json(const std::vector<recorded_trace>& traces, const trace
     groups.push_back(x);
   }
   j["groups"] = groups;
-  return j.dump(indent);
+  return detail::dump(j, indent);
 }
 
 void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& traces, const replay_result& r) {
@@ -177,12 +183,7 @@ void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& trac
 }
 
 std::string replay_to_json(const std::vector<recorded_trace>& traces, const replay_result& r, int indent) {
-  json j;
-  j["schema_version"] = 1;
-  j["loopcast_version"] = version_string;
-  json logs = json::array();
-  for (const auto& t : traces) logs.push_back(import_json(t));
-  j["logs"] = logs;
+  json j = header_json(traces);
   json rec;
   rec["wall_s"] = r.recorded.wall_s;
   rec["requests"] = r.recorded.requests;
@@ -193,7 +194,7 @@ std::string replay_to_json(const std::vector<recorded_trace>& traces, const repl
   json options = json::array();
   for (const auto& o : r.options) options.push_back(detail::option_json(o));
   j["options"] = options;
-  return j.dump(indent);
+  return detail::dump(j, indent);
 }
 
 std::string fit_to_target_json(const speed_fit& f, const std::string& name, const std::vector<recorded_trace>& traces) {
@@ -236,7 +237,7 @@ std::string fit_to_target_json(const speed_fit& f, const std::string& name, cons
   j["speed"] = {{"overhead_s", f.model.overhead_s}, {"prefill", curve(f.model.prefill)},
                 {"cached_token_s", f.model.cached_token_s}, {"decode", curve(f.model.decode)}};
   j["power"] = {{"load_power_w", 0}, {"idle_power_w", 0}, {"usd_per_kwh", 0}};
-  return j.dump(2);
+  return detail::dump(j, 2);
 }
 
 } // namespace loopcast

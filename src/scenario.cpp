@@ -24,16 +24,18 @@ scenario_result run_scenario(const scenario& s, const run_options& opt) {
   so.record_attempts = opt.record_attempts;
   so.record_charges = opt.record_charges;
   r.options.reserve(s.options.size());
-  for (const auto& o : s.options) {
-    so.batch = o.batch;
-    option_result res;
-    res.label = o.label;
-    res.option = &o;
-    res.sim = simulate(o.tgt, o.client, plans, so);
-    res.metrics = compute_request_metrics(res.sim.requests);
-    r.options.push_back(std::move(res));
-  }
+  for (const auto& o : s.options) r.options.push_back(run_option(o, plans, so));
   return r;
+}
+
+option_result run_option(const scenario_option& o, std::span<const session_plan> plans, sim_options so) {
+  so.batch = o.batch;
+  option_result res;
+  res.label = o.label;
+  res.option = &o;
+  res.sim = simulate(o.tgt, o.client, plans, so);
+  res.metrics = compute_request_metrics(res.sim.requests);
+  return res;
 }
 
 std::vector<run_summary> run_seeds(const scenario& s, std::span<const std::uint64_t> seeds) {

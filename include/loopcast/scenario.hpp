@@ -61,6 +61,9 @@ struct run_options {
 
 scenario_result run_scenario(const scenario& s, const run_options& opt = {});
 
+/// Simulates one option over the given sessions (batch from the option) and measures it.
+option_result run_option(const scenario_option& o, std::span<const session_plan> plans, sim_options so);
+
 /// One run of one option, summarised (a row of a Monte Carlo over seeds).
 struct run_summary {
   std::uint64_t seed = 0;

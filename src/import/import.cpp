@@ -1,6 +1,8 @@
 // Format detection, dispatch to the importers, and the loopcast JSONL writer.
 #include "common.hpp"
 
+#include "../report_json.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -153,7 +155,7 @@ void write_loopcast_jsonl(std::ostream& os, const recorded_trace& t) {
   h["absolute_clock"] = t.absolute_clock;
   h["has_prefix"] = t.has_prefix;
   h["lineages"] = t.lineages;
-  os << h.dump() << "\n";
+  os << detail::dump(h, -1) << "\n";
   for (const auto& s : t.sessions) {
     for (const auto& r : s.requests) {
       nlohmann::ordered_json j;
@@ -180,7 +182,7 @@ void write_loopcast_jsonl(std::ostream& os, const recorded_trace& t) {
         }
         j["prefix"] = runs;
       }
-      os << j.dump() << "\n";
+      os << detail::dump(j, -1) << "\n";
     }
   }
 }

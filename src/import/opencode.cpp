@@ -38,10 +38,14 @@ std::optional<recorded_request> decode_opencode_message(const nlohmann::json& m,
                                                         std::int64_t row, recorded_trace& t, issue_log& log) {
   if (string_at(m, "role") != "assistant") return std::nullopt;
   const auto time = m.find("time");
-  const auto created = time != m.end() ? number_at(*time, "created") : std::nullopt;
-  const auto completed = time != m.end() ? number_at(*time, "completed") : std::nullopt;
+  std::optional<double> created, completed;
+  if (time != m.end()) {
+    created = number_at(*time, "created");
+    completed = number_at(*time, "completed");
+  }
   if (!created) return log.skip(row, "assistant message without time.created"), std::nullopt;
   if (!completed) return log.skip(row, "unfinished assistant message (no time.completed)"), std::nullopt;
+  if (*completed < *created) return log.skip(row, "time.completed before time.created"), std::nullopt;
   const auto tok = m.find("tokens");
   if (tok == m.end() || !tok->is_object()) return log.skip(row, "missing usage"), std::nullopt;
   const auto in = count_at(*tok, "input"), out = count_at(*tok, "output");
@@ -55,6 +59,7 @@ std::optional<recorded_request> decode_opencode_message(const nlohmann::json& m,
   q.t_end = *completed / 1000.0;
   if (string_at(m, "finish") == "tool-calls") {
     if (std::isnan(parts.first_tool)) log.note(row, "finish is tool-calls but no tool part has a start time; end is time.completed");
+    else if (parts.first_tool < q.t_send) log.note(row, "a tool part starts before the message was created; end is time.completed");
     else q.t_end = std::min(q.t_end, parts.first_tool);
   }
   if (!std::isnan(parts.first_token) && parts.first_token >= q.t_send && parts.first_token <= q.t_end)

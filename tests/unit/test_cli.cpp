@@ -218,3 +218,22 @@ TEST(CliLogs, ConvertThenStatsAgree) {
   const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
   EXPECT_EQ(ja.at("groups"), jb.at("groups"));
 }
+
+// Found by fuzzing: a log line holding invalid UTF-8 is skipped as "not JSON", and the parser's
+// message quotes the bytes it read; that reason, in the --json output, made the dump throw. Such
+// bytes are now replaced by U+FFFD, and the output is valid JSON.
+TEST(CliLogs, InvalidUtf8InALogStillGivesValidJson) {
+  const auto path = std::filesystem::temp_directory_path() / "loopcast_cli_utf8.jsonl";
+  std::ofstream(path) << "{\"type\":\"user\",\"bad\":\"\xff\xfe\"}\n"
+                      << R"({"type":"user","timestamp":"2026-02-10T21:11:56.846Z","message":{"role":"user","content":"hi"}})" "\n"
+                      << R"({"type":"assistant","timestamp":"2026-02-10T21:11:59.000Z","message":{"id":"m1","model":"x",)"
+                      << R"("content":[],"usage":{"input_tokens":10,"output_tokens":60}}})" "\n";
+  const auto r = loopcast("stats --json --format claude-code " + path.string());
+  std::filesystem::remove(path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);  // valid JSON, valid UTF-8
+  const auto reason = j.at("logs").at(0).at("issues").at(0).at("reason").get<std::string>();
+  EXPECT_EQ(reason.rfind("not JSON: ", 0), 0u);
+  EXPECT_NE(reason.find("\xef\xbf\xbd"), std::string::npos);  // U+FFFD where the bad bytes were
+  EXPECT_EQ(j.at("groups").at(0).at("requests"), 1);
+}
