@@ -322,3 +322,43 @@ TEST(ConvertRoundTrip, EveryImporterWritesLoopcastJsonlThatReadsBack) {
     EXPECT_EQ(a.lineages, b.lineages);
   }
 }
+
+// The older opencode storage folder: storage/message/<session>/<message>.json,
+// storage/part/<message>/<part>.json, storage/session/<project>/<session>.json (parentID).
+// The same records as the database test: m1 (tool-calls, tool parts at +5.0 and +5.2 s), m5 in a subagent.
+TEST(ImportOpencode, StorageFolder) {
+  const auto root = scratch("opencode_folder");
+  fs::remove_all(root);
+  const auto storage = root / "storage";
+  fs::create_directories(storage / "message/s1");
+  fs::create_directories(storage / "message/s2");
+  fs::create_directories(storage / "part/m1");
+  fs::create_directories(storage / "session/p");
+  std::ofstream(storage / "message/s1/m1.json")
+      << R"({"id":"m1","sessionID":"s1","role":"assistant","time":{"created":1771840000000,"completed":1771840006000},)"
+      << R"("modelID":"claude-sonnet-4-5","cost":0.0123,"tokens":{"input":1200,"output":300,"reasoning":150,)"
+      << R"("cache":{"read":20000,"write":500}},"finish":"tool-calls"})";
+  std::ofstream(storage / "message/s1/m2.json") << R"({"id":"m2","sessionID":"s1","role":"user","time":{"created":1771840009000}})";
+  std::ofstream(storage / "message/s2/m5.json")
+      << R"({"id":"m5","sessionID":"s2","role":"assistant","time":{"created":1771840006000,"completed":1771840008000},)"
+      << R"("modelID":"claude-haiku-4-5","tokens":{"input":100,"output":60,"reasoning":0,"cache":{"read":0,"write":0}},"finish":"stop"})";
+  std::ofstream(storage / "message/s2/broken.json") << "{not json";
+  std::ofstream(storage / "part/m1/p1.json") << R"({"type":"text","time":{"start":1771840001500,"end":1771840004000}})";
+  std::ofstream(storage / "part/m1/p2.json") << R"({"type":"tool","state":{"status":"completed","time":{"start":1771840005200}}})";
+  std::ofstream(storage / "part/m1/p3.json") << R"({"type":"tool","state":{"status":"completed","time":{"start":1771840005000}}})";
+  std::ofstream(storage / "session/p/s1.json") << R"({"id":"s1"})";
+  std::ofstream(storage / "session/p/s2.json") << R"({"id":"s2","parentID":"s1"})";
+
+  EXPECT_EQ(detect_trace_format(root), trace_format::opencode);
+  const auto t = import_trace(root);
+  ASSERT_EQ(t.sessions.size(), 2u);
+  ASSERT_EQ(t.sessions[0].requests.size(), 1u);
+  const auto& r1 = t.sessions[0].requests[0];
+  EXPECT_EQ(r1.tokens, (token_counts{1200, 20000, 500, 300, 150}));
+  EXPECT_DOUBLE_EQ(r1.t_first_token, 1771840001.5);
+  EXPECT_DOUBLE_EQ(r1.t_end, 1771840005.0);
+  EXPECT_EQ(t.sessions[1].parent, 0);
+  EXPECT_EQ(t.sessions[1].requests[0].tokens, (token_counts{100, 0, 0, 60, 0}));
+  EXPECT_EQ(t.summary.skipped.at("unreadable message file"), 1);
+  fs::remove_all(root);
+}
