@@ -59,7 +59,7 @@ recorded_trace import_claude_code(const std::string& path) {
     const auto type = string_at(j, "type");
     if (!type) return log.skip(n, "record without a type");
     if (!known_types.contains(*type)) return log.skip(n, "unknown record type", *type);
-    const int side = j.value("isSidechain", false) ? 1 : 0;
+    const int side = bool_at(j, "isSidechain").value_or(false) ? 1 : 0;
     const auto ts_text = string_at(j, "timestamp");
     std::optional<double> ts;
     if (ts_text) ts = parse_iso8601(*ts_text);

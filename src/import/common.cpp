@@ -136,6 +136,13 @@ std::optional<double> number_at(const nlohmann::json& j, std::string_view key) {
   return x;
 }
 
+std::optional<bool> bool_at(const nlohmann::json& j, std::string_view key) {
+  if (!j.is_object()) return std::nullopt;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_boolean()) return std::nullopt;
+  return it->get<bool>();
+}
+
 std::optional<std::string> string_at(const nlohmann::json& j, std::string_view key) {
   if (!j.is_object()) return std::nullopt;
   auto it = j.find(key);

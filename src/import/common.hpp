@@ -49,6 +49,8 @@ std::optional<double> parse_iso8601(std::string_view s);
 std::optional<std::int64_t> count_at(const nlohmann::json& j, std::string_view key);
 /// The number at j[key], if present and finite.
 std::optional<double> number_at(const nlohmann::json& j, std::string_view key);
+/// The boolean at j[key], if present and a boolean.
+std::optional<bool> bool_at(const nlohmann::json& j, std::string_view key);
 /// The string at j[key], if present.
 std::optional<std::string> string_at(const nlohmann::json& j, std::string_view key);
 

@@ -24,9 +24,15 @@ recorded_trace import_loopcast_jsonl(const std::string& path) {
       if (!j.is_object() || count_at(j, "loopcast_trace") != 1)
         throw trace_error(path, n, "not a loopcast trace: the first line must be {\"loopcast_trace\": 1, …}");
       header = true;
-      t.absolute_clock = j.value("absolute_clock", false);
-      t.has_prefix = j.value("has_prefix", false);
-      if (auto l = count_at(j, "lineages")) t.lineages = static_cast<std::uint32_t>(*l);
+      for (const char* key : {"absolute_clock", "has_prefix"})
+        if (j.contains(key) && !j[key].is_boolean()) throw trace_error(path, n, fmt::format("header: \"{}\" must be true or false", key));
+      t.absolute_clock = bool_at(j, "absolute_clock").value_or(false);
+      t.has_prefix = bool_at(j, "has_prefix").value_or(false);
+      if (j.contains("lineages")) {
+        const auto l = count_at(j, "lineages");
+        if (!l || *l > 100'000'000) throw trace_error(path, n, "header: \"lineages\" must be a whole number up to 10^8");
+        t.lineages = static_cast<std::uint32_t>(*l);
+      }
       return;
     }
     ++t.summary.records_read;
@@ -51,8 +57,10 @@ recorded_trace import_loopcast_jsonl(const std::string& path) {
     if (auto tf = number_at(j, "t_first_token")) q.t_first_token = *tf;
     q.tokens = {*in, *cr, *cw, *out, *rs};
     q.model = model_index(t, string_at(j, "model").value_or("unknown"));
-    q.compaction = j.value("compaction", false);
-    q.new_context = j.value("new_context", false);
+    for (const char* key : {"compaction", "new_context"})
+      if (j.contains(key) && !j[key].is_boolean()) return log.skip(n, "invalid field", fmt::format("{} must be true or false", key));
+    q.compaction = bool_at(j, "compaction").value_or(false);
+    q.new_context = bool_at(j, "new_context").value_or(false);
     if (auto c = number_at(j, "cost_usd")) q.cost_usd = *c;
     if (auto d = number_at(j, "delay_before_s")) q.delay_before_s = *d;
     q.source_line = n;
