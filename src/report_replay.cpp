@@ -54,6 +54,11 @@ json import_json(const recorded_trace& t) {
             {"requests", t.summary.requests}, {"records_read", t.summary.records_read}, {"skipped", skipped},
             {"issues", issues}, {"issues_total", t.summary.issues_total}, {"has_ttft", t.has_ttft},
             {"has_prefix", t.has_prefix}};
+  if (!t.rate_limits.empty()) {
+    json snaps = json::array();
+    for (const auto& r : t.rate_limits) snaps.push_back({{"t", r.t}, {"snapshot", json::parse(r.json)}});
+    j["rate_limits"] = snaps;
+  }
   if (t.totals)
     j["totals"] = {{"api_calls", t.totals->api_calls}, {"tokens_sent", t.totals->tokens_sent},
                    {"tokens_received", t.totals->tokens_received}, {"cost_usd", nan_or(t.totals->cost_usd)}};

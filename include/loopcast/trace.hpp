@@ -81,6 +81,12 @@ struct import_summary {
   std::int64_t issues_total = 0;
 };
 
+/// A provider's rate-limit state as the log recorded it (Codex `rate_limits`), kept verbatim.
+struct rate_limit_snapshot {
+  double t = 0;        ///< when it was recorded, s on the log's clock
+  std::string json;    ///< the snapshot object, as JSON text
+};
+
 /// Per-task totals, for logs that have nothing finer (SWE-agent).
 struct recorded_totals {
   std::int64_t api_calls = 0;
@@ -100,6 +106,7 @@ struct recorded_trace {
   bool has_prefix = false;            ///< the prefix structure is known exactly (hash ids)
   bool absolute_clock = false;        ///< times are Unix seconds
   std::optional<recorded_totals> totals;  ///< totals-only logs (sessions is empty)
+  std::vector<rate_limit_snapshot> rate_limits;  ///< as recorded, consecutive duplicates dropped
   import_summary summary;
 
   std::size_t request_count() const noexcept;

@@ -10,6 +10,7 @@
 // - Sent: the turn_context line that precedes the response. End: the response's first
 //   function_call (the tool starts then), else its token_count. Items are logged when complete,
 //   so there is no TTFT. A `compacted` record makes the next prompt a new context.
+// - rate_limits snapshots (on token_count events) are kept verbatim, consecutive repeats dropped.
 #include "common.hpp"
 
 #include <fmt/format.h>
@@ -62,6 +63,10 @@ recorded_trace import_codex(const std::string& path) {
     if (!has_payload) return log.skip(n, "event without a payload");
     const auto ptype = string_at(*payload, "type");
     if (ptype != "token_count") return;  // agent_message, task_started, …: nothing to count
+    if (const auto rl = payload->find("rate_limits"); rl != payload->end() && rl->is_object() && ts) {
+      auto snapshot = rl->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      if (t.rate_limits.empty() || t.rate_limits.back().json != snapshot) t.rate_limits.push_back({*ts, std::move(snapshot)});
+    }
     const auto info = payload->find("info");
     if (info == payload->end() || info->is_null()) return;  // the rate-limit snapshot before a turn
     std::optional<std::int64_t> total;

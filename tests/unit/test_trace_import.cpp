@@ -5,6 +5,7 @@
 #include "loopcast/trace.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
 #include <cmath>
@@ -111,6 +112,13 @@ TEST(ImportCodex, CountsEachResponseOnceAndSplitsClasses) {
   EXPECT_EQ(r.tokens, (token_counts{13646, 3456, 0, 140, 141}));
   EXPECT_NEAR(r.t_end - r.t_send, 6.654, 1e-6);
   EXPECT_EQ(t.models.at(0), "gpt-5.3-codex");
+  // rate_limits as recorded (script): 11 distinct snapshots, the 5-hour window's use going from 2% to 6%.
+  ASSERT_EQ(t.rate_limits.size(), 11u);
+  const auto first = nlohmann::json::parse(t.rate_limits.front().json);
+  const auto last = nlohmann::json::parse(t.rate_limits.back().json);
+  EXPECT_EQ(first.at("primary").at("used_percent"), 2.0);
+  EXPECT_EQ(first.at("primary").at("window_minutes"), 300);
+  EXPECT_EQ(last.at("primary").at("used_percent"), 6.0);
 }
 
 // kv-cache-tester: the file's own totals block (parent + subagents) equals the imported sums:
