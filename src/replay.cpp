@@ -209,13 +209,9 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
   sim_options so;
   so.record_attempts = opt.record_attempts;
   so.start_unix_s = opt.start_unix_s;
-  if (so.start_unix_s == 0 && !traces.empty() && traces.front().absolute_clock) {
-    double first = std::numeric_limits<double>::infinity();
-    for (const auto& t : traces)
-      for (const auto& s : t.sessions)
-        if (!s.requests.empty()) first = std::min(first, s.requests.front().t_send);
-    if (std::isfinite(first)) so.start_unix_s = first;
-  }
+  // Time-of-day prices need the Unix time of the replay's t = 0: the logs' own origin.
+  if (so.start_unix_s == 0 && !traces.empty() && traces.front().absolute_clock)
+    so.start_unix_s = origin_of(traces, traces.front());
   for (const auto& o : options) out.options.push_back(run_option(o, plans, so));
   return out;
 }
