@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace loopcast {
 
@@ -72,6 +73,44 @@ request_metrics compute_request_metrics(std::span<const request_sample> requests
   m.context_output_ratio = generated > 0 ? prompt / generated : 0.0;
   m.cache_hit_rate = prompt > 0 ? cache_read / prompt : 0.0;
   return m;
+}
+
+double session_rate_429(const session_result& s) noexcept {
+  return s.attempts > 0 ? static_cast<double>(s.rate_limited) / s.attempts : 0.0;
+}
+
+double session_stall_share(const session_result& s) noexcept {
+  const double d = s.end_s - s.start_s;
+  return d > 0 ? s.stall_s / d : 0.0;
+}
+
+fleet_metrics compute_fleet_metrics(const simulation_result& r) {
+  fleet_metrics f;
+  double busy = 0;
+  std::int64_t served = 0;
+  for (const auto& s : r.sessions) {
+    ++f.sessions;
+    if (s.outcome == session_outcome::completed) ++f.completed;
+    f.attempts += s.attempts;
+    f.rate_limited += s.rate_limited;
+    f.stall_s += s.stall_s;
+    busy += s.end_s - s.start_s;
+    served += s.requests_served;
+  }
+  f.died = f.sessions - f.completed;
+  f.p_session_dies = f.sessions > 0 ? static_cast<double>(f.died) / f.sessions : 0.0;
+  f.rate_429 = f.attempts > 0 ? static_cast<double>(f.rate_limited) / static_cast<double>(f.attempts) : 0.0;
+  f.stall_share = busy > 0 ? f.stall_s / busy : 0.0;
+  f.wall_s = r.wall_s;
+  f.cost_usd = r.cost_usd;
+  if (r.wall_s > 0) {
+    f.tasks_per_hour = f.completed * 3600.0 / r.wall_s;
+    f.requests_per_s = static_cast<double>(served) / r.wall_s;
+    f.output_tps = static_cast<double>(r.tokens.generated()) / r.wall_s;
+    f.usd_per_hour = r.cost_usd * 3600.0 / r.wall_s;
+  }
+  f.usd_per_task = f.completed > 0 ? r.cost_usd / f.completed : std::numeric_limits<double>::quiet_NaN();
+  return f;
 }
 
 } // namespace loopcast

@@ -319,6 +319,33 @@ power_config read_power(const node& n) {
   return p;
 }
 
+engine_config read_engine(const node& n, std::int64_t context_window) {
+  n.expect_keys({"name", "max_sequences", "batch_slowdown", "memory"});
+  engine_config e;
+  e.name = n.at("name").string();
+  e.max_sequences = static_cast<std::int32_t>(n.at("max_sequences").integer(1, 1 << 20));
+  e.batch_slowdown = n.at("batch_slowdown").number_in(0, 100);
+  const auto m = n.at("memory");
+  m.expect_keys({"gpu_gb", "weights_gb", "overhead_gb", "kv_pool_gb", "kv_bytes_per_token"});
+  auto& g = e.memory;
+  g.gpu_gb = m.at("gpu_gb").number_in(0.1, 1e5);
+  g.weights_gb = m.at("weights_gb").number_in(0, 1e5);
+  g.overhead_gb = m.at("overhead_gb").number_in(0, 1e5);
+  g.kv_pool_gb = m.at("kv_pool_gb").number_in(1e-6, 1e5);
+  g.kv_bytes_per_token = m.at("kv_bytes_per_token").number_in(1, 1e9);
+  if (engine_vram_gb(g) > g.gpu_gb + 1e-9)
+    m.fail(fmt::format("weights {} GB + overhead {} GB + KV pool {} GB = {:.2f} GB do not fit the GPU's {} GB",
+                       g.weights_gb, g.overhead_gb, g.kv_pool_gb, engine_vram_gb(g), g.gpu_gb));
+  const std::int64_t pool = kv_pool_tokens(g);
+  if (context_window > pool)
+    m.at("kv_pool_gb").fail(fmt::format(
+        "the KV pool holds {} tokens ({} GB at {} bytes per token), fewer than one request of the whole context "
+        "window ({} tokens, {:.2f} GB): shrink context_window_tokens or grow the pool",
+        pool, g.kv_pool_gb, g.kv_bytes_per_token, context_window,
+        static_cast<double>(context_window) * g.kv_bytes_per_token / 1e9));
+  return e;
+}
+
 cache_config read_cache(const node& n) {
   n.expect_keys({"enabled", "block_tokens", "min_tokens", "ttl_s", "write_charged", "write_ttl"});
   cache_config c;
@@ -346,7 +373,7 @@ cache_config read_cache(const node& n) {
 target read_target(const node& root) {
   check_kind(root, preset_kind::target);
   root.expect_keys({LOOPCAST_HEADER_KEYS, "type", "provider", "tier", "model", "context_window_tokens", "limits",
-                    "cache", "speed", "prices", "power", "calibration"});
+                    "cache", "speed", "prices", "power", "engine", "calibration"});
   target t;
   t.name = read_name(root);
   t.description = read_description(root);
@@ -374,6 +401,10 @@ target read_target(const node& root) {
   if (auto p = root.find("power")) t.power = read_power(*p);
   if (t.kind == target_kind::cloud && !t.prices) root.fail("a cloud target needs \"prices\"");
   if (t.kind == target_kind::local && !t.power) root.fail("a local target needs \"power\"");
+  if (auto e = root.find("engine")) {
+    if (t.kind != target_kind::local) e->fail("only a local target has an engine");
+    t.engine = read_engine(*e, t.context_window_tokens);
+  }
   if (t.prices && t.cache.enabled && t.cache.write_charged) {
     auto check = [&](const class_prices& cp, const std::string& where) {
       const double w = t.cache.write_1h ? cp.cache_write_1h : cp.cache_write_5m;
@@ -524,8 +555,8 @@ T resolve(const node& n, const std::string& file, Reader read_inline, Loader loa
 
 scenario read_scenario(const node& root, const preset_library& lib) {
   check_kind(root, preset_kind::scenario);
-  root.expect_keys({LOOPCAST_HEADER_KEYS, "seed", "start_time_utc", "workload", "sessions", "stagger_s", "options",
-                    "calibration"});
+  root.expect_keys({LOOPCAST_HEADER_KEYS, "seed", "start_time_utc", "workload", "sessions", "stagger_s", "fleet",
+                    "options", "calibration"});
   scenario s;
   s.name = read_name(root);
   s.description = read_description(root);
@@ -533,13 +564,46 @@ scenario read_scenario(const node& root, const preset_library& lib) {
   s.seed = static_cast<std::uint64_t>(root.at("seed").integer(0, (1LL << 53)));
   s.start_unix_s = parse_utc(root.at("start_time_utc"));
   const std::string& file = root.file();
-  s.wl = resolve<workload>(root.at("workload"), file, read_workload,
-                           [&](const std::string& name) { return lib.load_workload(name); });
-  s.sessions = static_cast<std::int32_t>(root.at("sessions").integer(1, max_sessions));
-  if (static_cast<std::int64_t>(s.sessions) * s.wl.turns > max_scenario_turns)
-    root.at("sessions").fail(fmt::format("{} sessions × {} turns = {} requests; one run simulates at most {}", s.sessions,
-                                         s.wl.turns, static_cast<std::int64_t>(s.sessions) * s.wl.turns, max_scenario_turns));
-  s.stagger_s = root.has("stagger_s") ? root.at("stagger_s").number_in(0, 1e7) : 0.0;
+  // One group: "workload", "sessions", "stagger_s" at the top; several: "fleet": [{…}, …].
+  auto read_group = [&](const node& n) {
+    fleet_group g;
+    g.wl = resolve<workload>(n.at("workload"), file, read_workload,
+                             [&](const std::string& name) { return lib.load_workload(name); });
+    g.label = n.has("label") ? n.at("label").string() : g.wl.name;
+    g.sessions = static_cast<std::int32_t>(n.at("sessions").integer(1, max_sessions));
+    g.start_s = n.has("start_s") ? n.at("start_s").number_in(0, 1e7) : 0.0;
+    g.stagger_s = n.has("stagger_s") ? n.at("stagger_s").number_in(0, 1e7) : 0.0;
+    return g;
+  };
+  if (root.has("fleet")) {
+    for (const char* k : {"workload", "sessions", "stagger_s"})
+      if (root.has(k)) root.at(k).fail("give either \"fleet\" or \"workload\"/\"sessions\"/\"stagger_s\", not both");
+    for (const auto& g : root.at("fleet").array(1)) {
+      g.expect_keys({"label", "workload", "sessions", "start_s", "stagger_s"});
+      s.fleet.push_back(read_group(g));
+      for (std::size_t i = 0; i + 1 < s.fleet.size(); ++i)
+        if (s.fleet[i].label == s.fleet.back().label)
+          g.fail(fmt::format("fleet group label \"{}\" is used twice", s.fleet.back().label));
+    }
+  } else {
+    if (!root.has("workload")) root.fail("missing key \"workload\" (or \"fleet\")");
+    s.fleet.push_back(read_group(root));
+  }
+  std::int64_t sessions = 0, requests = 0;
+  for (const auto& g : s.fleet) {
+    sessions += g.sessions;
+    requests += static_cast<std::int64_t>(g.sessions) * g.wl.turns;
+  }
+  const node where = root.has("fleet") ? root.at("fleet") : root.at("sessions");
+  if (sessions > max_sessions)
+    where.fail(fmt::format("{} sessions in the fleet; one run simulates at most {}", sessions, max_sessions));
+  if (requests > max_scenario_turns) {
+    if (s.fleet.size() == 1)
+      where.fail(fmt::format("{} sessions × {} turns = {} requests; one run simulates at most {}", sessions,
+                             s.fleet[0].wl.turns, requests, max_scenario_turns));
+    where.fail(fmt::format("the fleet's {} sessions make {} requests; one run simulates at most {}", sessions, requests,
+                           max_scenario_turns));
+  }
   for (const auto& o : root.at("options").array(1)) {
     o.expect_keys({"label", "target", "client", "batch"});
     scenario_option opt;

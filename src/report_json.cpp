@@ -62,7 +62,8 @@ json option_json(const option_result& o) {
     sessions.push_back({{"outcome", to_string(s.outcome)}, {"requests_total", s.requests_total},
                         {"requests_served", s.requests_served}, {"attempts", s.attempts},
                         {"rate_limited", s.rate_limited}, {"start_s", s.start_s}, {"end_s", s.end_s},
-                        {"stall_s", s.stall_s}, {"cost_usd", s.cost_usd}, {"tokens", tokens_json(s.tokens)}});
+                        {"stall_s", s.stall_s}, {"stall_share", session_stall_share(s)},
+                        {"rate_429", session_rate_429(s)}, {"cost_usd", s.cost_usd}, {"tokens", tokens_json(s.tokens)}});
   }
   j["requests"] = served;
   j["attempts"] = attempts;
@@ -110,6 +111,22 @@ json option_json(const option_result& o) {
                        {"refusals", b.refusals}});
   j["buckets"] = buckets;
   j["sessions"] = sessions;
+  if (r.engine) {
+    const auto& e = *r.engine;
+    const auto& cfg = *tgt.engine;
+    j["engine"] = {{"name", cfg.name}, {"max_sequences", cfg.max_sequences}, {"peak_sequences", e.peak_sequences},
+                   {"peak_queue", e.peak_queue}, {"queue_wait_s", e.queue_wait_s}, {"peak_kv_tokens", e.peak_kv_tokens},
+                   {"peak_kv_gb", e.peak_kv_gb}, {"kv_pool_gb", cfg.memory.kv_pool_gb}, {"vram_gb", e.vram_gb},
+                   {"gpu_gb", cfg.memory.gpu_gb}};
+  } else {
+    j["engine"] = nullptr;
+  }
+  const fleet_metrics f = compute_fleet_metrics(r);
+  j["fleet"] = {{"sessions", f.sessions}, {"completed", f.completed}, {"died", f.died},
+                {"p_session_dies", f.p_session_dies}, {"rate_429", f.rate_429}, {"stall_share", f.stall_share},
+                {"tasks_per_hour", f.tasks_per_hour}, {"requests_per_s", f.requests_per_s},
+                {"output_tps", f.output_tps}, {"usd_per_hour", f.usd_per_hour},
+                {"usd_per_task", f.usd_per_task}};
   return j;
 }
 
@@ -123,8 +140,12 @@ std::string to_json(const scenario_result& res, int indent) {
   json j;
   j["schema_version"] = 1;
   j["loopcast_version"] = version_string;
-  j["scenario"] = {{"name", s.name}, {"description", s.description}, {"seed", res.seed}, {"sessions", s.sessions},
-                   {"stagger_s", s.stagger_s}, {"workload", s.wl.name}};
+  json fleet = json::array();
+  for (const auto& g : s.fleet)
+    fleet.push_back({{"label", g.label}, {"workload", g.wl.name}, {"sessions", g.sessions}, {"start_s", g.start_s},
+                     {"stagger_s", g.stagger_s}});
+  j["scenario"] = {{"name", s.name}, {"description", s.description}, {"seed", res.seed},
+                   {"sessions", fleet_size(s)}, {"fleet", fleet}};
   json scripts = json::array();
   for (const auto& sc : res.scripts) {
     const auto sum = detail::summarize_script(sc);

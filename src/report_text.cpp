@@ -97,6 +97,24 @@ void write_option(std::ostream& os, const option_result& o) {
       }
   }
 
+  if (r.sessions.size() > 1) {
+    const fleet_metrics f = compute_fleet_metrics(r);
+    fmt::print(os, "  Fleet       P(session dies) {:.1f}%; 429 rate {:.1f}% of attempts; stall share {:.1f}%\n",
+               100 * f.p_session_dies, 100 * f.rate_429, 100 * f.stall_share);
+    fmt::print(os, "              {:.1f} tasks per hour; {:.1f} requests/s; {:.0f} output+reasoning tok/s; ${:.4f} per task\n",
+               f.tasks_per_hour, f.requests_per_s, f.output_tps, f.usd_per_task);
+  }
+
+  if (r.engine) {
+    const auto& e = *r.engine;
+    const auto& cfg = *tgt.engine;
+    fmt::print(os, "  Engine      {}: at most {} of {} sequences at once, {} queued at most (waited {:.1f} s in all)\n",
+               cfg.name, e.peak_sequences, cfg.max_sequences, e.peak_queue, e.queue_wait_s);
+    fmt::print(os, "              KV cache peak {} tokens = {:.2f} GB of a {:.2f} GB pool; VRAM {:.1f} of {:.0f} GB\n",
+               grouped(static_cast<double>(e.peak_kv_tokens)), e.peak_kv_gb, cfg.memory.kv_pool_gb, e.vram_gb,
+               cfg.memory.gpu_gb);
+  }
+
   // Speed.
   fmt::print(os, "  Speed       effective P10/P50/P90 {:.0f} / {:.0f} / {:.0f} tok/s; decode P50 {:.0f} tok/s\n",
              m.effective_tps.p10, m.effective_tps.p50, m.effective_tps.p90, m.decode_tps.p50);
@@ -128,7 +146,15 @@ void write_text_report(std::ostream& os, const scenario_result& res) {
   const auto& s = *res.scn;
   fmt::print(os, "loopcast {} — scenario {}\n", version_string, s.name);
   if (!s.description.empty()) fmt::print(os, "{}\n", s.description);
-  fmt::print(os, "\nWorkload {}: {} session{}, seed {}\n", s.wl.name, s.sessions, s.sessions == 1 ? "" : "s", res.seed);
+  if (s.fleet.size() == 1) {
+    const auto& g = s.fleet.front();
+    fmt::print(os, "\nWorkload {}: {} session{}, seed {}\n", g.wl.name, g.sessions, g.sessions == 1 ? "" : "s", res.seed);
+  } else {
+    fmt::print(os, "\nFleet of {} sessions in {} groups, seed {}\n", fleet_size(s), s.fleet.size(), res.seed);
+    for (const auto& g : s.fleet)
+      fmt::print(os, "  {:<11} {} × {}, starting at {:.0f} s, {:.0f} s apart\n", g.label, g.sessions, g.wl.name, g.start_s,
+                 g.stagger_s);
+  }
   if (!res.scripts.empty()) {
     const auto sum = detail::summarize_script(res.scripts.front());
     fmt::print(os, "  Context     session 1: {} requests ({} compaction{}); context {} → {} tokens (largest {})\n",

@@ -1,23 +1,33 @@
 #include "loopcast/scenario.hpp"
 
+#include "parallel.hpp"
+
 #include <limits>
 
 namespace loopcast {
+
+std::int32_t fleet_size(const scenario& s) noexcept {
+  std::int32_t n = 0;
+  for (const auto& g : s.fleet) n += g.sessions;
+  return n;
+}
 
 scenario_result run_scenario(const scenario& s, const run_options& opt) {
   scenario_result r;
   r.scn = &s;
   r.seed = opt.seed.value_or(s.seed);
-  r.scripts.reserve(static_cast<std::size_t>(s.sessions));
+  const auto n = static_cast<std::size_t>(fleet_size(s));
+  r.scripts.reserve(n);
   std::vector<session_plan> plans;
-  plans.reserve(static_cast<std::size_t>(s.sessions));
-  for (std::int32_t i = 0; i < s.sessions; ++i) {
-    const auto idx = static_cast<std::uint64_t>(i);
-    r.scripts.push_back(generate_session(s.wl, derive_seed(r.seed, idx)));
-  }
-  for (std::int32_t i = 0; i < s.sessions; ++i) {
-    const auto idx = static_cast<std::uint64_t>(i);
-    plans.push_back({&r.scripts[idx], s.stagger_s * i, derive_seed(r.seed, (1ULL << 32) + idx), 0});
+  plans.reserve(n);
+  std::uint64_t idx = 0;
+  for (const auto& g : s.fleet)
+    for (std::int32_t k = 0; k < g.sessions; ++k) r.scripts.push_back(generate_session(g.wl, derive_seed(r.seed, idx++)));
+  idx = 0;
+  for (std::uint32_t f = 0; f < s.fleet.size(); ++f) {
+    const auto& g = s.fleet[f];
+    for (std::int32_t k = 0; k < g.sessions; ++k, ++idx)
+      plans.push_back({&r.scripts[idx], g.start_s + g.stagger_s * k, derive_seed(r.seed, (1ULL << 32) + idx), f});
   }
   sim_options so;
   so.start_unix_s = s.start_unix_s;
@@ -38,36 +48,43 @@ option_result run_option(const scenario_option& o, std::span<const session_plan>
   return res;
 }
 
-std::vector<run_summary> run_seeds(const scenario& s, std::span<const std::uint64_t> seeds) {
-  std::vector<run_summary> out;
-  out.reserve(seeds.size() * s.options.size());
-  run_options ro;
-  ro.record_attempts = false;
-  ro.record_charges = false;
-  for (const auto seed : seeds) {
-    ro.seed = seed;
+run_summary summarize_run(const option_result& r, std::uint64_t seed, std::uint32_t option) {
+  const auto& sim = r.sim;
+  const fleet_metrics f = compute_fleet_metrics(sim);
+  run_summary x;
+  x.seed = seed;
+  x.option = option;
+  x.first_429_s = sim.first_429 ? sim.first_429->time_s : std::numeric_limits<double>::quiet_NaN();
+  x.wall_s = sim.wall_s;
+  x.stall_s = f.stall_s;
+  x.stall_share = f.stall_share;
+  x.cost_usd = sim.cost_usd;
+  x.usd_per_task = f.usd_per_task;
+  x.tasks_per_hour = f.tasks_per_hour;
+  x.output_tps = f.output_tps;
+  x.effective_tps_p50 = r.metrics.effective_tps.p50;
+  x.ttft_p50_s = r.metrics.ttft_s.p50;
+  x.sessions = f.sessions;
+  x.completed = f.completed;
+  x.rate_limited = static_cast<std::int32_t>(f.rate_limited);
+  x.attempts = static_cast<std::int32_t>(std::min<std::int64_t>(f.attempts, std::numeric_limits<std::int32_t>::max()));
+  x.sessions_died = f.died;
+  for (const auto& ss : sim.sessions) x.requests_served += ss.requests_served;
+  return x;
+}
+
+std::vector<run_summary> run_seeds(const scenario& s, std::span<const std::uint64_t> seeds, unsigned threads) {
+  const std::size_t no = s.options.size();
+  std::vector<run_summary> out(seeds.size() * no);
+  detail::parallel_for(seeds.size(), threads, [&](std::size_t i) {
+    run_options ro;
+    ro.record_attempts = false;
+    ro.record_charges = false;
+    ro.seed = seeds[i];
     const auto r = run_scenario(s, ro);
-    for (std::size_t o = 0; o < r.options.size(); ++o) {
-      const auto& sim = r.options[o].sim;
-      run_summary x;
-      x.seed = seed;
-      x.option = static_cast<std::uint32_t>(o);
-      x.first_429_s = sim.first_429 ? sim.first_429->time_s : std::numeric_limits<double>::quiet_NaN();
-      x.wall_s = sim.wall_s;
-      double busy = 0;
-      for (const auto& ss : sim.sessions) {
-        x.stall_s += ss.stall_s;
-        busy += ss.end_s - ss.start_s;
-        x.rate_limited += ss.rate_limited;
-        x.sessions_died += ss.outcome != session_outcome::completed;
-        x.requests_served += ss.requests_served;
-      }
-      x.stall_share = busy > 0 ? x.stall_s / busy : 0.0;
-      x.cost_usd = sim.cost_usd;
-      x.effective_tps_p50 = r.options[o].metrics.effective_tps.p50;
-      out.push_back(x);
-    }
-  }
+    for (std::size_t o = 0; o < no; ++o)
+      out[i * no + o] = summarize_run(r.options[o], seeds[i], static_cast<std::uint32_t>(o));
+  });
   return out;
 }
 

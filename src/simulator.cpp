@@ -12,7 +12,23 @@ namespace loopcast {
 
 namespace {
 
-enum class event_kind : std::uint8_t { send, complete };
+enum class event_kind : std::uint8_t {
+  send,          // the next attempt of the session's current request
+  complete,      // the request in flight ends (no engine: its end is known at admission)
+  decode_start   // engine: the request's prefill is done, it joins the decoding batch
+};
+
+// Engine: a decoding sequence, ordered by the virtual time at which it finishes.
+struct decoding {
+  double v_end;
+  std::uint64_t seq;
+  std::uint32_t session;
+};
+struct finishes_later {
+  bool operator()(const decoding& a, const decoding& b) const noexcept {
+    return a.v_end > b.v_end || (a.v_end == b.v_end && a.seq > b.seq);
+  }
+};
 
 struct event {
   double t;
@@ -41,6 +57,10 @@ struct session_state {
   std::array<std::uint64_t, max_buckets> seq{};
   std::array<std::size_t, max_buckets> log_index{};
   double cost = 0;
+  // Engine: the single-request prefill and decode times, the KV tokens reserved, the timeline row.
+  double prefill_s = 0, decode_work_s = 0;
+  std::int64_t kv_tokens = 0;
+  std::size_t attempt_row = 0;
   session_result res;
 };
 
@@ -138,6 +158,27 @@ simulation_result simulate(const target& tgt, const retry_policy& client,
     schedule(plans[i].start_s + script.requests[0].delay_before_s, i, event_kind::send);
   }
 
+  // Engine state (a local engine that batches; see engine.hpp).
+  const engine_config* eng = tgt.engine ? &*tgt.engine : nullptr;
+  const std::int64_t kv_pool = eng ? kv_pool_tokens(eng->memory) : 0;
+  std::vector<decoding> batch;            // sequences decoding, min-heap on virtual end time
+  std::vector<std::uint32_t> waiting;     // first-come queue of admitted requests (a ring)
+  std::size_t wait_head = 0, wait_count = 0;
+  std::int64_t eng_sequences = 0, eng_kv = 0;
+  double prefill_free_at = 0, vclock = 0, vclock_t = 0;
+  engine_stats est;
+  if (eng) {
+    batch.reserve(plans.size());
+    waiting.resize(std::max<std::size_t>(plans.size(), 1));
+    est.vram_gb = engine_vram_gb(eng->memory);
+  }
+  auto advance_vclock = [&](double t) {
+    if (t > vclock_t) {
+      vclock += (t - vclock_t) * decode_share(*eng, static_cast<std::int64_t>(batch.size()));
+      vclock_t = t;
+    }
+  };
+
   std::int64_t in_flight = 0;
   double busy_since = 0;
   token_counts admitted;  // tokens of every request admitted so far
@@ -156,8 +197,88 @@ simulation_result simulate(const target& tgt, const retry_policy& client,
     last_end = std::max(last_end, t);
   };
 
+  // The request of session `si` completes at t: late charges and refunds, the next request.
+  auto complete = [&](std::uint32_t si, double t) {
+    session_state& s = ss[si];
+    for (std::size_t b = 0; b < nb; ++b) {
+      const double d = s.at_completion[b];
+      if (d == 0.0) continue;
+      buckets[b].adjust(d, t, s.t_admit, s.seq[b]);
+      if (d < 0) log[b][s.log_index[b]].amount += d;
+      else log[b].push_back({t, d});
+    }
+    if (--in_flight == 0) out.busy_s += t - busy_since;
+    out.requests.push_back({si, s.t_admit, s.t_first, t, s.tokens.prompt(), s.tokens.cache_read, s.tokens.generated()});
+    ++s.res.requests_served;
+    s.res.tokens += s.tokens;
+    s.res.cost_usd += s.cost;
+    last_end = std::max(last_end, t);
+    if (++s.next == s.script->requests.size()) {
+      finish(s, session_outcome::completed, t);
+    } else {
+      s.attempt = 0;
+      schedule(t + s.script->requests[s.next].delay_before_s, si, event_kind::send);
+    }
+  };
+  // The session's current request as lineage runs of the cache (in `runs`).
+  auto runs_of = [&](const session_state& s) {
+    const auto script_runs = s.script->runs_of(s.script->requests[s.next]);
+    for (std::size_t r = 0; r < script_runs.size(); ++r) {
+      const auto id = script_runs[r].lineage;
+      runs[r] = {id < s.script->shared_lineages ? s.shared_base + id
+                                                : s.private_base + (id - s.script->shared_lineages),
+                 script_runs[r].end_tokens};
+    }
+    return std::span<const prefix_run>(runs.data(), script_runs.size());
+  };
+  // Engine: the request of session `si` gets a slot at t; its prefill queues behind the others'.
+  auto engine_start = [&](std::uint32_t si, double t) {
+    session_state& s = ss[si];
+    ++eng_sequences;
+    eng_kv += s.kv_tokens;
+    est.peak_sequences = std::max(est.peak_sequences, static_cast<std::int32_t>(eng_sequences));
+    est.peak_kv_tokens = std::max(est.peak_kv_tokens, eng_kv);
+    const double begin = std::max(t, prefill_free_at);
+    s.t_first = begin + s.prefill_s;
+    prefill_free_at = s.t_first;
+    est.queue_wait_s += begin - s.t_admit;
+    cache.touch(runs_of(s), s.script->requests[s.next].prompt_tokens, s.t_first);
+    if (opt.record_attempts) out.attempts[s.attempt_row].t_first_token = s.t_first;
+    schedule(s.t_first, si, event_kind::decode_start);
+  };
+  auto engine_fits = [&](std::uint32_t si) {
+    return eng_sequences < eng->max_sequences && eng_kv + ss[si].kv_tokens <= kv_pool;
+  };
+  // Engine: the earliest decoding sequence ends; free its slot and KV, let the queue in.
+  auto engine_finish = [&](double t) {
+    advance_vclock(t);
+    std::pop_heap(batch.begin(), batch.end(), finishes_later{});
+    const std::uint32_t si = batch.back().session;
+    batch.pop_back();
+    --eng_sequences;
+    eng_kv -= ss[si].kv_tokens;
+    if (opt.record_attempts) out.attempts[ss[si].attempt_row].t_end = t;
+    complete(si, t);
+    while (wait_count > 0 && engine_fits(waiting[wait_head])) {
+      const std::uint32_t next = waiting[wait_head];
+      wait_head = (wait_head + 1) % waiting.size();
+      --wait_count;
+      engine_start(next, t);
+    }
+  };
+
   // ---- the event loop ------------------------------------------------------------------------
-  while (!heap.empty()) {
+  for (;;) {
+    // The engine's next completion competes with the queued events (it wins ties).
+    if (!batch.empty()) {
+      const double share = decode_share(*eng, static_cast<std::int64_t>(batch.size()));
+      const double t_done = vclock_t + std::max(0.0, batch.front().v_end - vclock) / share;
+      if (heap.empty() || t_done <= heap.front().t) {
+        engine_finish(t_done);
+        continue;
+      }
+    }
+    if (heap.empty()) break;
     std::pop_heap(heap.begin(), heap.end(), later{});
     const event ev = heap.back();
     heap.pop_back();
@@ -166,26 +287,13 @@ simulation_result simulate(const target& tgt, const retry_policy& client,
     const request_spec& req = s.script->requests[s.next];
 
     if (ev.kind == event_kind::complete) {
-      for (std::size_t b = 0; b < nb; ++b) {
-        const double d = s.at_completion[b];
-        if (d == 0.0) continue;
-        buckets[b].adjust(d, t, s.t_admit, s.seq[b]);
-        if (d < 0) log[b][s.log_index[b]].amount += d;
-        else log[b].push_back({t, d});
-      }
-      if (--in_flight == 0) out.busy_s += t - busy_since;
-      out.requests.push_back({ev.session, s.t_admit, s.t_first, t, s.tokens.prompt(),
-                              s.tokens.cache_read, s.tokens.generated()});
-      ++s.res.requests_served;
-      s.res.tokens += s.tokens;
-      s.res.cost_usd += s.cost;
-      last_end = std::max(last_end, t);
-      if (++s.next == s.script->requests.size()) {
-        finish(s, session_outcome::completed, t);
-      } else {
-        s.attempt = 0;
-        schedule(t + s.script->requests[s.next].delay_before_s, ev.session, event_kind::send);
-      }
+      complete(ev.session, t);
+      continue;
+    }
+    if (ev.kind == event_kind::decode_start) {
+      advance_vclock(t);
+      batch.push_back({vclock + s.decode_work_s, seq++, ev.session});
+      std::push_heap(batch.begin(), batch.end(), finishes_later{});
       continue;
     }
 
@@ -194,14 +302,7 @@ simulation_result simulate(const target& tgt, const retry_policy& client,
     if (s.res.attempts == 0) s.res.start_s = t;
     started_any = true;
     ++s.res.attempts;
-    const auto script_runs = s.script->runs_of(req);
-    for (std::size_t r = 0; r < script_runs.size(); ++r) {
-      const auto id = script_runs[r].lineage;
-      runs[r] = {id < s.script->shared_lineages ? s.shared_base + id
-                                                : s.private_base + (id - s.script->shared_lineages),
-                 script_runs[r].end_tokens};
-    }
-    const std::span<const prefix_run> rs(runs.data(), script_runs.size());
+    const std::span<const prefix_run> rs = runs_of(s);
     const std::int64_t cached = cache.lookup(rs, req.prompt_tokens, t);
     token_counts tk;
     tk.cache_read = cached;
@@ -296,18 +397,19 @@ simulation_result simulate(const target& tgt, const retry_policy& client,
       continue;
     }
 
-    // Served.
+    // Served. With an engine the times depend on the other requests and are filled in later.
     const request_timing tm = time_request(tgt.speed, cached, req.prompt_tokens - cached, tk.generated());
     const double t_first = t + tm.ttft_s;
-    const double t_end = t_first + tm.decode_s;
-    a.t_first_token = t_first;
-    a.t_end = t_end;
+    const double t_end = eng ? bucket::never : t_first + tm.decode_s;
+    a.t_first_token = eng ? t : t_first;
+    a.t_end = eng ? t : t_end;
     if (priced) {
       const request_cost c = price_request(*tgt.prices, tk, opt.start_unix_s + t, opt.batch, tgt.cache.write_1h);
       a.cost_usd = c.total_usd;
       for (std::size_t k = 0; k < token_class_count; ++k) out.cost_by_class_usd[k] += c.by_class_usd[k];
       out.token_cost_usd += c.total_usd;
     }
+    s.attempt_row = out.attempts.size();
     record_attempt(a, t);  // bucket levels as the request found them, before its own charge
     for (std::size_t b = 0; b < nb; ++b) {
       buckets[b].charge(charge[b].at_admission, t, t_end);
@@ -318,13 +420,31 @@ simulation_result simulate(const target& tgt, const retry_policy& client,
       if (tgt.limits[b].algorithm == bucket_algorithm::concurrency)  // peak = most in flight
         out.buckets[b].peak_demand = std::max(out.buckets[b].peak_demand, buckets[b].used(t));
     }
-    cache.touch(rs, req.prompt_tokens, t_first);  // cached once its prefill is done; TTL from then
     s.t_admit = t;
-    s.t_first = t_first;
     s.tokens = tk;
     s.cost = a.cost_usd;
     admitted += tk;
     if (in_flight++ == 0) busy_since = t;
+    if (eng) {
+      s.prefill_s = tm.ttft_s;
+      s.decode_work_s = tm.decode_s;
+      s.kv_tokens = tk.total();
+      if (s.kv_tokens > kv_pool)
+        throw simulation_error(fmt::format(
+            "session {} request {}: {} tokens need {:.2f} GB of KV cache; the {} engine's pool holds {} tokens ({} GB)",
+            ev.session, a.request, s.kv_tokens, static_cast<double>(s.kv_tokens) * eng->memory.kv_bytes_per_token / 1e9,
+            eng->name, kv_pool, eng->memory.kv_pool_gb));
+      if (wait_count == 0 && engine_fits(ev.session)) {
+        engine_start(ev.session, t);
+      } else {
+        waiting[(wait_head + wait_count) % waiting.size()] = ev.session;
+        ++wait_count;
+        est.peak_queue = std::max(est.peak_queue, static_cast<std::int32_t>(wait_count));
+      }
+      continue;
+    }
+    cache.touch(rs, req.prompt_tokens, t_first);  // cached once its prefill is done; TTL from then
+    s.t_first = t_first;
     schedule(t_end, ev.session, event_kind::complete);
   }
 
@@ -341,6 +461,10 @@ simulation_result simulate(const target& tgt, const retry_policy& client,
     out.buckets[b].peak_window_start_s = start;
   }
   if (opt.record_charges) out.charges = std::move(log);
+  if (eng) {
+    est.peak_kv_gb = static_cast<double>(est.peak_kv_tokens) * eng->memory.kv_bytes_per_token / 1e9;
+    out.engine = est;
+  }
   out.cost_usd = out.token_cost_usd;
   if (tgt.power) {
     out.energy = local_cost(*tgt.power, out.busy_s, out.wall_s);

@@ -51,4 +51,35 @@ struct request_metrics {
 
 request_metrics compute_request_metrics(std::span<const request_sample> requests);
 
+/// A fleet's outcome (DESIGN.md §8, for many sessions on one organisation's limits). A task is a
+/// session; it is completed when every request of it was served.
+///   429 rate      = 429s / attempts
+///   stall share   = time waiting after 429s / the sessions' summed durations (first send to end)
+///   P(dies)       = sessions not completed / sessions
+///   tasks per hour = completed sessions / wall clock hours;  $ per task = cost / completed tasks
+struct fleet_metrics {
+  std::int32_t sessions = 0;
+  std::int32_t completed = 0;
+  std::int32_t died = 0;              ///< gave up after 429s, too large, or context overflow
+  double p_session_dies = 0;
+  std::int64_t attempts = 0;
+  std::int64_t rate_limited = 0;      ///< 429s
+  double rate_429 = 0;
+  double stall_s = 0;                 ///< summed over sessions
+  double stall_share = 0;
+  double wall_s = 0;
+  double tasks_per_hour = 0;          ///< 0 when the wall clock is 0
+  double requests_per_s = 0;          ///< served requests per second of wall clock
+  double output_tps = 0;              ///< generated tokens per second of wall clock
+  double cost_usd = 0;
+  double usd_per_hour = 0;            ///< 0 when the wall clock is 0
+  double usd_per_task = 0;            ///< NaN when no task completed
+};
+
+fleet_metrics compute_fleet_metrics(const simulation_result& r);
+
+/// A session's 429 rate (429s / attempts) and stall share (stall / duration); 0 when undefined.
+double session_rate_429(const session_result& s) noexcept;
+double session_stall_share(const session_result& s) noexcept;
+
 } // namespace loopcast

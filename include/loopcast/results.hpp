@@ -5,6 +5,7 @@
 // session summaries and the first 429 are always recorded.
 #pragma once
 
+#include "loopcast/engine.hpp"
 #include "loopcast/power.hpp"
 #include "loopcast/tokens.hpp"
 
@@ -114,6 +115,7 @@ struct simulation_result {
   double wall_s = 0;                           ///< first send to last end
   double busy_s = 0;                           ///< time with at least one request in flight
   std::optional<energy_cost> energy;           ///< local targets
+  std::optional<engine_stats> engine;          ///< targets with an engine
   double cost_usd = 0;                         ///< token cost + energy cost
 };
 

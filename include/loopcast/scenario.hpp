@@ -1,6 +1,7 @@
 // loopcast — a scenario: one workload run on several options (a cloud tier, a local GPU, …).
 //
-// Every option runs the *same* sessions: session i's script is generated from
+// A scenario's fleet is one or more groups of sessions; sessions are numbered 0, 1, … across
+// the groups in order. Every option runs the *same* sessions: session i's script is generated from
 // derive_seed(seed, i) whatever the option, so options differ only in how the work is timed,
 // limited and billed. The client's jitter uses its own stream, derive_seed(seed, 2^32 + i).
 #pragma once
@@ -26,12 +27,21 @@ struct scenario_option {
   bool batch = false;
 };
 
+/// A group of identical agents in a fleet: `sessions` sessions of one workload, the k-th of them
+/// starting at start_s + k · stagger_s. Sessions of one group share its system prompt (one cache
+/// lineage); all groups share the option's buckets and prefix cache.
+struct fleet_group {
+  std::string label;             ///< e.g. "coders" (defaults to the workload's name)
+  workload wl;
+  std::int32_t sessions = 1;
+  double start_s = 0;            ///< when the group's first session starts, s
+  double stagger_s = 0;          ///< between consecutive starts in the group, s
+};
+
 struct scenario {
   std::string name;
   std::string description;
-  workload wl;
-  std::int32_t sessions = 1;
-  double stagger_s = 0;          ///< session i starts at i · stagger_s, s
+  std::vector<fleet_group> fleet;  ///< at least one group; sessions are numbered group by group
   std::uint64_t seed = 1;
   double start_unix_s = 0;       ///< Unix time of t = 0
   std::vector<scenario_option> options;
@@ -53,6 +63,9 @@ struct scenario_result {
   std::vector<option_result> options;
 };
 
+/// Sessions in the whole fleet.
+std::int32_t fleet_size(const scenario& s) noexcept;
+
 struct run_options {
   std::optional<std::uint64_t> seed;  ///< overrides the scenario's seed
   bool record_attempts = true;
@@ -73,14 +86,27 @@ struct run_summary {
   double stall_s = 0;                  ///< summed over sessions
   double stall_share = 0;              ///< stall_s / the sessions' summed durations
   double cost_usd = 0;
+  double usd_per_task = 0;             ///< cost / completed sessions; NaN when none completed
+  double tasks_per_hour = 0;           ///< completed sessions per hour of wall clock
+  double output_tps = 0;               ///< generated tokens per second of wall clock
   double effective_tps_p50 = 0;        ///< 0 when no request was kept
+  double ttft_p50_s = 0;               ///< 0 when no request was served
+  std::int32_t sessions = 0;
+  std::int32_t completed = 0;          ///< sessions that completed (tasks done)
   std::int32_t rate_limited = 0;       ///< 429s
+  std::int32_t attempts = 0;
   std::int32_t sessions_died = 0;      ///< sessions that did not complete
   std::int32_t requests_served = 0;
 };
 
+/// The summary row of one option's run.
+run_summary summarize_run(const option_result& r, std::uint64_t seed, std::uint32_t option);
+
 /// Runs the scenario once per seed (no timelines) and returns seeds × options rows, seed-major.
-/// Everything happens in C++: callers from Python pay one call, not one per request.
-std::vector<run_summary> run_seeds(const scenario& s, std::span<const std::uint64_t> seeds);
+/// Everything happens in C++: callers from Python pay one call, not one per request. With
+/// threads > 1 the seeds are shared among that many threads (0 = one per hardware thread); the
+/// rows are the same whatever the thread count.
+std::vector<run_summary> run_seeds(const scenario& s, std::span<const std::uint64_t> seeds,
+                                   unsigned threads = 1);
 
 } // namespace loopcast

@@ -5,6 +5,7 @@
 // draw and electricity price (local). Plain data, loaded from models/targets/*.json.
 #pragma once
 
+#include "loopcast/engine.hpp"
 #include "loopcast/power.hpp"
 #include "loopcast/prefix_cache.hpp"
 #include "loopcast/prices.hpp"
@@ -41,6 +42,7 @@ struct target {
   std::int64_t context_window_tokens = 131072;  ///< prompt + generated must fit, in tokens
   std::optional<price_sheet> prices;    ///< token prices (cloud)
   std::optional<power_config> power;    ///< energy model (local)
+  std::optional<engine_config> engine;  ///< batching and memory of a local engine (none: every request alone)
   provenance origin;
 };
 

@@ -159,7 +159,11 @@ class Scenario(Preset):
         loopcast.Scenario(name="five-agents", workload="reference-agent-loop", sessions=5, stagger_s=10,
                           options=[loopcast.Option("cloud", "cerebras-developer-qwen-3.8-27b")])
 
-    or load a preset with :meth:`Scenario.load` and change it with :meth:`replace`.
+    A fleet of several workloads sharing the options' limits takes ``fleet=`` instead of
+    ``workload=``/``sessions=``/``stagger_s=``: a list of groups such as
+    ``{"workload": "reference-agent-loop", "sessions": 5, "start_s": 0, "stagger_s": 30}``.
+
+    Load a preset with :meth:`Scenario.load` and change it with :meth:`replace`.
     """
 
     kind = "scenario"
@@ -167,16 +171,20 @@ class Scenario(Preset):
     def __init__(self, data: dict[str, Any] | None = None, *, name: str | None = None,
                  workload: "str | Workload | dict | None" = None, options: Iterable["Option | dict"] | None = None,
                  seed: int = 42, sessions: int = 1, stagger_s: float = 0.0,
+                 fleet: Iterable[dict] | None = None,
                  start_time_utc: str = "2026-05-04T14:00:00Z", description: str = "", source: str = "python",
                  read_on: str = "2026-11-01", file: str = "<python>", models: str | None = None) -> None:
         if data is None:
-            if name is None or workload is None or options is None:
-                raise TypeError("Scenario() needs name=, workload= and options= (or a scenario dict)")
+            if name is None or (workload is None) == (fleet is None) or options is None:
+                raise TypeError("Scenario() needs name=, options= and either workload= or fleet= (or a scenario dict)")
             data = {"kind": "scenario", "name": name, "description": description, "source": source,
-                    "read_on": read_on, "seed": seed, "start_time_utc": start_time_utc,
-                    "workload": workload.to_dict() if isinstance(workload, Preset) else workload,
-                    "sessions": sessions, "stagger_s": stagger_s,
-                    "options": [o.to_dict() if isinstance(o, Option) else o for o in options]}
+                    "read_on": read_on, "seed": seed, "start_time_utc": start_time_utc}
+            if fleet is not None:
+                data["fleet"] = [{k: (v.to_dict() if isinstance(v, Preset) else v) for k, v in g.items()} for g in fleet]
+            else:
+                data.update({"workload": workload.to_dict() if isinstance(workload, Preset) else workload,
+                             "sessions": sessions, "stagger_s": stagger_s})
+            data["options"] = [o.to_dict() if isinstance(o, Option) else o for o in options]
         self._models = models
         super().__init__(data, file=file, models=models)
 

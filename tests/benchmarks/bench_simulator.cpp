@@ -27,7 +27,7 @@ std::int64_t served(const loopcast::simulation_result& r) {
 void BM_ReferenceSession(benchmark::State& state) {
   const auto& f = presets();
   const auto& opt = f.scn.options.at(0);
-  const auto script = loopcast::generate_session(f.scn.wl, 42);
+  const auto script = loopcast::generate_session(f.scn.fleet.at(0).wl, 42);
   const loopcast::session_plan plan{&script, 0, 1, 0};
   loopcast::sim_options so;
   so.record_attempts = state.range(0) != 0;
@@ -54,7 +54,7 @@ void BM_Fleet(benchmark::State& state) {
   std::vector<loopcast::session_script> scripts;
   std::vector<loopcast::session_plan> plans;
   scripts.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) scripts.push_back(loopcast::generate_session(f.scn.wl, loopcast::derive_seed(42, i)));
+  for (std::size_t i = 0; i < n; ++i) scripts.push_back(loopcast::generate_session(f.scn.fleet.at(0).wl, loopcast::derive_seed(42, i)));
   for (std::size_t i = 0; i < n; ++i) plans.push_back({&scripts[i], 2.0 * static_cast<double>(i), loopcast::derive_seed(7, i), 0});
   loopcast::sim_options so;
   so.record_attempts = false;
@@ -79,7 +79,7 @@ void BM_GenerateSession(benchmark::State& state) {
   std::uint64_t seed = 0;
   std::int64_t requests = 0;
   for (auto _ : state) {
-    auto s = loopcast::generate_session(f.scn.wl, seed++);
+    auto s = loopcast::generate_session(f.scn.fleet.at(0).wl, seed++);
     requests += static_cast<std::int64_t>(s.requests.size());
     benchmark::DoNotOptimize(s.requests.data());
   }

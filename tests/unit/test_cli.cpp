@@ -127,7 +127,7 @@ TEST(Cli, BadScenarioIsOneLineNamingFileAndPointer) {
 TEST(Cli, UnknownScenarioName) {
   const auto r = loopcast("run nonesuch");
   EXPECT_EQ(r.code, 3);
-  EXPECT_EQ(r.err, "loopcast: " + models + ": no scenario preset named \"nonesuch\" (known: reference)\n");
+  EXPECT_EQ(r.err, "loopcast: " + models + ": no scenario preset named \"nonesuch\" (known: engine-burst-rtx4090, reference)\n");
 }
 
 TEST(Cli, UsageErrorsAndHelp) {

@@ -1,0 +1,57 @@
+// Runs fn(i) for i in [0, n) on a few threads. Internal to loopcast.
+//
+// Work is handed out one index at a time from an atomic counter, so callers that write result i
+// into slot i get the same output whatever the thread count. The first exception thrown by fn
+// is rethrown on the calling thread once every worker has stopped.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace loopcast::detail {
+
+/// 0 means one thread per hardware thread (at least 1).
+inline unsigned resolve_threads(unsigned threads) noexcept {
+  if (threads > 0) return threads;
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw > 0 ? hw : 1;
+}
+
+template <class F>
+void parallel_for(std::size_t n, unsigned threads, F&& fn) {
+  threads = resolve_threads(threads);
+  if (threads <= 1 || n <= 1) {
+    for (std::size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto worker = [&] {
+    for (;;) {
+      const std::size_t i = next.fetch_add(1, std::memory_order_relaxed);
+      if (i >= n || failed.load(std::memory_order_relaxed)) return;
+      try {
+        fn(i);
+      } catch (...) {
+        std::lock_guard lock(error_mutex);
+        if (!error) error = std::current_exception();
+        failed = true;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  const std::size_t count = std::min<std::size_t>(threads, n);
+  pool.reserve(count - 1);
+  for (std::size_t t = 1; t < count; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+} // namespace loopcast::detail

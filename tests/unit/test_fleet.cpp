@@ -1,0 +1,139 @@
+// Fleets: groups of sessions on one organisation's limits, fleet metrics, Monte Carlo threads.
+#include "loopcast/errors.hpp"
+#include "loopcast/metrics.hpp"
+#include "loopcast/presets.hpp"
+#include "loopcast/scenario.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstring>
+
+using namespace loopcast;
+
+namespace {
+const std::string models = LOOPCAST_TEST_MODELS_DIR;
+
+nlohmann::json two_groups() {
+  return nlohmann::json::parse(R"({
+    "kind": "scenario", "name": "mixed", "source": "test", "read_on": "2026-11-29", "seed": 7,
+    "start_time_utc": "2026-05-04T14:00:00Z",
+    "fleet": [
+      {"label": "coders", "workload": "reference-agent-loop", "sessions": 3, "stagger_s": 20},
+      {"workload": "burst-chat-256-512", "sessions": 2, "start_s": 100, "stagger_s": 5}
+    ],
+    "options": [{"label": "cloud", "target": "cerebras-developer-qwen-3.8-27b", "client": "opencode"}]
+  })");
+}
+
+std::string scenario_error(const nlohmann::json& j) {
+  const preset_library lib({models});
+  try {
+    (void)parse_scenario(j.dump(), "fleet.json", lib);
+  } catch (const config_error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+} // namespace
+
+// Three sessions by hand: 10 attempts, 4 429s, stalls 6 s of 60 s; one died.
+TEST(FleetMetrics, HandComputed) {
+  simulation_result r;
+  session_result a, b, c;
+  a.attempts = 5, a.rate_limited = 2, a.stall_s = 4, a.start_s = 0, a.end_s = 30, a.requests_served = 3;
+  b.attempts = 3, b.rate_limited = 1, b.stall_s = 2, b.start_s = 10, b.end_s = 30, b.requests_served = 2;
+  c.attempts = 2, c.rate_limited = 1, c.stall_s = 0, c.start_s = 20, c.end_s = 30, c.requests_served = 1;
+  c.outcome = session_outcome::died_after_retries;
+  r.sessions = {a, b, c};
+  r.wall_s = 30;
+  r.cost_usd = 3;
+  r.tokens.output = 600;
+  r.tokens.reasoning = 300;
+  const auto f = compute_fleet_metrics(r);
+  EXPECT_EQ(f.sessions, 3);
+  EXPECT_EQ(f.completed, 2);
+  EXPECT_EQ(f.died, 1);
+  EXPECT_DOUBLE_EQ(f.p_session_dies, 1.0 / 3);
+  EXPECT_DOUBLE_EQ(f.rate_429, 0.4);
+  EXPECT_DOUBLE_EQ(f.stall_share, 0.1);
+  EXPECT_DOUBLE_EQ(f.tasks_per_hour, 240);
+  EXPECT_DOUBLE_EQ(f.requests_per_s, 0.2);
+  EXPECT_DOUBLE_EQ(f.output_tps, 30);
+  EXPECT_DOUBLE_EQ(f.usd_per_hour, 360);
+  EXPECT_DOUBLE_EQ(f.usd_per_task, 1.5);
+  EXPECT_DOUBLE_EQ(session_rate_429(a), 0.4);
+  EXPECT_DOUBLE_EQ(session_stall_share(b), 0.1);
+  r.sessions = {c};
+  EXPECT_TRUE(std::isnan(compute_fleet_metrics(r).usd_per_task));
+}
+
+TEST(FleetPresets, GroupsNumberSessionsInOrderAndShareOnlyTheirOwnPrompt) {
+  const preset_library lib({models});
+  const auto s = parse_scenario(two_groups().dump(), "fleet.json", lib);
+  ASSERT_EQ(s.fleet.size(), 2u);
+  EXPECT_EQ(s.fleet[0].label, "coders");
+  EXPECT_EQ(s.fleet[1].label, "burst-chat-256-512");
+  EXPECT_EQ(fleet_size(s), 5);
+  const auto r = run_scenario(s);
+  const auto& sim = r.options[0].sim;
+  ASSERT_EQ(sim.sessions.size(), 5u);
+  // Starts: 0, 20, 40 for the coders; 100, 105 for the chats (their first request has no delay).
+  EXPECT_DOUBLE_EQ(sim.sessions[1].start_s - sim.sessions[0].start_s, 20);
+  EXPECT_DOUBLE_EQ(sim.sessions[3].start_s, 100);
+  EXPECT_DOUBLE_EQ(sim.sessions[4].start_s, 105);
+  EXPECT_EQ(sim.sessions[3].requests_total, 1);
+  EXPECT_EQ(sim.sessions[0].requests_total, static_cast<std::int32_t>(r.scripts[0].requests.size()));
+  // The second coder's first request reads the shared 9,000-token system prompt from the cache
+  // (whole 128-token blocks: 8,960); the chats have no system prompt and share nothing.
+  const auto first_of = [&](std::uint32_t session) {
+    for (const auto& a : sim.attempts)
+      if (a.session == session && a.request == 1) return a;
+    return attempt_record{};
+  };
+  EXPECT_EQ(first_of(1).tokens.cache_read, 8960);
+  EXPECT_EQ(first_of(4).tokens.cache_read, 0);
+}
+
+TEST(FleetPresets, Errors) {
+  auto j = two_groups();
+  j["sessions"] = 2;
+  EXPECT_EQ(scenario_error(j), "fleet.json: /sessions: give either \"fleet\" or \"workload\"/\"sessions\"/\"stagger_s\", not both");
+  j = two_groups();
+  j["fleet"][1]["label"] = "coders";
+  EXPECT_EQ(scenario_error(j), "fleet.json: /fleet/1: fleet group label \"coders\" is used twice");
+  j = two_groups();
+  j["fleet"][0]["sessions"] = -1;
+  EXPECT_EQ(scenario_error(j), "fleet.json: /fleet/0/sessions: expected a whole number between 1 and 1000000, found -1");
+  j = two_groups();
+  j.erase("fleet");
+  EXPECT_EQ(scenario_error(j), "fleet.json: missing key \"workload\" (or \"fleet\")");
+  j = two_groups();
+  j["fleet"][1]["sessions"] = 999999;
+  EXPECT_EQ(scenario_error(j), "fleet.json: /fleet: 1000002 sessions in the fleet; one run simulates at most 1000000");
+}
+
+// Seeds shared among threads give the same rows, in the same order, as one thread.
+TEST(FleetMonteCarlo, SameRowsWhateverTheThreadCount) {
+  const preset_library lib({models});
+  auto s = parse_scenario(two_groups().dump(), "fleet.json", lib);
+  std::vector<std::uint64_t> seeds;
+  for (std::uint64_t i = 0; i < 12; ++i) seeds.push_back(1000 + i);
+  const auto one = run_seeds(s, seeds, 1);
+  const auto three = run_seeds(s, seeds, 3);
+  ASSERT_EQ(one.size(), 12u);
+  ASSERT_EQ(three.size(), one.size());
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    EXPECT_EQ(one[i].seed, 1000 + i);
+    EXPECT_EQ(std::memcmp(&one[i], &three[i], sizeof(run_summary)), 0) << "row " << i;
+  }
+  // The rows are real runs: every session accounted for, 429s on the Developer tier for most seeds.
+  int limited = 0;
+  for (const auto& x : one) {
+    EXPECT_EQ(x.sessions, 5);
+    EXPECT_EQ(x.completed + x.sessions_died, 5);
+    limited += x.rate_limited > 0;
+  }
+  EXPECT_GT(limited, 6);
+}
