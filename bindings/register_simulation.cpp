@@ -5,6 +5,16 @@
 
 namespace loopcast::python {
 
+namespace {
+// The rows as a structured array owning its storage, and the summary as montecarlo JSON.
+py::tuple rows_and_summary(const scenario& scn, montecarlo_result r) {
+  const std::string summary = montecarlo_to_json(scn, r, -1);
+  auto* raw = new std::vector<run_summary>(std::move(r.rows));
+  py::capsule owner(raw, [](void* p) { delete static_cast<std::vector<run_summary>*>(p); });
+  return py::make_tuple(view(run_summary_dtype(), *raw, owner), summary);
+}
+} // namespace
+
 void register_simulation(py::module_& m) {
   m.def(
       "run_scenario",
@@ -25,20 +35,53 @@ void register_simulation(py::module_& m) {
   m.def(
       "run_seeds",
       [](const std::string& json_text, const std::string& file, const std::string& models_dir,
-         const py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>& seeds) {
+         const py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>& seeds, unsigned threads,
+         double confidence, double horizon_s) {
         const auto scn = parse_scenario(json_text, file, preset_library({models_dir}));
         std::vector<std::uint64_t> s(seeds.data(), seeds.data() + seeds.size());
-        auto rows = std::make_unique<std::vector<run_summary>>();
+        montecarlo_result r;
+        r.settings.confidence = confidence;
+        r.settings.horizon_s = horizon_s;
+        r.settings.threads = threads;
         {
           py::gil_scoped_release release;
-          *rows = run_seeds(scn, s);
+          r.rows = run_seeds(scn, s, threads);
+          r.seeds = static_cast<std::int32_t>(s.size());
+          r.options = summarize_runs(scn, r.rows, r.settings);
         }
-        auto* raw = rows.release();
-        py::capsule owner(raw, [](void* p) { delete static_cast<std::vector<run_summary>*>(p); });
-        return view(run_summary_dtype(), *raw, owner);
+        return rows_and_summary(scn, std::move(r));
       },
-      py::arg("json_text"), py::arg("file"), py::arg("models_dir"), py::arg("seeds"),
-      "Runs a scenario once per seed; one row per seed and option (structured array).");
+      py::arg("json_text"), py::arg("file"), py::arg("models_dir"), py::arg("seeds"), py::arg("threads") = 1,
+      py::arg("confidence") = 0.95, py::arg("horizon_s") = 3600.0,
+      "Runs a scenario once per seed; (rows: one per seed and option, summary JSON).");
+  m.def(
+      "run_montecarlo",
+      [](const std::string& json_text, const std::string& file, const std::string& models_dir, std::int32_t seeds,
+         double precision, const std::string& metric, std::int32_t max_seeds, double confidence, double horizon_s,
+         unsigned threads) {
+        const auto scn = parse_scenario(json_text, file, preset_library({models_dir}));
+        montecarlo_options o;
+        o.seeds = seeds;
+        o.precision = precision;
+        o.max_seeds = max_seeds;
+        o.confidence = confidence;
+        o.horizon_s = horizon_s;
+        o.threads = threads;
+        bool known = false;
+        for (auto k : {mc_metric::usd_per_task, mc_metric::stall_share, mc_metric::tasks_per_hour, mc_metric::wall_s})
+          if (to_string(k) == metric) o.metric = k, known = true;
+        if (!known)
+          throw py::value_error("metric must be usd_per_task, stall_share, tasks_per_hour or wall_s, not " + metric);
+        montecarlo_result r;
+        {
+          py::gil_scoped_release release;
+          r = run_montecarlo(scn, o);
+        }
+        return rows_and_summary(scn, std::move(r));
+      },
+      py::arg("json_text"), py::arg("file"), py::arg("models_dir"), py::arg("seeds"), py::arg("precision"),
+      py::arg("metric"), py::arg("max_seeds"), py::arg("confidence"), py::arg("horizon_s"), py::arg("threads"),
+      "Monte Carlo with seeds scenario.seed + 0, 1, …; (rows, summary JSON).");
 }
 
 } // namespace loopcast::python

@@ -57,4 +57,14 @@ comparison_pair find_comparison(const scenario_result& r) {
   return p;
 }
 
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + '"';
+}
+
 } // namespace loopcast::detail

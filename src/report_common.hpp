@@ -7,6 +7,8 @@
 
 namespace loopcast::detail {
 
+/// A CSV field: quoted (with doubled quotes) when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& s);
 /// 1234567 → "1,234,567".
 std::string grouped(double x);
 

@@ -2,8 +2,10 @@
 #pragma once
 
 #include "loopcast/distributions.hpp"
+#include "loopcast/engine.hpp"
 #include "loopcast/errors.hpp"
 #include "loopcast/metrics.hpp"
+#include "loopcast/montecarlo.hpp"
 #include "loopcast/power.hpp"
 #include "loopcast/prefix_cache.hpp"
 #include "loopcast/presets.hpp"

@@ -2,6 +2,7 @@
 // The JSON schema and the CSV columns are documented in docs/output.md.
 #pragma once
 
+#include "loopcast/montecarlo.hpp"
 #include "loopcast/replay.hpp"
 #include "loopcast/scenario.hpp"
 
@@ -18,6 +19,12 @@ std::string to_json(const scenario_result& r, int indent = 2);
 /// One row per request attempt of every option.
 void write_timeline_csv(std::ostream& os, const scenario_result& r);
 void write_timeline_csv(std::ostream& os, std::span<const option_result> options);
+
+/// `loopcast montecarlo`: per option, quantiles with their confidence intervals.
+void write_montecarlo_text(std::ostream& os, const scenario& s, const montecarlo_result& r);
+std::string montecarlo_to_json(const scenario& s, const montecarlo_result& r, int indent = 2);
+/// One CSV row per run (seed × option): the run_summary columns with the option's label.
+void write_runs_csv(std::ostream& os, const scenario& s, std::span<const run_summary> rows);
 
 /// `loopcast stats`: per model and overall, with context bins and what the import skipped.
 void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& traces, const trace_stats& st);

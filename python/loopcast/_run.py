@@ -33,27 +33,65 @@ def run(scenario: "Scenario | str | dict" = "reference", *, seed: int | None = N
     return Run(_core.run_scenario(json.dumps(s.to_dict()), s._file, models_dir(models), seed, timeline))
 
 
-def monte_carlo(scenario: "Scenario | str | dict", seeds: "Iterable[int] | int", *,
-                models: str | os.PathLike | None = None) -> Table:
+def monte_carlo(scenario: "Scenario | str | dict", seeds: "Iterable[int] | int | None" = None, *,
+                precision: float | None = None, metric: str = "usd_per_task", max_seeds: int = 10000,
+                confidence: float = 0.95, horizon_s: float = 3600.0, threads: int = 1,
+                models: str | os.PathLike | None = None) -> "MonteCarlo":
     """Runs the scenario once per seed, entirely in C++, and returns one row per seed and option.
 
-    ``seeds`` is an iterable of seeds or a count (seeds 0 … n−1). Columns: ``seed``, ``option``
-    (its index; ``label`` in pandas), ``first_429_s`` (NaN: none), ``wall_s``, ``stall_s``,
-    ``stall_share``, ``cost_usd``, ``effective_tps_p50``, ``rate_limited``, ``sessions_died``,
-    ``requests_served``.
+    ``seeds`` is an iterable of seeds or a count ``n`` (seeds 0 … n−1). Or give ``precision``
+    instead: seeds scenario.seed, +1, … are added in doubling batches until the mean of ``metric``
+    (``usd_per_task``, ``stall_share``, ``tasks_per_hour`` or ``wall_s``) is known within
+    ±precision (relative) for every option, or ``max_seeds`` is reached. ``threads`` shares the
+    seeds among threads (0: one per core); the rows do not depend on it.
+
+    Columns: ``seed``, ``option`` (its index; ``label`` in pandas), ``first_429_s`` (NaN: none),
+    ``wall_s``, ``stall_s``, ``stall_share``, ``cost_usd``, ``usd_per_task`` (NaN: no task done),
+    ``tasks_per_hour``, ``output_tps``, ``effective_tps_p50``, ``ttft_p50_s``, ``sessions``,
+    ``completed``, ``rate_limited``, ``attempts``, ``sessions_died``, ``requests_served``.
+    ``.summary`` holds, per option, P10/P50/P90 with confidence intervals (docs/output.md).
     """
     s = _scenario(scenario, models)
-    seeds_arr = np.arange(seeds, dtype=np.uint64) if isinstance(seeds, int) else np.asarray(list(seeds), dtype=np.uint64)
-    rows = _core.run_seeds(json.dumps(s.to_dict()), s._file, models_dir(models), seeds_arr)
-    return _MonteCarlo(rows, [o.label for o in s.options])
+    text, mdir = json.dumps(s.to_dict()), models_dir(models)
+    if precision is not None:
+        if seeds is not None:
+            raise TypeError("give seeds= or precision=, not both")
+        rows, summary = _core.run_montecarlo(text, s._file, mdir, 100, float(precision), metric, max_seeds,
+                                             confidence, horizon_s, threads)
+    else:
+        if seeds is None:
+            raise TypeError("monte_carlo() needs seeds= (a count or an iterable) or precision=")
+        seeds_arr = (np.arange(seeds, dtype=np.uint64) if isinstance(seeds, int)
+                     else np.asarray(list(seeds), dtype=np.uint64))
+        rows, summary = _core.run_seeds(text, s._file, mdir, seeds_arr, threads, confidence, horizon_s)
+    return MonteCarlo(rows, [o.label for o in s.options], json.loads(summary))
 
 
-class _MonteCarlo(Table):
-    def __init__(self, rows: np.ndarray, labels: list[str]) -> None:
+class MonteCarlo(Table):
+    """Rows of a Monte Carlo (one per seed and option) and its per-option ``summary``."""
+
+    def __init__(self, rows: np.ndarray, labels: list[str], summary: dict) -> None:
         super().__init__(rows, "monte carlo")
         self.labels = labels
+        self.summary = summary
 
     def to_pandas(self):
         df = super().to_pandas()
         df.insert(2, "label", np.array(self.labels, dtype=object)[df["option"].to_numpy().astype(np.int64)])
         return df
+
+    def quantiles(self):
+        """The summary as a pandas DataFrame: one row per option and metric, P10/P50/P90 with bounds."""
+        import pandas as pd
+        out = []
+        for o in self.summary["options"]:
+            for m in ("first_429_s", "stall_share", "usd_per_task", "tasks_per_hour", "wall_s"):
+                d = o[m]
+                row = {"label": o["label"], "metric": m, "count": d["count"]}
+                for q in ("p10", "p50", "p90", "mean"):
+                    for part in ("value", "lo", "hi"):
+                        v = d[q][part]
+                        v = np.nan if v is None else (np.inf if v == "never" else v)
+                        row[f"{q}" if part == "value" else f"{q}_{part}"] = v
+                out.append(row)
+        return pd.DataFrame(out)

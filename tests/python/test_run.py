@@ -93,3 +93,36 @@ def test_report_and_csv(reference):
     csv = reference.timeline_csv().splitlines()
     assert csv[0].startswith("option,session,request,turn,attempt")
     assert len(csv) == 1 + sum(o.attempts for o in reference)
+
+
+def test_monte_carlo_precision_summary_and_threads(models):
+    mc = loopcast.monte_carlo("reference", precision=0.02, threads=2, models=models)
+    assert mc.summary["precision_reached"] is True
+    n = mc.summary["seeds"]
+    assert n % 20 == 0 and len(mc.array) == 2 * n
+    assert list(mc.array["seed"][:4]) == [42, 42, 43, 43]
+    q = mc.quantiles()
+    cost = q[(q.label == "cloud") & (q.metric == "usd_per_task")].iloc[0]
+    assert cost.p50_lo <= cost.p50 <= cost.p50_hi
+    local_first = q[(q.label == "local") & (q.metric == "first_429_s")].iloc[0]
+    assert math.isinf(local_first.p50)  # the local engine never sends a 429
+    # Threads do not change the rows.
+    one = loopcast.monte_carlo("reference", range(42, 42 + n), threads=1, models=models)
+    for name in mc.array.dtype.names:
+        assert np.array_equal(one.array[name], mc.array[name], equal_nan=mc.array[name].dtype.kind == "f"), name
+    with pytest.raises(TypeError, match="not both"):
+        loopcast.monte_carlo("reference", 10, precision=0.1, models=models)
+
+
+def test_fleet_scenario_from_python(models):
+    s = loopcast.Scenario(name="mixed", models=models, fleet=[
+        {"workload": "reference-agent-loop", "sessions": 3, "stagger_s": 10},
+        {"label": "chat", "workload": "burst-chat-256-512", "sessions": 4, "start_s": 30}],
+        options=[loopcast.Option("cloud", "cerebras-developer-qwen-3.8-27b", "opencode")])
+    run = loopcast.run(s, models=models)
+    fleet = run["cloud"].summary["fleet"]
+    assert fleet["sessions"] == 7
+    assert fleet["completed"] + fleet["died"] == 7
+    assert run["cloud"].summary["sessions"][3]["start_s"] == 30.0
+    with pytest.raises(TypeError, match="either workload= or fleet="):
+        loopcast.Scenario(name="x", workload="reference-agent-loop", fleet=[], options=[], models=models)

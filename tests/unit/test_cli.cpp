@@ -237,3 +237,30 @@ TEST(CliLogs, InvalidUtf8InALogStillGivesValidJson) {
   EXPECT_NE(reason.find("\xef\xbf\xbd"), std::string::npos);  // U+FFFD where the bad bytes were
   EXPECT_EQ(j.at("groups").at(0).at("requests"), 1);
 }
+
+TEST(CliMonteCarlo, JsonCsvAndThreadsGiveTheSameNumbers) {
+  const auto csv = std::filesystem::temp_directory_path() / ("loopcast_mc_" + std::to_string(::getpid()) + ".csv");
+  const auto a = loopcast("montecarlo reference --seeds 30 --threads 1 --json --csv " + csv.string());
+  ASSERT_EQ(a.code, 0) << a.err;
+  const auto j = nlohmann::json::parse(a.out);
+  EXPECT_EQ(j.at("seeds"), 30);
+  EXPECT_EQ(j.at("first_seed"), 42);
+  ASSERT_EQ(j.at("options").size(), 2u);
+  const auto& cloud = j.at("options")[0];
+  for (const char* k : {"p_429_within_horizon", "p_session_dies", "first_429_s", "stall_share", "usd_per_task",
+                        "tasks_per_hour", "wall_s", "relative_half_width"})
+    EXPECT_TRUE(cloud.contains(k)) << k;
+  EXPECT_EQ(j.at("options")[1].at("first_429_s").at("p50").at("value"), "never");  // local: never a 429
+  const auto rows = slurp(csv);
+  EXPECT_EQ(std::count(rows.begin(), rows.end(), '\n'), 61);  // header + 30 seeds × 2 options
+  EXPECT_EQ(rows.rfind("seed,option,label,first_429_s,", 0), 0u);
+  const auto b = loopcast("montecarlo reference --seeds 30 --threads 2 --json");
+  EXPECT_EQ(a.out, b.out);
+  std::filesystem::remove(csv);
+}
+
+TEST(CliMonteCarlo, SeedsAndPrecisionExcludeEachOther) {
+  const auto r = loopcast("montecarlo reference --seeds 10 --precision 0.1");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "loopcast: --seeds excludes --precision\n");
+}

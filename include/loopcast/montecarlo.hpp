@@ -1,0 +1,90 @@
+// loopcast — Monte Carlo over seeds: how a scenario's outcome is distributed, and how sure we are.
+//
+// Each seed draws new sessions (and new client jitter); each option runs them. Per option the
+// runs give P10/P50/P90 of time to the first 429, stall share, cost per task, tasks per hour and
+// wall clock, each with a distribution-free confidence interval (order statistics: the interval
+// [x_(l), x_(u)] covers the true quantile with probability >= confidence, from the binomial
+// distribution), the mean with a Student-t interval, and probabilities (a 429 within the horizon,
+// a session dying) with Clopper–Pearson intervals. Boost.Math computes the distributions.
+//
+// Seeds are scenario.seed + 0, 1, 2, … With a target precision, seeds are added in doubling
+// batches until the interval of the chosen metric's mean is narrower than precision × |mean| for
+// every option, or max_seeds is reached (the result says which).
+#pragma once
+
+#include "loopcast/scenario.hpp"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loopcast {
+
+/// An estimate and its confidence interval. NaN bounds: too few samples for this confidence.
+struct estimate {
+  double value = 0;
+  double lo = 0;
+  double hi = 0;
+};
+
+/// Distribution-free interval for the q-quantile of the sorted samples (value: numpy's linear
+/// interpolation). Infinite samples are allowed (a censored time: "no 429 happened").
+estimate quantile_interval(std::span<const double> sorted, double q, double confidence);
+/// Sample mean with a Student-t interval (NaN bounds for fewer than 2 samples).
+estimate mean_interval(std::span<const double> samples, double confidence);
+/// Proportion k / n with a Clopper–Pearson (exact) interval.
+estimate proportion_interval(std::int64_t k, std::int64_t n, double confidence);
+
+struct metric_distribution {
+  std::size_t count = 0;       ///< finite or censored samples used (NaN samples are left out)
+  estimate p10, p50, p90;
+  estimate mean;               ///< over the finite samples only
+};
+
+/// Sorts a copy and summarises it; NaN samples are dropped.
+metric_distribution describe_samples(std::vector<double> samples, double confidence);
+
+enum class mc_metric : std::uint8_t { usd_per_task, stall_share, tasks_per_hour, wall_s };
+std::string_view to_string(mc_metric) noexcept;
+
+struct montecarlo_options {
+  std::int32_t seeds = 100;          ///< runs when precision == 0
+  double precision = 0;              ///< target relative half-width of the metric's mean (0: off)
+  mc_metric metric = mc_metric::usd_per_task;
+  std::int32_t max_seeds = 10000;    ///< with a precision: stop here even if not reached
+  double confidence = 0.95;
+  double horizon_s = 3600;           ///< "a 429 within the horizon"
+  unsigned threads = 1;              ///< 0: one per hardware thread
+};
+
+struct option_distribution {
+  std::string label;
+  std::int32_t runs = 0;
+  estimate p_429_within;           ///< runs whose first 429 came within the horizon / runs
+  estimate p_session_dies;         ///< sessions that did not complete / sessions, over all runs
+  metric_distribution first_429_s; ///< runs without a 429 count as +infinity (P50 = inf: most had none)
+  metric_distribution stall_share;
+  metric_distribution usd_per_task;  ///< runs where no task completed are left out
+  metric_distribution tasks_per_hour;
+  metric_distribution wall_s;
+  double relative_half_width = 0;  ///< of the chosen metric's mean (NaN when its mean is 0 or unknown)
+};
+
+struct montecarlo_result {
+  std::vector<run_summary> rows;   ///< seed-major, as run_seeds
+  std::vector<option_distribution> options;
+  montecarlo_options settings;
+  std::int32_t seeds = 0;
+  bool precision_reached = true;   ///< false when max_seeds stopped a precision target
+};
+
+/// Summarises rows of run_seeds (seeds × options).
+std::vector<option_distribution> summarize_runs(const scenario& s, std::span<const run_summary> rows,
+                                                const montecarlo_options& opt);
+
+/// Throws simulation_error for invalid settings (no seeds, confidence outside (0, 1), …).
+montecarlo_result run_montecarlo(const scenario& s, const montecarlo_options& opt);
+
+} // namespace loopcast

@@ -1,0 +1,49 @@
+// The loopcast command: shared helpers and the commands' registration. Internal to the CLI.
+//
+// Each commands_*.cpp adds its subcommands to the app and returns what to run when one of them
+// was given; main.cpp parses, runs it and maps exceptions to exit codes.
+#pragma once
+
+#include "loopcast/presets.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <iosfwd>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace loopcast::cli {
+
+enum exit_code : int { ok = 0, sim_failed = 1, usage = 2, bad_input = 3, cannot_write = 4 };
+
+/// An output file could not be written (exit code 4).
+struct output_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Options every command sees.
+struct globals {
+  std::string models_dir;  ///< --models (empty: the default)
+};
+
+/// A subcommand and what it does once parsed.
+struct command {
+  CLI::App* app;
+  std::function<int()> run;
+};
+
+preset_library library(const globals& g);
+/// A scenario, target or client given as a preset name or a .json file.
+scenario scenario_ref(const preset_library& lib, const std::string& ref);
+target target_ref(const preset_library& lib, const std::string& ref);
+retry_policy client_ref(const preset_library& lib, const std::string& ref);
+/// Writes text to a file (output_error when it cannot), or to stdout for "-".
+void write_output(const std::string& path, const std::string& text);
+
+std::vector<command> simulation_commands(CLI::App& app, const globals& g);  // run, montecarlo, sweep, solve
+std::vector<command> log_commands(CLI::App& app, const globals& g);         // stats, replay, fit, convert
+std::vector<command> catalogue_commands(CLI::App& app, const globals& g);   // presets
+
+} // namespace loopcast::cli

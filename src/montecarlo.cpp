@@ -1,0 +1,176 @@
+#include "loopcast/montecarlo.hpp"
+
+#include "loopcast/errors.hpp"
+#include "loopcast/metrics.hpp"
+
+#include <boost/math/distributions/binomial.hpp>
+#include <boost/math/distributions/students_t.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace loopcast {
+
+namespace {
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+// numpy's linear interpolation, also right when some samples are +infinity.
+double interpolated(std::span<const double> v, double q) {
+  const double rank = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(rank));
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  const double f = rank - static_cast<double>(lo);
+  if (f == 0.0 || v[lo] == v[hi]) return v[lo];
+  return v[lo] + f * (v[hi] - v[lo]);
+}
+} // namespace
+
+estimate quantile_interval(std::span<const double> v, double q, double confidence) {
+  if (v.empty()) return {nan, nan, nan};
+  estimate e{interpolated(v, q), nan, nan};
+  const auto n = static_cast<double>(v.size());
+  const double alpha = 1.0 - confidence;
+  const boost::math::binomial_distribution<double> b(n, q);
+  // B = samples at or below the true quantile ~ Binomial(n, q). [x_(l), x_(u)] (1-based) covers
+  // it with probability P(l <= B <= u − 1): take the largest l with P(B <= l − 1) <= alpha/2 and
+  // the smallest u with P(B <= u − 1) >= 1 − alpha/2.
+  std::int64_t l = 0;
+  while (l < static_cast<std::int64_t>(v.size()) && boost::math::cdf(b, static_cast<double>(l)) <= alpha / 2) ++l;
+  std::int64_t u = static_cast<std::int64_t>(v.size()) + 1;
+  while (u > 1 && boost::math::cdf(b, static_cast<double>(u - 2)) >= 1 - alpha / 2) --u;
+  if (l >= 1) e.lo = v[static_cast<std::size_t>(l - 1)];
+  if (u <= static_cast<std::int64_t>(v.size())) e.hi = v[static_cast<std::size_t>(u - 1)];
+  return e;
+}
+
+estimate mean_interval(std::span<const double> v, double confidence) {
+  if (v.empty()) return {nan, nan, nan};
+  double sum = 0;
+  for (double x : v) sum += x;
+  const auto n = static_cast<double>(v.size());
+  const double mean = sum / n;
+  if (v.size() < 2) return {mean, nan, nan};
+  double ss = 0;
+  for (double x : v) ss += (x - mean) * (x - mean);
+  const double sd = std::sqrt(ss / (n - 1));
+  const double t = boost::math::quantile(boost::math::students_t_distribution<double>(n - 1), 1 - (1 - confidence) / 2);
+  const double half = t * sd / std::sqrt(n);
+  return {mean, mean - half, mean + half};
+}
+
+estimate proportion_interval(std::int64_t k, std::int64_t n, double confidence) {
+  if (n <= 0) return {nan, nan, nan};
+  using bd = boost::math::binomial_distribution<double>;
+  const double alpha = (1 - confidence) / 2;
+  const auto nn = static_cast<double>(n), kk = static_cast<double>(k);
+  return {kk / nn, bd::find_lower_bound_on_p(nn, kk, alpha), bd::find_upper_bound_on_p(nn, kk, alpha)};
+}
+
+metric_distribution describe_samples(std::vector<double> v, double confidence) {
+  std::erase_if(v, [](double x) { return std::isnan(x); });
+  std::sort(v.begin(), v.end());
+  metric_distribution d;
+  d.count = v.size();
+  d.p10 = quantile_interval(v, 0.10, confidence);
+  d.p50 = quantile_interval(v, 0.50, confidence);
+  d.p90 = quantile_interval(v, 0.90, confidence);
+  std::vector<double> finite;
+  finite.reserve(v.size());
+  for (double x : v)
+    if (std::isfinite(x)) finite.push_back(x);
+  d.mean = mean_interval(finite, confidence);
+  return d;
+}
+
+std::string_view to_string(mc_metric m) noexcept {
+  switch (m) {
+  case mc_metric::usd_per_task: return "usd_per_task";
+  case mc_metric::stall_share: return "stall_share";
+  case mc_metric::tasks_per_hour: return "tasks_per_hour";
+  case mc_metric::wall_s: return "wall_s";
+  }
+  return "?";
+}
+
+std::vector<option_distribution> summarize_runs(const scenario& s, std::span<const run_summary> rows,
+                                                const montecarlo_options& opt) {
+  std::vector<option_distribution> out(s.options.size());
+  for (std::size_t o = 0; o < s.options.size(); ++o) {
+    auto& d = out[o];
+    d.label = s.options[o].label;
+    std::vector<double> first, stall, cost, tasks, wall;
+    std::int64_t within = 0, sessions = 0, died = 0;
+    for (const auto& r : rows) {
+      if (r.option != o) continue;
+      ++d.runs;
+      const bool hit = !std::isnan(r.first_429_s);
+      first.push_back(hit ? r.first_429_s : std::numeric_limits<double>::infinity());
+      within += hit && r.first_429_s <= opt.horizon_s;
+      sessions += r.sessions;
+      died += r.sessions_died;
+      stall.push_back(r.stall_share);
+      cost.push_back(r.usd_per_task);
+      tasks.push_back(r.tasks_per_hour);
+      wall.push_back(r.wall_s);
+    }
+    d.p_429_within = proportion_interval(within, d.runs, opt.confidence);
+    d.p_session_dies = proportion_interval(died, sessions, opt.confidence);
+    d.first_429_s = describe_samples(std::move(first), opt.confidence);
+    d.stall_share = describe_samples(std::move(stall), opt.confidence);
+    d.usd_per_task = describe_samples(std::move(cost), opt.confidence);
+    d.tasks_per_hour = describe_samples(std::move(tasks), opt.confidence);
+    d.wall_s = describe_samples(std::move(wall), opt.confidence);
+    const metric_distribution* m = &d.usd_per_task;
+    switch (opt.metric) {
+    case mc_metric::usd_per_task: break;
+    case mc_metric::stall_share: m = &d.stall_share; break;
+    case mc_metric::tasks_per_hour: m = &d.tasks_per_hour; break;
+    case mc_metric::wall_s: m = &d.wall_s; break;
+    }
+    const auto& e = m->mean;
+    if (m->count >= 2 && e.value == 0 && e.hi == 0) d.relative_half_width = 0;  // always 0: known exactly
+    else d.relative_half_width = e.value != 0 ? (e.hi - e.lo) / 2 / std::abs(e.value) : nan;
+  }
+  return out;
+}
+
+montecarlo_result run_montecarlo(const scenario& s, const montecarlo_options& opt) {
+  if (!(opt.confidence > 0 && opt.confidence < 1))
+    throw simulation_error(fmt::format("confidence must lie in (0, 1), found {}", opt.confidence));
+  if (!(opt.precision >= 0) || !std::isfinite(opt.precision))
+    throw simulation_error(fmt::format("precision must be a finite number >= 0, found {}", opt.precision));
+  if (!(opt.horizon_s > 0) || !std::isfinite(opt.horizon_s))
+    throw simulation_error(fmt::format("horizon must be a finite time > 0 s, found {}", opt.horizon_s));
+  if (opt.precision == 0 && opt.seeds < 1) throw simulation_error(fmt::format("at least 1 seed is needed, found {}", opt.seeds));
+  if (opt.precision > 0 && opt.max_seeds < 2)
+    throw simulation_error(fmt::format("a precision target needs max_seeds >= 2, found {}", opt.max_seeds));
+
+  montecarlo_result res;
+  res.settings = opt;
+  auto run_more = [&](std::int32_t count) {
+    std::vector<std::uint64_t> seeds(static_cast<std::size_t>(count));
+    for (std::int32_t i = 0; i < count; ++i) seeds[static_cast<std::size_t>(i)] = s.seed + static_cast<std::uint64_t>(res.seeds + i);
+    const auto rows = run_seeds(s, seeds, opt.threads);
+    res.rows.insert(res.rows.end(), rows.begin(), rows.end());
+    res.seeds += count;
+  };
+  if (opt.precision == 0) {
+    run_more(opt.seeds);
+    res.options = summarize_runs(s, res.rows, opt);
+    return res;
+  }
+  std::int32_t batch = std::min(opt.max_seeds, std::max<std::int32_t>(20, std::min(opt.seeds, opt.max_seeds)));
+  for (;;) {
+    run_more(batch);
+    res.options = summarize_runs(s, res.rows, opt);
+    res.precision_reached = std::all_of(res.options.begin(), res.options.end(), [&](const option_distribution& d) {
+      return !std::isnan(d.relative_half_width) && d.relative_half_width <= opt.precision;
+    });
+    if (res.precision_reached || res.seeds >= opt.max_seeds) return res;
+    batch = std::min(res.seeds, opt.max_seeds - res.seeds);  // double the total
+  }
+}
+
+} // namespace loopcast

@@ -1,0 +1,107 @@
+// Reports of `loopcast montecarlo`: text, JSON and the per-run CSV.
+#include "loopcast/report.hpp"
+#include "loopcast/version.hpp"
+
+#include "report_common.hpp"
+#include "report_json.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <cmath>
+#include <ostream>
+
+namespace loopcast {
+
+namespace {
+using json = nlohmann::ordered_json;
+
+// A number for text: "never" for +inf (a censored time), "?" for an unknown bound.
+std::string num(double x, const char* fmt_spec) {
+  if (std::isnan(x)) return "?";
+  if (std::isinf(x)) return "never";  // a time to the first 429 in runs that had none
+  return fmt::format(fmt::runtime(fmt_spec), x);
+}
+
+std::string est(const estimate& e, const char* f) {
+  return fmt::format("{} [{}, {}]", num(e.value, f), num(e.lo, f), num(e.hi, f));
+}
+
+void line(std::ostream& os, const char* name, const metric_distribution& d, const char* f) {
+  fmt::print(os, "  {:<16} P10 {:<26} P50 {:<26} P90 {}\n", name, est(d.p10, f), est(d.p50, f), est(d.p90, f));
+}
+
+// +inf (a time to the first 429 in runs without one) is "never"; NaN (a bound the seeds cannot give) is null.
+json number_json(double x) { return std::isinf(x) ? json("never") : json(x); }
+json est_json(const estimate& e) { return {{"value", number_json(e.value)}, {"lo", number_json(e.lo)}, {"hi", number_json(e.hi)}}; }
+json dist_json(const metric_distribution& d) {
+  return {{"count", d.count}, {"p10", est_json(d.p10)}, {"p50", est_json(d.p50)}, {"p90", est_json(d.p90)},
+          {"mean", est_json(d.mean)}};
+}
+} // namespace
+
+void write_montecarlo_text(std::ostream& os, const scenario& s, const montecarlo_result& r) {
+  const auto& o = r.settings;
+  fmt::print(os, "loopcast {} — Monte Carlo of scenario {}: {} seeds ({} … {}), {:.0f}% intervals\n", version_string,
+             s.name, r.seeds, s.seed, s.seed + static_cast<std::uint64_t>(r.seeds) - 1, 100 * o.confidence);
+  if (o.precision > 0)
+    fmt::print(os, "Target: mean {} within ±{:.1f}% — {}\n", to_string(o.metric), 100 * o.precision,
+               r.precision_reached ? "reached" : fmt::format("NOT reached at the limit of {} seeds", o.max_seeds));
+  fmt::print(os, "Quantiles are [lower, upper] order statistics; \"?\" means too few seeds for that bound.\n");
+  for (const auto& d : r.options) {
+    fmt::print(os, "\n== {} ({} runs) ==\n", d.label, d.runs);
+    fmt::print(os, "  {:<16} {}\n", fmt::format("P(429 ≤ {:.0f} s)", o.horizon_s), est(d.p_429_within, "{:.3f}"));
+    fmt::print(os, "  {:<16} {}\n", "P(session dies)", est(d.p_session_dies, "{:.3f}"));
+    line(os, "first 429 (s)", d.first_429_s, "{:.1f}");
+    line(os, "stall share", d.stall_share, "{:.3f}");
+    line(os, "$ per task", d.usd_per_task, "{:.4f}");
+    line(os, "tasks per hour", d.tasks_per_hour, "{:.1f}");
+    line(os, "wall clock (s)", d.wall_s, "{:.1f}");
+    fmt::print(os, "  {:<16} {} (±{})\n", fmt::format("mean {}", to_string(o.metric)),
+               est(o.metric == mc_metric::usd_per_task   ? d.usd_per_task.mean
+                   : o.metric == mc_metric::stall_share  ? d.stall_share.mean
+                   : o.metric == mc_metric::tasks_per_hour ? d.tasks_per_hour.mean
+                                                           : d.wall_s.mean,
+                   "{:.4f}"),
+               std::isnan(d.relative_half_width) ? std::string("?") : fmt::format("{:.1f}%", 100 * d.relative_half_width));
+  }
+}
+
+std::string montecarlo_to_json(const scenario& s, const montecarlo_result& r, int indent) {
+  const auto& o = r.settings;
+  json j;
+  j["schema_version"] = 1;
+  j["loopcast_version"] = version_string;
+  j["scenario"] = s.name;
+  j["seeds"] = r.seeds;
+  j["first_seed"] = s.seed;
+  j["confidence"] = o.confidence;
+  j["horizon_s"] = o.horizon_s;
+  j["precision"] = o.precision > 0 ? json(o.precision) : json(nullptr);
+  j["metric"] = to_string(o.metric);
+  j["precision_reached"] = r.precision_reached;
+  json opts = json::array();
+  for (const auto& d : r.options) {
+    opts.push_back({{"label", d.label}, {"runs", d.runs}, {"p_429_within_horizon", est_json(d.p_429_within)},
+                    {"p_session_dies", est_json(d.p_session_dies)}, {"first_429_s", dist_json(d.first_429_s)},
+                    {"stall_share", dist_json(d.stall_share)}, {"usd_per_task", dist_json(d.usd_per_task)},
+                    {"tasks_per_hour", dist_json(d.tasks_per_hour)}, {"wall_s", dist_json(d.wall_s)},
+                    {"relative_half_width", d.relative_half_width}});
+  }
+  j["options"] = opts;
+  return detail::dump(j, indent);
+}
+
+void write_runs_csv(std::ostream& os, const scenario& s, std::span<const run_summary> rows) {
+  fmt::print(os, "seed,option,label,first_429_s,wall_s,stall_s,stall_share,cost_usd,usd_per_task,tasks_per_hour,"
+                 "output_tps,effective_tps_p50,ttft_p50_s,sessions,completed,rate_limited,attempts,sessions_died,"
+                 "requests_served\n");
+  auto f = [](double x) { return std::isnan(x) ? std::string() : fmt::format("{}", x); };
+  for (const auto& r : rows)
+    fmt::print(os, "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.seed, r.option,
+               detail::csv_field(s.options.at(r.option).label), f(r.first_429_s), r.wall_s, r.stall_s, r.stall_share,
+               r.cost_usd, f(r.usd_per_task), r.tasks_per_hour, r.output_tps, r.effective_tps_p50, r.ttft_p50_s,
+               r.sessions, r.completed, r.rate_limited, r.attempts, r.sessions_died, r.requests_served);
+}
+
+} // namespace loopcast

@@ -1,0 +1,122 @@
+// Monte Carlo: the interval arithmetic against textbook values, the precision loop, threads.
+#include "loopcast/errors.hpp"
+#include "loopcast/montecarlo.hpp"
+#include "loopcast/presets.hpp"
+
+#include "run_summary_equal.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+using namespace loopcast;
+
+namespace {
+const std::string models = LOOPCAST_TEST_MODELS_DIR;
+}
+
+// n = 20, median, 95%: the interval is [x_(6), x_(15)] (coverage 95.9%), the textbook answer.
+TEST(MonteCarloStats, MedianIntervalFromOrderStatistics) {
+  std::vector<double> v(20);
+  std::iota(v.begin(), v.end(), 1.0);  // x_(k) = k
+  const auto e = quantile_interval(v, 0.5, 0.95);
+  EXPECT_DOUBLE_EQ(e.value, 10.5);
+  EXPECT_DOUBLE_EQ(e.lo, 6);
+  EXPECT_DOUBLE_EQ(e.hi, 15);
+  // Too few samples for a 95% bound on P10: P(B <= 0) = 0.9^20 = 12% > 2.5%.
+  const auto p10 = quantile_interval(v, 0.1, 0.95);
+  EXPECT_TRUE(std::isnan(p10.lo));
+  EXPECT_DOUBLE_EQ(p10.hi, 6);  // the smallest u with P(B <= u − 1) >= 97.5%: P(B <= 5) = 98.9%
+}
+
+TEST(MonteCarloStats, MeanUsesStudentT) {
+  const std::vector<double> v = {1, 2, 3, 4, 5};
+  const auto e = mean_interval(v, 0.95);
+  EXPECT_DOUBLE_EQ(e.value, 3);
+  // t(0.975, 4) = 2.7764451; sd = 1.5811388; half = 2.7764451 × 1.5811388 / √5 = 1.9632432.
+  EXPECT_NEAR(e.lo, 3 - 1.9632432, 1e-6);
+  EXPECT_NEAR(e.hi, 3 + 1.9632432, 1e-6);
+  EXPECT_TRUE(std::isnan(mean_interval(std::vector<double>{1}, 0.95).lo));
+}
+
+TEST(MonteCarloStats, ClopperPearson) {
+  const auto none = proportion_interval(0, 10, 0.95);
+  EXPECT_DOUBLE_EQ(none.value, 0);
+  EXPECT_DOUBLE_EQ(none.lo, 0);
+  EXPECT_NEAR(none.hi, 1 - std::pow(0.025, 0.1), 1e-9);  // 0.30850
+  const auto half = proportion_interval(5, 10, 0.95);
+  EXPECT_NEAR(half.lo, 0.187086, 1e-6);
+  EXPECT_NEAR(half.hi, 0.812914, 1e-6);
+}
+
+TEST(MonteCarloStats, CensoredTimesSortLast) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto d = describe_samples({5, inf, 1, std::numeric_limits<double>::quiet_NaN(), inf, 3}, 0.95);
+  EXPECT_EQ(d.count, 5u);                // the NaN is left out
+  EXPECT_DOUBLE_EQ(d.p50.value, 5);      // 1, 3, 5, inf, inf
+  EXPECT_TRUE(std::isinf(d.p90.value));  // most runs had no 429
+  EXPECT_DOUBLE_EQ(d.mean.value, 3);     // the mean is over finite samples
+}
+
+TEST(MonteCarlo, PrecisionTargetAddsSeedsUntilReached) {
+  const preset_library lib({models});
+  const auto s = lib.load_scenario("reference");
+  montecarlo_options o;
+  o.precision = 0.01;
+  o.threads = 2;
+  const auto r = run_montecarlo(s, o);
+  EXPECT_TRUE(r.precision_reached);
+  EXPECT_EQ(r.seeds % 20, 0);
+  EXPECT_EQ(r.rows.size(), static_cast<std::size_t>(r.seeds) * 2);
+  EXPECT_EQ(r.rows.front().seed, 42u);
+  for (const auto& d : r.options) EXPECT_LE(d.relative_half_width, 0.01) << d.label;
+  // Half as many seeds did not reach it (the loop stops at the first batch that does).
+  o.precision = 0;
+  o.seeds = r.seeds / 2;
+  const auto half = run_montecarlo(s, o);
+  bool short_of_it = false;
+  for (const auto& d : half.options) short_of_it |= d.relative_half_width > 0.01;
+  EXPECT_TRUE(short_of_it || r.seeds == 20);
+  // A cap below what is needed is reported.
+  o.precision = 0.0001;
+  o.max_seeds = 40;
+  const auto capped = run_montecarlo(s, o);
+  EXPECT_FALSE(capped.precision_reached);
+  EXPECT_EQ(capped.seeds, 40);
+}
+
+TEST(MonteCarlo, SameSummaryWhateverTheThreadCount) {
+  const preset_library lib({models});
+  const auto s = lib.load_scenario("reference");
+  montecarlo_options o;
+  o.seeds = 64;
+  o.threads = 1;
+  const auto a = run_montecarlo(s, o);
+  o.threads = 4;
+  const auto b = run_montecarlo(s, o);
+  ASSERT_EQ(a.rows.size(), b.rows.size());
+  for (std::size_t i = 0; i < a.rows.size(); ++i) EXPECT_TRUE(test_support::same_row(a.rows[i], b.rows[i])) << "row " << i;
+  EXPECT_EQ(a.options[0].usd_per_task.p50.value, b.options[0].usd_per_task.p50.value);
+  // The reference cloud option hits 429 within the hour in most runs; the local one never.
+  EXPECT_GT(a.options[0].p_429_within.value, 0.5);
+  EXPECT_EQ(a.options[1].p_429_within.value, 0.0);
+  EXPECT_TRUE(std::isinf(a.options[1].first_429_s.p50.value));
+}
+
+TEST(MonteCarlo, BadSettingsAreRefused) {
+  const preset_library lib({models});
+  const auto s = lib.load_scenario("reference");
+  montecarlo_options o;
+  o.confidence = 1.5;
+  EXPECT_THROW((void)run_montecarlo(s, o), simulation_error);
+  o = {};
+  o.horizon_s = std::numeric_limits<double>::quiet_NaN();
+  try {
+    (void)run_montecarlo(s, o);
+    FAIL();
+  } catch (const simulation_error& e) {
+    EXPECT_STREQ(e.what(), "horizon must be a finite time > 0 s, found nan");
+  }
+}
