@@ -9,4 +9,5 @@ PYBIND11_MODULE(_core, m) {
   loopcast::python::register_results(m);
   loopcast::python::register_simulation(m);
   loopcast::python::register_replay(m);
+  loopcast::python::register_sweep(m);
 }

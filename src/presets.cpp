@@ -623,6 +623,16 @@ scenario read_scenario(const node& root, const preset_library& lib) {
   return s;
 }
 
+// A reference (name or .json path) as the referenced document; an inline object as it is.
+nlohmann::json inline_reference(const nlohmann::json& ref, preset_kind kind, const std::string& file,
+                                const preset_library& lib) {
+  if (!ref.is_string()) return ref;
+  const auto name = ref.get<std::string>();
+  const std::string path = name.size() > 5 && name.ends_with(".json") ? sibling(file, name).string()
+                                                                       : lib.find(kind, name).string();
+  return detail::parse_json(detail::read_file(path), path);
+}
+
 template <class T, class F>
 T parse_with(std::string_view text, const std::string& file, F read) {
   const auto j = detail::parse_json(text, file);
@@ -640,6 +650,21 @@ workload parse_workload(std::string_view text, const std::string& file) {
 }
 scenario parse_scenario(std::string_view text, const std::string& file, const preset_library& lib) {
   return parse_with<scenario>(text, file, [&](const node& n) { return read_scenario(n, lib); });
+}
+
+std::string resolved_preset_json(std::string_view text, const std::string& file, const preset_library& lib, int indent) {
+  auto j = detail::parse_json(text, file);
+  if (j.is_object() && j.value("kind", "") == "scenario") {
+    (void)read_scenario(node(j, "", file), lib);  // refuse a bad scenario with its own messages
+    if (j.contains("workload")) j["workload"] = inline_reference(j["workload"], preset_kind::workload, file, lib);
+    if (j.contains("fleet"))
+      for (auto& g : j["fleet"]) g["workload"] = inline_reference(g["workload"], preset_kind::workload, file, lib);
+    for (auto& o : j["options"]) {
+      o["target"] = inline_reference(o["target"], preset_kind::target, file, lib);
+      o["client"] = inline_reference(o["client"], preset_kind::client, file, lib);
+    }
+  }
+  return j.dump(indent);
 }
 
 target load_target_file(const std::filesystem::path& f) { return parse_target(detail::read_file(f.string()), f.string()); }

@@ -1,4 +1,4 @@
-// Reports of `loopcast montecarlo`: text, JSON and the per-run CSV.
+// Reports of `loopcast montecarlo` and `loopcast sweep`: text, JSON and per-run CSV.
 #include "loopcast/report.hpp"
 #include "loopcast/version.hpp"
 
@@ -38,6 +38,23 @@ json dist_json(const metric_distribution& d) {
   return {{"count", d.count}, {"p10", est_json(d.p10)}, {"p50", est_json(d.p50)}, {"p90", est_json(d.p90)},
           {"mean", est_json(d.mean)}};
 }
+json option_dist_json(const option_distribution& d) {
+  return {{"label", d.label}, {"runs", d.runs}, {"p_429_within_horizon", est_json(d.p_429_within)},
+          {"p_session_dies", est_json(d.p_session_dies)}, {"first_429_s", dist_json(d.first_429_s)},
+          {"stall_share", dist_json(d.stall_share)}, {"usd_per_task", dist_json(d.usd_per_task)},
+          {"tasks_per_hour", dist_json(d.tasks_per_hour)}, {"wall_s", dist_json(d.wall_s)},
+          {"relative_half_width", d.relative_half_width}};
+}
+std::string csv_number(double x) { return std::isnan(x) ? std::string() : fmt::format("{}", x); }
+void write_run_fields(std::ostream& os, const scenario& s, const run_summary& r) {
+  fmt::print(os, "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.seed, r.option,
+             detail::csv_field(s.options.at(r.option).label), csv_number(r.first_429_s), r.wall_s, r.stall_s,
+             r.stall_share, r.cost_usd, csv_number(r.usd_per_task), r.tasks_per_hour, r.output_tps, r.effective_tps_p50,
+             r.ttft_p50_s, r.sessions, r.completed, r.rate_limited, r.attempts, r.sessions_died, r.requests_served);
+}
+constexpr const char* run_columns = "seed,option,label,first_429_s,wall_s,stall_s,stall_share,cost_usd,usd_per_task,"
+                                    "tasks_per_hour,output_tps,effective_tps_p50,ttft_p50_s,sessions,completed,"
+                                    "rate_limited,attempts,sessions_died,requests_served";
 } // namespace
 
 void write_montecarlo_text(std::ostream& os, const scenario& s, const montecarlo_result& r) {
@@ -81,27 +98,66 @@ std::string montecarlo_to_json(const scenario& s, const montecarlo_result& r, in
   j["metric"] = to_string(o.metric);
   j["precision_reached"] = r.precision_reached;
   json opts = json::array();
-  for (const auto& d : r.options) {
-    opts.push_back({{"label", d.label}, {"runs", d.runs}, {"p_429_within_horizon", est_json(d.p_429_within)},
-                    {"p_session_dies", est_json(d.p_session_dies)}, {"first_429_s", dist_json(d.first_429_s)},
-                    {"stall_share", dist_json(d.stall_share)}, {"usd_per_task", dist_json(d.usd_per_task)},
-                    {"tasks_per_hour", dist_json(d.tasks_per_hour)}, {"wall_s", dist_json(d.wall_s)},
-                    {"relative_half_width", d.relative_half_width}});
-  }
+  for (const auto& d : r.options) opts.push_back(option_dist_json(d));
   j["options"] = opts;
   return detail::dump(j, indent);
 }
 
 void write_runs_csv(std::ostream& os, const scenario& s, std::span<const run_summary> rows) {
-  fmt::print(os, "seed,option,label,first_429_s,wall_s,stall_s,stall_share,cost_usd,usd_per_task,tasks_per_hour,"
-                 "output_tps,effective_tps_p50,ttft_p50_s,sessions,completed,rate_limited,attempts,sessions_died,"
-                 "requests_served\n");
-  auto f = [](double x) { return std::isnan(x) ? std::string() : fmt::format("{}", x); };
-  for (const auto& r : rows)
-    fmt::print(os, "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.seed, r.option,
-               detail::csv_field(s.options.at(r.option).label), f(r.first_429_s), r.wall_s, r.stall_s, r.stall_share,
-               r.cost_usd, f(r.usd_per_task), r.tasks_per_hour, r.output_tps, r.effective_tps_p50, r.ttft_p50_s,
-               r.sessions, r.completed, r.rate_limited, r.attempts, r.sessions_died, r.requests_served);
+  fmt::print(os, "{}\n", run_columns);
+  for (const auto& r : rows) write_run_fields(os, s, r);
+}
+
+void write_sweep_text(std::ostream& os, const sweep_spec& s, const sweep_result& r) {
+  fmt::print(os, "loopcast {} — sweep {}: {} points × {} seeds\n", version_string, s.name, s.points.size(), s.seeds);
+  if (!s.description.empty()) fmt::print(os, "{}\n", s.description);
+  fmt::print(os, "Medians over the seeds with their 95% intervals; P(429) is within 3600 s.\n\n");
+  std::string head;
+  for (const auto& p : s.paths) head += fmt::format("{:<14} ", p.substr(p.rfind('/') + 1));
+  fmt::print(os, "{:>5}  {}{:<12} {:>15} {:>21} {:>28} {:>10}\n", "point", head, "option", "P(429)", "stall share P50",
+             "$ per task P50", "tasks/h");
+  for (std::size_t p = 0; p < s.points.size(); ++p) {
+    std::string vals;
+    for (const auto& v : s.points[p].values) vals += fmt::format("{:<14} ", v);
+    for (const auto& d : r.points[p])
+      fmt::print(os, "{:>5}  {}{:<12} {:>15} {:>21} {:>28} {:>10}\n", p + 1, vals, d.label, est(d.p_429_within, "{:.2f}"),
+                 est(d.stall_share.p50, "{:.3f}"), est(d.usd_per_task.p50, "{:.4f}"), num(d.tasks_per_hour.p50.value, "{:.1f}"));
+  }
+}
+
+std::string sweep_to_json(const sweep_spec& s, const sweep_result& r, int indent) {
+  json j;
+  j["schema_version"] = 1;
+  j["loopcast_version"] = version_string;
+  j["sweep"] = s.name;
+  j["parameters"] = s.paths;
+  j["seeds"] = s.seeds;
+  json points = json::array();
+  for (std::size_t p = 0; p < s.points.size(); ++p) {
+    json values = json::object();
+    for (std::size_t i = 0; i < s.paths.size(); ++i) values[s.paths[i]] = json::parse(s.points[p].values[i]);
+    json opts = json::array();
+    for (const auto& d : r.points[p]) opts.push_back(option_dist_json(d));
+    points.push_back({{"point", p + 1}, {"values", values}, {"first_seed", s.points[p].scn.seed}, {"options", opts}});
+  }
+  j["points"] = points;
+  return detail::dump(j, indent);
+}
+
+void write_sweep_csv(std::ostream& os, const sweep_spec& s, const sweep_result& r) {
+  fmt::print(os, "point");
+  for (const auto& p : s.paths) fmt::print(os, ",{}", detail::csv_field(p));
+  fmt::print(os, ",{}\n", run_columns);
+  std::size_t row = 0;
+  for (std::size_t p = 0; p < s.points.size(); ++p) {
+    std::string prefix = fmt::format("{}", p + 1);
+    for (const auto& v : s.points[p].values) prefix += fmt::format(",{}", detail::csv_field(v));
+    const std::size_t n = static_cast<std::size_t>(s.seeds) * s.points[p].scn.options.size();
+    for (std::size_t k = 0; k < n; ++k, ++row) {
+      os << prefix << ',';
+      write_run_fields(os, s.points[p].scn, r.rows[row]);
+    }
+  }
 }
 
 } // namespace loopcast

@@ -18,6 +18,7 @@
 #include "loopcast/session.hpp"
 #include "loopcast/simulator.hpp"
 #include "loopcast/speed.hpp"
+#include "loopcast/sweep.hpp"
 #include "loopcast/target.hpp"
 #include "loopcast/tokens.hpp"
 #include "loopcast/version.hpp"

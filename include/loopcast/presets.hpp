@@ -60,6 +60,12 @@ workload parse_workload(std::string_view json_text, const std::string& file);
 /// References to other presets by name are resolved through `lib`.
 scenario parse_scenario(std::string_view json_text, const std::string& file, const preset_library& lib);
 
+/// The preset's JSON with every reference to another preset (by name or .json path) replaced by
+/// that preset's own JSON, so that every parameter of a scenario has a JSON pointer (sweeps use
+/// these pointers). Other kinds come back as they are. Pretty-printed with `indent` spaces.
+std::string resolved_preset_json(std::string_view json_text, const std::string& file, const preset_library& lib,
+                                 int indent = 2);
+
 /// Load a preset file of the given kind (throws config_error when it is of another kind).
 target load_target_file(const std::filesystem::path& file);
 retry_policy load_client_file(const std::filesystem::path& file);

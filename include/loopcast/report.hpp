@@ -4,6 +4,7 @@
 
 #include "loopcast/montecarlo.hpp"
 #include "loopcast/replay.hpp"
+#include "loopcast/sweep.hpp"
 #include "loopcast/scenario.hpp"
 
 #include <iosfwd>
@@ -25,6 +26,12 @@ void write_montecarlo_text(std::ostream& os, const scenario& s, const montecarlo
 std::string montecarlo_to_json(const scenario& s, const montecarlo_result& r, int indent = 2);
 /// One CSV row per run (seed × option): the run_summary columns with the option's label.
 void write_runs_csv(std::ostream& os, const scenario& s, std::span<const run_summary> rows);
+
+/// `loopcast sweep`: one line per grid point and option; JSON with every point's distributions;
+/// CSV with one row per run and a column per swept parameter.
+void write_sweep_text(std::ostream& os, const sweep_spec& s, const sweep_result& r);
+std::string sweep_to_json(const sweep_spec& s, const sweep_result& r, int indent = 2);
+void write_sweep_csv(std::ostream& os, const sweep_spec& s, const sweep_result& r);
 
 /// `loopcast stats`: per model and overall, with context bins and what the import skipped.
 void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& traces, const trace_stats& st);

@@ -11,8 +11,9 @@ records without copying.
 'total_tpm'
 >>> run["cloud"].timeline.to_pandas()               # one row per request attempt
 
-Everything the command line does is here: :func:`run`, :func:`monte_carlo`, :func:`import_logs`,
-:func:`stats`, :func:`replay`, :func:`fit`, and :mod:`loopcast.plot`.
+Everything the command line does is here: :func:`run`, :func:`monte_carlo`, :func:`sweep` (also on
+a Dask cluster), :func:`solve`, :func:`import_logs`, :func:`stats`, :func:`replay`, :func:`fit`, and
+:mod:`loopcast.plot`.
 """
 
 from loopcast import _core
@@ -21,11 +22,12 @@ from loopcast._presets import Client, Option, Preset, Scenario, Target, Workload
 from loopcast._results import OptionResult, Run, Table
 from loopcast._run import monte_carlo, run
 from loopcast._logs import Logs, fit, import_logs, replay, stats
+from loopcast._sweep import Sweep, sweep
 
 __version__ = _core.__version__
 
 __all__ = [
     "Client", "ConfigError", "Error", "Logs", "Option", "OptionResult", "Preset", "Run", "Scenario",
-    "SimulationError", "Table", "Target", "TraceError", "Workload", "fit", "import_logs", "load_preset",
-    "models_dir", "monte_carlo", "presets", "replay", "run", "stats", "__version__",
+    "SimulationError", "Sweep", "Table", "Target", "TraceError", "Workload", "fit", "import_logs", "load_preset",
+    "models_dir", "monte_carlo", "presets", "replay", "run", "stats", "sweep", "__version__",
 ]

@@ -4,6 +4,7 @@
 #include "loopcast/montecarlo.hpp"
 #include "loopcast/report.hpp"
 #include "loopcast/scenario.hpp"
+#include "loopcast/sweep.hpp"
 
 #include <fmt/format.h>
 
@@ -49,13 +50,32 @@ int cmd_montecarlo(const globals& g, const std::string& ref, const montecarlo_op
   return ok;
 }
 
+int cmd_sweep(const globals& g, const std::string& file, unsigned threads, bool as_json, const std::string& csv,
+              bool print_base) {
+  const auto lib = library(g);
+  const auto spec = load_sweep_file(file, lib);
+  if (print_base) {
+    std::cout << spec.base_json << "\n";
+    return ok;
+  }
+  const auto r = run_sweep(spec, threads);
+  if (!csv.empty()) {
+    std::ostringstream os;
+    write_sweep_csv(os, spec, r);
+    write_output(csv, os.str());
+  }
+  if (as_json) std::cout << sweep_to_json(spec, r) << "\n";
+  else write_sweep_text(std::cout, spec, r);
+  return ok;
+}
+
 } // namespace
 
 std::vector<command> simulation_commands(CLI::App& app, const globals& g) {
   struct state {
     std::string scenario = "reference", timeline, csv;
     std::uint64_t seed = 0;
-    bool as_json = false;
+    bool as_json = false, print_base = false;
     montecarlo_options mc;
     std::string metric = "usd_per_task";
   };
@@ -99,6 +119,17 @@ std::vector<command> simulation_commands(CLI::App& app, const globals& g) {
                         {"tasks_per_hour", mc_metric::tasks_per_hour}, {"wall_s", mc_metric::wall_s}};
                     st->mc.metric = metrics.at(st->metric);
                     return cmd_montecarlo(g, st->scenario, st->mc, st->as_json, st->csv);
+                  }});
+
+  auto* sweep = app.add_subcommand("sweep", "Run a grid over preset parameters × seeds (docs/sweeps.md)");
+  sweep->add_option("file", st->scenario, "Sweep file (.json)")->required()->check(CLI::ExistingFile);
+  sweep->add_option("--threads", st->mc.threads, "Threads (0: one per core); results do not depend on it")
+      ->capture_default_str()->check(CLI::Range(0u, 1024u));
+  sweep->add_flag("--json", st->as_json, "Print every point's distributions as JSON");
+  sweep->add_option("--csv", st->csv, "Write one CSV row per run (point × seed × option) to FILE ('-': stdout)");
+  sweep->add_flag("--print-base", st->print_base, "Print the resolved scenario the parameter paths point into, and stop");
+  cmds.push_back({sweep, [st, &g] {
+                    return cmd_sweep(g, st->scenario, st->mc.threads, st->as_json, st->csv, st->print_base);
                   }});
   return cmds;
 }

@@ -1,0 +1,60 @@
+"""Sweeps from Python: on local threads, and on a Dask LocalCluster with the same rows."""
+
+import json
+import math
+import pathlib
+
+import numpy as np
+import pytest
+
+import loopcast
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+SPEC = {
+    "kind": "sweep", "name": "agents", "scenario": "reference",
+    "parameters": [
+        {"path": "/sessions", "values": [1, 2, 4]},
+        {"path": "/options/0/target/limits/buckets/1/limit", "values": [450000, 1800000]},
+    ],
+    "seeds": 3,
+}
+
+
+def same_rows(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.dtype == b.dtype and len(a) == len(b) and all(
+        np.array_equal(a[n], b[n], equal_nan=a[n].dtype.kind == "f") for n in a.dtype.names)
+
+
+def test_sweep_on_threads(models):
+    s = loopcast.sweep(SPEC, threads=2, models=models)
+    assert len(s) == 6 * 3 * 2
+    assert s.paths == ["/sessions", "/options/0/target/limits/buckets/1/limit"]
+    assert s.points[3] == [2, 1800000]
+    df = s.to_pandas()
+    assert list(df.columns[:5]) == ["point", "/sessions", "/options/0/target/limits/buckets/1/limit", "seed", "option"]
+    assert df["label"].iloc[1] == "local"
+    assert (df[df["point"] == 5]["sessions"] == 4).all()
+    # More agents on the same tier stall more (medians over the seeds, cloud option).
+    medians = [p["options"][0]["stall_share"]["p50"]["value"] for p in s.summary["points"]]
+    assert medians[0] < medians[2] < medians[4]
+    one = loopcast.sweep(SPEC, threads=1, models=models)
+    assert same_rows(one.array, s.array)
+
+
+def test_sweep_file_and_errors(models):
+    s = loopcast.sweep(ROOT / "examples" / "sweeps" / "agents-on-developer-tier.json", models=models)
+    assert len(s.points) == 10 and s.seeds == 10
+    bad = dict(SPEC, parameters=[{"path": "/nope/0", "values": [1]}])
+    with pytest.raises(loopcast.ConfigError, match=r"/parameters/0/path: /nope/0 is not in the scenario"):
+        loopcast.sweep(bad, models=models)
+
+
+def test_sweep_on_a_dask_cluster_equals_the_local_run(models):
+    distributed = pytest.importorskip("distributed")
+    local = loopcast.sweep(SPEC, threads=2, models=models)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        remote = loopcast.sweep(SPEC, client=client, models=models)
+    assert same_rows(local.array, remote.array)
+    assert remote.summary["points"] == local.summary["points"]
