@@ -22,6 +22,7 @@ void register_results(py::module_& m);
 void register_simulation(py::module_& m);
 void register_replay(py::module_& m);
 void register_sweep(py::module_& m);
+void register_solve(py::module_& m);
 
 /// The results of one run: a scenario (with what it ran) or a replay. Python arrays view its
 /// vectors directly, holding a reference to it.

@@ -10,4 +10,5 @@ PYBIND11_MODULE(_core, m) {
   loopcast::python::register_simulation(m);
   loopcast::python::register_replay(m);
   loopcast::python::register_sweep(m);
+  loopcast::python::register_solve(m);
 }

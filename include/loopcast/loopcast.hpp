@@ -17,6 +17,7 @@
 #include "loopcast/scenario.hpp"
 #include "loopcast/session.hpp"
 #include "loopcast/simulator.hpp"
+#include "loopcast/solve.hpp"
 #include "loopcast/speed.hpp"
 #include "loopcast/sweep.hpp"
 #include "loopcast/target.hpp"

@@ -4,6 +4,7 @@
 
 #include "loopcast/montecarlo.hpp"
 #include "loopcast/replay.hpp"
+#include "loopcast/solve.hpp"
 #include "loopcast/sweep.hpp"
 #include "loopcast/scenario.hpp"
 
@@ -32,6 +33,10 @@ void write_runs_csv(std::ostream& os, const scenario& s, std::span<const run_sum
 void write_sweep_text(std::ostream& os, const sweep_spec& s, const sweep_result& r);
 std::string sweep_to_json(const sweep_spec& s, const sweep_result& r, int indent = 2);
 void write_sweep_csv(std::ostream& os, const sweep_spec& s, const sweep_result& r);
+
+/// `loopcast solve …`: the answer, how it was bracketed, every evaluation.
+void write_solve_text(std::ostream& os, const scenario& s, const solve_result& r);
+std::string solve_to_json(const scenario& s, const solve_result& r, int indent = 2);
 
 /// `loopcast stats`: per model and overall, with context bins and what the import skipped.
 void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& traces, const trace_stats& st);

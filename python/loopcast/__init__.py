@@ -20,7 +20,7 @@ from loopcast import _core
 from loopcast._core import ConfigError, Error, SimulationError, TraceError
 from loopcast._presets import Client, Option, Preset, Scenario, Target, Workload, load_preset, models_dir, presets
 from loopcast._results import OptionResult, Run, Table
-from loopcast._run import monte_carlo, run
+from loopcast._run import monte_carlo, run, solve
 from loopcast._logs import Logs, fit, import_logs, replay, stats
 from loopcast._sweep import Sweep, sweep
 
@@ -29,5 +29,5 @@ __version__ = _core.__version__
 __all__ = [
     "Client", "ConfigError", "Error", "Logs", "Option", "OptionResult", "Preset", "Run", "Scenario",
     "SimulationError", "Sweep", "Table", "Target", "TraceError", "Workload", "fit", "import_logs", "load_preset",
-    "models_dir", "monte_carlo", "presets", "replay", "run", "stats", "sweep", "__version__",
+    "models_dir", "monte_carlo", "presets", "replay", "run", "solve", "stats", "sweep", "__version__",
 ]

@@ -12,7 +12,7 @@ from loopcast import _core
 from loopcast._presets import Scenario, models_dir
 from loopcast._results import Run, Table
 
-__all__ = ["run", "monte_carlo"]
+__all__ = ["run", "monte_carlo", "solve"]
 
 
 def _scenario(scenario: "Scenario | str | dict", models: str | os.PathLike | None) -> Scenario:
@@ -95,3 +95,17 @@ class MonteCarlo(Table):
                         row[f"{q}" if part == "value" else f"{q}_{part}"] = v
                 out.append(row)
         return pd.DataFrame(out)
+
+
+def solve(question: str, scenario: "Scenario | str | dict", *, models: str | os.PathLike | None = None,
+          **options) -> dict:
+    """Answers an inverse question by searching over the simulator (docs/output.md, ``loopcast solve``).
+
+    ``question`` is ``"max-agents"`` (options ``p429``, ``horizon_s``, ``max_agents``),
+    ``"min-limit"`` (``stall_share``, ``bucket``, ``tolerance``), ``"cheapest"`` (``stall_share``)
+    or ``"break-even"`` (``local``, ``cloud``, ``hardware_usd``, ``lifetime_hours``); all take
+    ``seeds`` (per evaluation), ``threads`` and, except the last two, ``option`` (a label).
+    Returns ``{"answer", "answer_text", "found", "bracket", "steps", "notes", …}``.
+    """
+    s = _scenario(scenario, models)
+    return json.loads(_core.solve(question, json.dumps(s.to_dict()), s._file, models_dir(models), options))

@@ -4,6 +4,7 @@
 #include "loopcast/montecarlo.hpp"
 #include "loopcast/report.hpp"
 #include "loopcast/scenario.hpp"
+#include "loopcast/solve.hpp"
 #include "loopcast/sweep.hpp"
 
 #include <fmt/format.h>
@@ -69,6 +70,132 @@ int cmd_sweep(const globals& g, const std::string& file, unsigned threads, bool 
   return ok;
 }
 
+// The index of the option with this label; empty: `fallback`.
+std::size_t option_index(const scenario& s, const std::string& label, std::size_t fallback) {
+  if (label.empty()) return fallback;
+  std::string labels;
+  for (std::size_t i = 0; i < s.options.size(); ++i) {
+    if (s.options[i].label == label) return i;
+    labels += fmt::format("{}{}", i ? ", " : "", s.options[i].label);
+  }
+  throw std::invalid_argument(fmt::format("scenario {} has no option \"{}\" (its options: {})", s.name, label, labels));
+}
+
+// The first option of this kind, for defaults.
+std::size_t first_of_kind(const scenario& s, target_kind k, const char* what) {
+  for (std::size_t i = 0; i < s.options.size(); ++i)
+    if (s.options[i].tgt.kind == k) return i;
+  throw std::invalid_argument(fmt::format("scenario {} has no {} option", s.name, what));
+}
+
+struct solve_args {
+  std::string scenario, option, bucket, local, cloud;
+  std::vector<std::string> on;
+  solve_common common;
+  double p429 = 0.1, horizon_s = 3600, stall_share = 0.05, tolerance = 0.01, hardware_usd = 0, lifetime_hours = 0;
+  std::int32_t max_agents = 4096;
+  bool as_json = false;
+};
+
+int print_solve(const scenario& s, const solve_result& r, bool as_json) {
+  if (as_json) std::cout << solve_to_json(s, r) << "\n";
+  else write_solve_text(std::cout, s, r);
+  return ok;
+}
+
+void add_solve_commands(CLI::App& app, const globals& g, std::vector<command>& cmds) {
+  auto* solve = app.add_subcommand("solve", "Answer an inverse question by searching over the simulator");
+  solve->require_subcommand(1);
+  auto a = std::make_shared<solve_args>();
+  auto common = [a](CLI::App* c, bool with_option) {
+    c->add_option("scenario", a->scenario, "Scenario file or preset name")->required();
+    if (with_option) c->add_option("--option", a->option, "Label of the option to evaluate (default: the first)");
+    c->add_option("--seeds", a->common.seeds, "Seeds per evaluation (scenario seed, +1, …)")
+        ->capture_default_str()->check(CLI::Range(1, 1000000));
+    c->add_option("--threads", a->common.threads, "Threads (0: one per core)")->capture_default_str()->check(CLI::Range(0u, 1024u));
+    c->add_flag("--json", a->as_json, "Print the result as JSON");
+  };
+
+  auto* agents = solve->add_subcommand("max-agents", "The most agents (sessions) with P(429 within the horizon) <= --p429");
+  common(agents, true);
+  agents->add_option("--p429", a->p429, "Largest acceptable fraction of seeds with a 429")->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  agents->add_option("--horizon", a->horizon_s, "Seconds")->capture_default_str()->check(CLI::Range(1e-3, 1e9));
+  agents->add_option("--max-agents", a->max_agents, "Stop the search here")->capture_default_str()->check(CLI::Range(1, 1000000));
+  cmds.push_back({agents, [a, &g] {
+                    const auto s = scenario_ref(library(g), a->scenario);
+                    max_agents_query q;
+                    static_cast<solve_common&>(q) = a->common;
+                    q.option = option_index(s, a->option, 0);
+                    q.max_p429 = a->p429;
+                    q.horizon_s = a->horizon_s;
+                    q.max_agents = a->max_agents;
+                    return print_solve(s, solve_max_agents(s, q), a->as_json);
+                  }});
+
+  auto* limit = solve->add_subcommand("min-limit", "The smallest factor on the limits that keeps the stall share <= --stall-share");
+  common(limit, true);
+  limit->add_option("--stall-share", a->stall_share, "Largest acceptable mean stall share")->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  limit->add_option("--bucket", a->bucket, "Scale only this bucket (default: all)");
+  limit->add_option("--tolerance", a->tolerance, "Relative width of the final bracket")->capture_default_str()
+      ->check(CLI::Range(1e-4, 0.5));
+  cmds.push_back({limit, [a, &g] {
+                    const auto s = scenario_ref(library(g), a->scenario);
+                    min_limit_query q;
+                    static_cast<solve_common&>(q) = a->common;
+                    q.option = option_index(s, a->option, 0);
+                    q.max_stall_share = a->stall_share;
+                    q.bucket = a->bucket;
+                    q.relative_tolerance = a->tolerance;
+                    return print_solve(s, solve_min_limit(s, q), a->as_json);
+                  }});
+
+  auto* cheapest = solve->add_subcommand("cheapest", "The option (tier) with the lowest $ per task among those keeping "
+                                                     "the stall share <= --stall-share");
+  common(cheapest, false);
+  cheapest->add_option("--stall-share", a->stall_share, "Largest acceptable mean stall share")->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  cheapest->add_option("--on", a->on, "Also try this target preset (name or .json), with the first option's client");
+  cmds.push_back({cheapest, [a, &g] {
+                    const auto lib = library(g);
+                    auto s = scenario_ref(lib, a->scenario);
+                    for (const auto& ref : a->on) {
+                      scenario_option o = s.options.front();
+                      o.tgt = target_ref(lib, ref);
+                      o.label = o.tgt.name;
+                      o.batch = false;
+                      s.options.push_back(std::move(o));
+                    }
+                    cheapest_query q;
+                    static_cast<solve_common&>(q) = a->common;
+                    q.max_stall_share = a->stall_share;
+                    return print_solve(s, solve_cheapest_option(s, q), a->as_json);
+                  }});
+
+  auto* even = solve->add_subcommand("break-even", "The utilisation at which a local target (hardware amortised) "
+                                                   "costs less per task than a cloud option");
+  common(even, false);
+  even->add_option("--local", a->local, "Label of the local option (default: the first local one)");
+  even->add_option("--cloud", a->cloud, "Label of the cloud option (default: the first cloud one)");
+  even->add_option("--hardware-usd", a->hardware_usd, "Purchase price to amortise (default: the target's)")
+      ->check(CLI::Range(0.01, 1e9));
+  even->add_option("--lifetime-hours", a->lifetime_hours, "Hours to amortise it over (default: the target's)")
+      ->check(CLI::Range(1.0, 1e7));
+  cmds.push_back({even, [a, &g] {
+                    const auto s = scenario_ref(library(g), a->scenario);
+                    breakeven_query q;
+                    static_cast<solve_common&>(q) = a->common;
+                    q.local = a->local.empty() ? first_of_kind(s, target_kind::local, "local")
+                                               : option_index(s, a->local, 0);
+                    q.cloud = a->cloud.empty() ? first_of_kind(s, target_kind::cloud, "cloud")
+                                               : option_index(s, a->cloud, 0);
+                    q.hardware_usd = a->hardware_usd;
+                    q.lifetime_hours = a->lifetime_hours;
+                    return print_solve(s, solve_breakeven(s, q), a->as_json);
+                  }});
+}
+
 } // namespace
 
 std::vector<command> simulation_commands(CLI::App& app, const globals& g) {
@@ -131,6 +258,8 @@ std::vector<command> simulation_commands(CLI::App& app, const globals& g) {
   cmds.push_back({sweep, [st, &g] {
                     return cmd_sweep(g, st->scenario, st->mc.threads, st->as_json, st->csv, st->print_base);
                   }});
+
+  add_solve_commands(app, g, cmds);
   return cmds;
 }
 

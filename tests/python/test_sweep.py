@@ -58,3 +58,15 @@ def test_sweep_on_a_dask_cluster_equals_the_local_run(models):
         remote = loopcast.sweep(SPEC, client=client, models=models)
     assert same_rows(local.array, remote.array)
     assert remote.summary["points"] == local.summary["points"]
+
+
+def test_solve_from_python(models):
+    r = loopcast.solve("min-limit", "reference", stall_share=0.02, seeds=10, threads=2, models=models)
+    assert r["found"] and r["question"] == "min-limit"
+    lo, hi = r["bracket"]
+    assert lo < hi <= lo * 1.01 and r["answer"] == hi
+    assert r["steps"][0]["label"] == "×1" and not r["steps"][0]["meets"]
+    even = loopcast.solve("break-even", "reference", hardware_usd=3500, lifetime_hours=26280, seeds=5, models=models)
+    assert even["found"] and 0 < even["answer"] < 0.1  # the article's 90× cost gap: a little use pays off
+    with pytest.raises(ValueError, match="question must be"):
+        loopcast.solve("fastest", "reference", models=models)

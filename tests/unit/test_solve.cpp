@@ -1,0 +1,189 @@
+// Inverse questions on cases built so that the answer is known by hand.
+#include "loopcast/errors.hpp"
+#include "loopcast/presets.hpp"
+#include "loopcast/solve.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace loopcast;
+
+namespace {
+
+// One request per session: prompt 1,000 tokens, output 100; no tools, no cache.
+workload one_request() {
+  workload w;
+  w.name = "one";
+  w.system_prompt_tokens = 0;
+  w.task_tokens = 1000;
+  w.turns = 1;
+  w.output_tokens = fixed_dist{100};
+  w.reasoning_tokens = fixed_dist{0};
+  w.tool_result_tokens = fixed_dist{0};
+  w.tool_time_s = fixed_dist{0};
+  w.max_tokens = 100;
+  w.context_window_tokens = 8192;
+  return w;
+}
+
+// A cloud target taking 10 s per request, $210 per million input tokens: $0.21 per request.
+target cloud(const std::string& name, std::vector<bucket_config> limits, double usd_per_million_input = 210) {
+  target t;
+  t.name = name;
+  t.context_window_tokens = 8192;
+  t.cache.enabled = false;
+  t.speed.prefill = constant_curve{5e-3};  // 5 s for 1,000 tokens
+  t.speed.decode = constant_curve{5e-2};   // 5 s for 100 tokens
+  t.limits = std::move(limits);
+  t.prices = price_sheet{};
+  t.prices->usd_per_million.input = usd_per_million_input;
+  return t;
+}
+
+bucket_config make_bucket(const std::string& name, bucket_algorithm a, bucket_unit u, double limit) {
+  bucket_config b;
+  b.name = name;
+  b.algorithm = a;
+  b.unit = u;
+  b.limit = limit;
+  b.period_s = 60;
+  return b;
+}
+
+retry_policy patient() {
+  retry_policy p;
+  p.name = "patient";
+  p.max_retries = -1;
+  return p;
+}
+
+scenario fleet_of(std::int32_t n, std::vector<scenario_option> options) {
+  scenario s;
+  s.name = "hand";
+  s.seed = 5;
+  s.fleet = {{"agents", one_request(), n, 0, 0}};
+  s.options = std::move(options);
+  return s;
+}
+} // namespace
+
+// At most 3 requests in flight: 3 simultaneous agents never see a 429, 4 always do.
+TEST(Solve, MaxAgentsUnderAConcurrencyLimit) {
+  scenario_option o{"c3", cloud("c3", {make_bucket("in_flight", bucket_algorithm::concurrency, bucket_unit::concurrent_requests, 3)}),
+                    patient(), false};
+  const auto s = fleet_of(1, {o});
+  max_agents_query q;
+  q.max_p429 = 0;
+  q.seeds = 3;
+  const auto r = solve_max_agents(s, q);
+  ASSERT_TRUE(r.found);
+  EXPECT_EQ(r.answer, 3);
+  EXPECT_EQ(r.bracket_lo, 3);
+  EXPECT_EQ(r.bracket_hi, 4);
+  // 1 and 2 meet it, 4 does not, then 3 meets it.
+  ASSERT_EQ(r.steps.size(), 4u);
+  EXPECT_EQ(r.steps[2].x, 4);
+  EXPECT_FALSE(r.steps[2].meets);
+  EXPECT_EQ(r.steps[2].value.value, 1.0);
+  EXPECT_EQ(r.answer_text, "3 agents (3 meet the criterion, 4 do not)");
+}
+
+// 4 simultaneous agents against 2 requests per fixed minute: the 3rd and 4th wait a minute. A
+// factor f admits floor(2f) at once, so the smallest factor without stalls is 2.
+TEST(Solve, MinLimitFindsTheFactorThatRemovesStalls) {
+  scenario_option o{"rpm2", cloud("rpm2", {make_bucket("rpm", bucket_algorithm::fixed_window, bucket_unit::requests, 2)}),
+                    patient(), false};
+  const auto s = fleet_of(4, {o});
+  min_limit_query q;
+  q.max_stall_share = 0;
+  q.seeds = 2;
+  const auto r = solve_min_limit(s, q);
+  ASSERT_TRUE(r.found);
+  EXPECT_LT(r.bracket_lo, 2.0);
+  EXPECT_GE(r.bracket_hi, 2.0);
+  EXPECT_LE(r.bracket_hi / r.bracket_lo, 1.01);
+  EXPECT_FALSE(r.steps[0].meets);  // ×1: stalls
+  EXPECT_GT(r.steps[0].value.value, 0.5);
+  EXPECT_EQ(r.answer_text.rfind("×2.0", 0), 0u) << r.answer_text;
+  min_limit_query bad = q;
+  bad.bucket = "tpm";
+  try {
+    (void)solve_min_limit(s, bad);
+    FAIL();
+  } catch (const simulation_error& e) {
+    EXPECT_STREQ(e.what(), "target rpm2 has no bucket named \"tpm\" (it has: rpm)");
+  }
+}
+
+// A cheap tier that stalls and a dearer one that does not: the criterion picks the dearer one.
+TEST(Solve, CheapestOptionThatMeetsTheStallCriterion) {
+  scenario_option cheap{"cheap", cloud("cheap", {make_bucket("rpm", bucket_algorithm::fixed_window, bucket_unit::requests, 2)}, 100),
+                        patient(), false};
+  scenario_option dear{"dear", cloud("dear", {}, 210), patient(), false};
+  auto s = fleet_of(4, {cheap, dear});
+  cheapest_query q;
+  q.max_stall_share = 0.01;
+  q.seeds = 2;
+  auto r = solve_cheapest_option(s, q);
+  ASSERT_TRUE(r.found);
+  EXPECT_EQ(r.answer, 1);
+  EXPECT_EQ(r.answer_text, "dear at $0.2100 per task");
+  q.max_stall_share = 1;
+  r = solve_cheapest_option(s, q);
+  EXPECT_EQ(r.answer, 0);
+  EXPECT_NEAR(r.steps[0].usd_per_task, 0.1, 1e-12);
+}
+
+// Local: 360 s per task at 1,000 W and $0.10/kWh = $0.01 per task, 10 tasks per busy hour, no idle
+// draw, $1 of hardware per hour. Cloud: $0.21 per task. u* = A / (T·(c − e)) = 1 / (10 × 0.2) = 0.5.
+TEST(Solve, BreakEvenUtilisationByHand) {
+  target local;
+  local.name = "gpu";
+  local.kind = target_kind::local;
+  local.context_window_tokens = 8192;
+  local.cache.enabled = false;
+  local.speed.prefill = constant_curve{0.1};  // 100 s
+  local.speed.decode = constant_curve{2.6};   // 260 s
+  local.power = power_config{1000, 0, 0.10, 8760, 8760};
+  scenario_option l{"local", local, patient(), false};
+  scenario_option c{"cloud", cloud("cloud", {}), patient(), false};
+  const auto s = fleet_of(1, {c, l});
+  breakeven_query q;
+  q.seeds = 2;
+  auto r = solve_breakeven(s, q);
+  ASSERT_TRUE(r.found) << r.answer_text;
+  EXPECT_NEAR(r.answer, 0.5, 1e-9);
+  EXPECT_EQ(r.answer_text, "50.0% utilisation (12.0 hours a day, 120 tasks a day): above it the local target is cheaper "
+                           "per task than cloud");
+  // At 50% use the local cost per task equals the cloud's: 0.01 + 1 / (0.5 × 10) = 0.21.
+  EXPECT_NEAR(r.steps[3].value.value, 0.21, 1e-9);
+  // Twice the hardware: u* = 1; three times: never.
+  q.hardware_usd = 3 * 8760;
+  r = solve_breakeven(s, q);
+  EXPECT_FALSE(r.found);
+  EXPECT_NEAR(r.answer, 1.5, 1e-9);
+  EXPECT_EQ(r.answer_text.rfind("never: even in use all the time", 0), 0u);
+}
+
+TEST(Solve, QuestionsTheScenarioCannotAnswer) {
+  const preset_library lib({LOOPCAST_TEST_MODELS_DIR});
+  const auto s = lib.load_scenario("reference");
+  breakeven_query b;
+  try {
+    (void)solve_breakeven(s, b);
+    FAIL();
+  } catch (const simulation_error& e) {
+    EXPECT_STREQ(e.what(), "target local-workstation-qwen-27b has no hardware cost to amortise: set power.hardware_usd "
+                           "and power.lifetime_hours (or give them to the question)");
+  }
+  max_agents_query m;
+  m.option = 5;
+  EXPECT_THROW((void)solve_max_agents(s, m), simulation_error);
+  min_limit_query l;
+  l.option = 1;
+  try {
+    (void)solve_min_limit(s, l);
+    FAIL();
+  } catch (const simulation_error& e) {
+    EXPECT_STREQ(e.what(), "option local (local-workstation-qwen-27b) has no rate limits to scale");
+  }
+}
