@@ -6,25 +6,43 @@
 
 namespace loopcast {
 
-// Linear interpolation between order statistics at rank q·(n − 1) (numpy's "linear").
-double percentile(std::vector<double>& v, double q) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
+namespace {
+// Linear interpolation between order statistics at rank q·(n − 1) (numpy's "linear"), on sorted v.
+double percentile_of_sorted(const std::vector<double>& v, double q) {
   const double rank = q * static_cast<double>(v.size() - 1);
   const auto lo = static_cast<std::size_t>(std::floor(rank));
   const auto hi = std::min(lo + 1, v.size() - 1);
   return v[lo] + (rank - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+// The same value as percentile_of_sorted(sorted v, q), by selection (v is reordered).
+double select_percentile(std::vector<double>& v, double q) {
+  if (v.empty()) return 0.0;
+  const double rank = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(rank));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
+  const double a = v[lo];
+  if (lo + 1 >= v.size()) return a;
+  const double b = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo + 1), v.end());
+  return a + (rank - static_cast<double>(lo)) * (b - a);
+}
+} // namespace
+
+double percentile(std::vector<double>& v, double q) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return percentile_of_sorted(v, q);
 }
 
 percentiles summarize(std::vector<double> v) {
   percentiles p;
   p.count = v.size();
   if (v.empty()) return p;
-  p.p10 = percentile(v, 0.10);
-  p.p25 = percentile(v, 0.25);
-  p.p50 = percentile(v, 0.50);
-  p.p75 = percentile(v, 0.75);
-  p.p90 = percentile(v, 0.90);
+  std::sort(v.begin(), v.end());  // once, not once per percentile
+  p.p10 = percentile_of_sorted(v, 0.10);
+  p.p25 = percentile_of_sorted(v, 0.25);
+  p.p50 = percentile_of_sorted(v, 0.50);
+  p.p75 = percentile_of_sorted(v, 0.75);
+  p.p90 = percentile_of_sorted(v, 0.90);
   return p;
 }
 
@@ -73,6 +91,20 @@ request_metrics compute_request_metrics(std::span<const request_sample> requests
   m.context_output_ratio = generated > 0 ? prompt / generated : 0.0;
   m.cache_hit_rate = prompt > 0 ? cache_read / prompt : 0.0;
   return m;
+}
+
+request_medians compute_request_medians(std::span<const request_sample> requests) {
+  std::vector<double> eff, ttft;
+  eff.reserve(requests.size());
+  ttft.reserve(requests.size());
+  for (const auto& r : requests) {
+    const double duration = r.t_end - r.t_send;
+    if (std::isnan(duration)) continue;
+    if (!std::isnan(r.t_first_token)) ttft.push_back(r.t_first_token - r.t_send);
+    if (r.generated < min_generated_tokens || duration < min_duration_s || duration > max_duration_s) continue;
+    eff.push_back(static_cast<double>(r.generated) / duration);
+  }
+  return {select_percentile(eff, 0.5), select_percentile(ttft, 0.5)};
 }
 
 double session_rate_429(const session_result& s) noexcept {

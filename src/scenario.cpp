@@ -34,17 +34,17 @@ scenario_result run_scenario(const scenario& s, const run_options& opt) {
   so.record_attempts = opt.record_attempts;
   so.record_charges = opt.record_charges;
   r.options.reserve(s.options.size());
-  for (const auto& o : s.options) r.options.push_back(run_option(o, plans, so));
+  for (const auto& o : s.options) r.options.push_back(run_option(o, plans, so, opt.request_metrics));
   return r;
 }
 
-option_result run_option(const scenario_option& o, std::span<const session_plan> plans, sim_options so) {
+option_result run_option(const scenario_option& o, std::span<const session_plan> plans, sim_options so, bool measure) {
   so.batch = o.batch;
   option_result res;
   res.label = o.label;
   res.option = &o;
   res.sim = simulate(o.tgt, o.client, plans, so);
-  res.metrics = compute_request_metrics(res.sim.requests);
+  if (measure) res.metrics = compute_request_metrics(res.sim.requests);
   return res;
 }
 
@@ -62,8 +62,9 @@ run_summary summarize_run(const option_result& r, std::uint64_t seed, std::uint3
   x.usd_per_task = f.usd_per_task;
   x.tasks_per_hour = f.tasks_per_hour;
   x.output_tps = f.output_tps;
-  x.effective_tps_p50 = r.metrics.effective_tps.p50;
-  x.ttft_p50_s = r.metrics.ttft_s.p50;
+  const request_medians m = compute_request_medians(sim.requests);
+  x.effective_tps_p50 = m.effective_tps_p50;
+  x.ttft_p50_s = m.ttft_p50_s;
   x.sessions = f.sessions;
   x.completed = f.completed;
   x.rate_limited = static_cast<std::int32_t>(f.rate_limited);
@@ -80,6 +81,7 @@ std::vector<run_summary> run_seeds(const scenario& s, std::span<const std::uint6
     run_options ro;
     ro.record_attempts = false;
     ro.record_charges = false;
+    ro.request_metrics = false;
     ro.seed = seeds[i];
     const auto r = run_scenario(s, ro);
     for (std::size_t o = 0; o < no; ++o)

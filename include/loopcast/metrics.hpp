@@ -51,6 +51,14 @@ struct request_metrics {
 
 request_metrics compute_request_metrics(std::span<const request_sample> requests);
 
+/// Only the medians a Monte Carlo row keeps (same filters, same values as compute_request_metrics),
+/// by selection instead of sorting.
+struct request_medians {
+  double effective_tps_p50 = 0;
+  double ttft_p50_s = 0;
+};
+request_medians compute_request_medians(std::span<const request_sample> requests);
+
 /// A fleet's outcome (DESIGN.md §8, for many sessions on one organisation's limits). A task is a
 /// session; it is completed when every request of it was served.
 ///   429 rate      = 429s / attempts

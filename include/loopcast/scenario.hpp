@@ -70,12 +70,15 @@ struct run_options {
   std::optional<std::uint64_t> seed;  ///< overrides the scenario's seed
   bool record_attempts = true;
   bool record_charges = true;
+  bool request_metrics = true;  ///< false: option_result::metrics is left empty (Monte Carlo rows need none)
 };
 
 scenario_result run_scenario(const scenario& s, const run_options& opt = {});
 
-/// Simulates one option over the given sessions (batch from the option) and measures it.
-option_result run_option(const scenario_option& o, std::span<const session_plan> plans, sim_options so);
+/// Simulates one option over the given sessions (batch from the option) and measures it (unless
+/// `measure` is false).
+option_result run_option(const scenario_option& o, std::span<const session_plan> plans, sim_options so,
+                         bool measure = true);
 
 /// One run of one option, summarised (a row of a Monte Carlo over seeds).
 struct run_summary {

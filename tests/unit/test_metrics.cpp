@@ -45,3 +45,20 @@ TEST(Metrics, EffectiveAndDecodeThroughputWithFilters) {
   EXPECT_NEAR(m.context_output_ratio, 102000.0 / 3149.0, 1e-9);
   EXPECT_NEAR(m.cache_hit_rate, 89000.0 / 102000.0, 1e-12);
 }
+
+// The Monte Carlo rows' medians (by selection) equal the full metrics' (by sorting), for an even
+// and an odd number of samples.
+TEST(Metrics, MediansBySelectionEqualTheSortedOnes) {
+  std::vector<request_sample> v;
+  for (int i = 0; i < 41; ++i) {
+    const double d = 0.5 + 0.37 * ((i * 17) % 41);  // a permutation of the durations
+    v.push_back({0, 10.0 * i, 10.0 * i + 0.1 * ((i * 7) % 13), 10.0 * i + d, 1000, 0, 60 + i});
+  }
+  for (std::size_t n : {41u, 40u, 1u}) {
+    const std::span<const request_sample> s(v.data(), n);
+    const auto full = compute_request_metrics(s);
+    const auto med = compute_request_medians(s);
+    EXPECT_EQ(med.effective_tps_p50, full.effective_tps.p50) << n;
+    EXPECT_EQ(med.ttft_p50_s, full.ttft_s.p50) << n;
+  }
+}

@@ -1,0 +1,58 @@
+// Whole-fleet Monte Carlo (issue 5's goal: 1,000 sessions × 200 turns in under 1 s on one core),
+// how the time grows with sessions, and how it shrinks with threads.
+// Run: build/tests/benchmarks/loopcast_bench --benchmark_filter='Fleet(MonteCarlo|Threads)'
+#include <loopcast/loopcast.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <numeric>
+#include <vector>
+
+namespace {
+
+// The reference agent loop stretched to 200 turns, N agents starting 1 s apart on one
+// organisation's Cerebras limits × `limits_x` (1000: not binding; 1: the Developer tier itself).
+loopcast::scenario fleet(std::int32_t sessions, double limits_x) {
+  const loopcast::preset_library lib({LOOPCAST_BENCH_MODELS_DIR});
+  auto s = lib.load_scenario("reference");
+  s.fleet[0].wl.turns = 200;
+  s.fleet[0].sessions = sessions;
+  s.fleet[0].stagger_s = 1;
+  s.options.resize(1);  // the cloud option
+  for (auto& b : s.options[0].tgt.limits) b.limit *= limits_x;
+  return s;
+}
+
+// One Monte Carlo run (one seed) of the whole fleet, scripts generated inside: what a seed costs.
+void BM_FleetMonteCarlo(benchmark::State& state) {
+  const auto s = fleet(static_cast<std::int32_t>(state.range(0)), static_cast<double>(state.range(1)));
+  std::uint64_t seed = 1;
+  std::int64_t requests = 0, attempts = 0;
+  for (auto _ : state) {
+    const std::uint64_t one[] = {seed++};
+    const auto rows = loopcast::run_seeds(s, one, 1);
+    requests += rows[0].requests_served;
+    attempts += rows[0].attempts;
+    benchmark::DoNotOptimize(rows[0].cost_usd);
+  }
+  state.counters["requests/s"] = benchmark::Counter(static_cast<double>(requests), benchmark::Counter::kIsRate);
+  state.counters["attempts/request"] = requests > 0 ? static_cast<double>(attempts) / static_cast<double>(requests) : 0.0;
+}
+BENCHMARK(BM_FleetMonteCarlo)
+    ->Args({10, 1000})->Args({100, 1000})->Args({1000, 1000})->Args({1000, 1})
+    ->ArgNames({"sessions", "limits_x"})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// 8 seeds of 100 sessions × 200 turns on 1, 2 and 4 threads (rows identical; wall clock shrinks).
+void BM_FleetThreads(benchmark::State& state) {
+  const auto s = fleet(100, 1000);
+  std::vector<std::uint64_t> seeds(8);
+  std::iota(seeds.begin(), seeds.end(), 1);
+  for (auto _ : state) {
+    const auto rows = loopcast::run_seeds(s, seeds, static_cast<unsigned>(state.range(0)));
+    benchmark::DoNotOptimize(rows.data());
+  }
+  state.counters["seeds/s"] = benchmark::Counter(static_cast<double>(state.iterations() * 8), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_FleetThreads)->Arg(1)->Arg(2)->Arg(4)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+} // namespace
