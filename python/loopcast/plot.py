@@ -5,6 +5,8 @@
 * :func:`cost` — cumulative cost over time, one line per option (cloud vs local)
 * :func:`throughput_by_context` — effective throughput P50 by context bin, per option
 * :func:`dashboard` — the four on one figure
+* :func:`monte_carlo` — a metric's P10/P50/P90 per option over the seeds, with the P50's interval
+* :func:`sweep` — a metric's median per grid point against one swept parameter, one line per option
 """
 
 from __future__ import annotations
@@ -15,7 +17,14 @@ import numpy as np
 
 from loopcast._results import OptionResult, Run
 
-__all__ = ["context", "buckets", "cost", "throughput_by_context", "dashboard", "CONTEXT_BINS"]
+__all__ = ["context", "buckets", "cost", "throughput_by_context", "dashboard", "monte_carlo", "sweep", "CONTEXT_BINS"]
+
+_METRIC_LABELS = {"usd_per_task": "$ per task", "stall_share": "stall share", "tasks_per_hour": "tasks per hour",
+                  "wall_s": "wall clock (s)", "first_429_s": "time to first 429 (s)"}
+
+
+def _value(x: Any) -> float:
+    return np.nan if x is None else (np.inf if x == "never" else float(x))
 
 #: Context bins (prompt tokens) of :func:`throughput_by_context`, as in ``loopcast stats``.
 CONTEXT_BINS = ((0, 20_000, "<20K"), (20_000, 50_000, "20-50K"), (50_000, 100_000, "50-100K"), (100_000, np.inf, ">100K"))
@@ -138,3 +147,54 @@ def dashboard(run: Run, option: "int | str" = 0):
     throughput_by_context(run, ax=axes[1, 1])
     fig.tight_layout()
     return fig
+
+
+def monte_carlo(mc: Any, metric: str = "usd_per_task", ax: Any = None):
+    """P50 of ``metric`` per option as a bar with its confidence interval, P10–P90 as a thin line.
+
+    ``mc`` is what :func:`loopcast.monte_carlo` returns; ``metric`` one of usd_per_task,
+    stall_share, tasks_per_hour, wall_s, first_429_s.
+    """
+    ax = _axes(ax)
+    opts = mc.summary["options"]
+    x = np.arange(len(opts))
+    p50 = np.array([_value(o[metric]["p50"]["value"]) for o in opts])
+    lo = np.array([_value(o[metric]["p50"]["lo"]) for o in opts])
+    hi = np.array([_value(o[metric]["p50"]["hi"]) for o in opts])
+    p10 = np.array([_value(o[metric]["p10"]["value"]) for o in opts])
+    p90 = np.array([_value(o[metric]["p90"]["value"]) for o in opts])
+    shown = np.where(np.isfinite(p50), p50, 0.0)
+    ax.bar(x, shown, color="#9ecae1", label="P50")
+    err = np.vstack([np.nan_to_num(shown - lo), np.nan_to_num(hi - shown)])
+    ax.errorbar(x, shown, yerr=np.clip(err, 0, None), fmt="none", ecolor="black", capsize=6,
+                label=f"P50, {100 * mc.summary['confidence']:.0f}% interval")
+    ax.vlines(x + 0.25, np.where(np.isfinite(p10), p10, np.nan), np.where(np.isfinite(p90), p90, np.nan),
+              color="#de2d26", label="P10–P90")
+    ax.set_xticks(x, [o["label"] for o in opts])
+    ax.set_ylabel(_METRIC_LABELS.get(metric, metric))
+    ax.set_title(f"{_METRIC_LABELS.get(metric, metric)} over {mc.summary['seeds']} seeds")
+    ax.legend(loc="best")
+    return ax
+
+
+def sweep(sw: Any, x: str | None = None, metric: str = "tasks_per_hour", ax: Any = None):
+    """Median of ``metric`` (with its interval as a band) against the swept parameter ``x`` (a JSON
+    pointer; default the first), one line per option; other parameters must take one value."""
+    ax = _axes(ax)
+    x = x or sw.paths[0]
+    i = sw.paths.index(x)
+    points = sw.summary["points"]
+    labels = [o["label"] for o in points[0]["options"]]
+    xs = np.array([float(p[i]) for p in sw.points])
+    order = np.argsort(xs, kind="stable")
+    for k, label in enumerate(labels):
+        y = np.array([_value(p["options"][k][metric]["p50"]["value"]) for p in points])[order]
+        lo = np.array([_value(p["options"][k][metric]["p50"]["lo"]) for p in points])[order]
+        hi = np.array([_value(p["options"][k][metric]["p50"]["hi"]) for p in points])[order]
+        ax.plot(xs[order], y, marker="o", label=label)
+        ax.fill_between(xs[order], lo, hi, alpha=0.2)
+    ax.set_xlabel(x.rsplit("/", 1)[-1])
+    ax.set_ylabel(_METRIC_LABELS.get(metric, metric) + " (median)")
+    ax.set_title(f"{sw.name}: {_METRIC_LABELS.get(metric, metric)} by {x.rsplit('/', 1)[-1]}")
+    ax.legend(loc="best")
+    return ax

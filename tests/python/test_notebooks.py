@@ -11,7 +11,7 @@ NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parents[2] / "examples" / "
 
 
 def test_there_are_notebooks():
-    assert [n.name for n in NOTEBOOKS] == ["reference.ipynb", "replay.ipynb"]
+    assert [n.name for n in NOTEBOOKS] == ["fleet.ipynb", "reference.ipynb", "replay.ipynb"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)

@@ -41,3 +41,16 @@ def test_dashboard(reference, tmp_path):
     assert len(fig.axes) == 4
     img = _png(fig, tmp_path / "d.png")
     assert float(np.std(img[..., :3])) > 0.05
+
+
+def test_monte_carlo_and_sweep_plots(models, tmp_path):
+    mc = loopcast.monte_carlo("reference", 20, models=models)
+    ax = lp.monte_carlo(mc, "usd_per_task")
+    assert ax.has_data() and [t.get_text() for t in ax.get_xticklabels()] == ["cloud", "local"]
+    assert float(np.std(_png(ax.figure, tmp_path / "mc.png")[..., :3])) > 0.05
+    spec = {"kind": "sweep", "name": "agents", "scenario": "reference", "seeds": 3,
+            "parameters": [{"path": "/sessions", "values": [1, 2, 4]}]}
+    sw = loopcast.sweep(spec, models=models)
+    ax = lp.sweep(sw, metric="stall_share")
+    assert len(ax.get_lines()) == 2 and list(ax.get_lines()[0].get_xdata()) == [1, 2, 4]
+    assert float(np.std(_png(ax.figure, tmp_path / "sweep.png")[..., :3])) > 0.05
