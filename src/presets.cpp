@@ -269,7 +269,7 @@ std::uint8_t read_weekdays(const node& n) {
 
 price_sheet read_prices(const node& n) {
   n.expect_keys({"usd_per_million", "long_context", "batch_discount", "batch_discounts_cache", "time_of_day",
-                 "usd_per_request"});
+                 "usd_per_request", "cache_storage_usd_per_million_hour"});
   price_sheet p;
   p.usd_per_million = read_class_prices(n.at("usd_per_million"));
   if (auto lc = n.find("long_context")) {
@@ -301,6 +301,7 @@ price_sheet read_prices(const node& n) {
     }
   }
   if (auto f = n.find("usd_per_request")) p.usd_per_request = f->number_in(0, 1e3);
+  if (auto f = n.find("cache_storage_usd_per_million_hour")) p.cache_storage_usd_per_million_hour = f->number_in(0, 1e4);
   return p;
 }
 
@@ -623,14 +624,17 @@ scenario read_scenario(const node& root, const preset_library& lib) {
   return s;
 }
 
-// A reference (name or .json path) as the referenced document; an inline object as it is.
-nlohmann::json inline_reference(const nlohmann::json& ref, preset_kind kind, const std::string& file,
-                                const preset_library& lib) {
+// A reference (name or .json path) as the referenced document (keys in file order); an inline
+// object as it is.
+nlohmann::ordered_json inline_reference(const nlohmann::ordered_json& ref, preset_kind kind, const std::string& file,
+                                        const preset_library& lib) {
   if (!ref.is_string()) return ref;
   const auto name = ref.get<std::string>();
   const std::string path = name.size() > 5 && name.ends_with(".json") ? sibling(file, name).string()
                                                                        : lib.find(kind, name).string();
-  return detail::parse_json(detail::read_file(path), path);
+  const auto text = detail::read_file(path);
+  (void)detail::parse_json(text, path);  // its syntax errors, with line and column
+  return nlohmann::ordered_json::parse(text);
 }
 
 template <class T, class F>
@@ -653,9 +657,10 @@ scenario parse_scenario(std::string_view text, const std::string& file, const pr
 }
 
 std::string resolved_preset_json(std::string_view text, const std::string& file, const preset_library& lib, int indent) {
-  auto j = detail::parse_json(text, file);
+  const auto checked = detail::parse_json(text, file);
+  auto j = nlohmann::ordered_json::parse(text);
   if (j.is_object() && j.value("kind", "") == "scenario") {
-    (void)read_scenario(node(j, "", file), lib);  // refuse a bad scenario with its own messages
+    (void)read_scenario(node(checked, "", file), lib);  // refuse a bad scenario with its own messages
     if (j.contains("workload")) j["workload"] = inline_reference(j["workload"], preset_kind::workload, file, lib);
     if (j.contains("fleet"))
       for (auto& g : j["fleet"]) g["workload"] = inline_reference(g["workload"], preset_kind::workload, file, lib);
@@ -664,7 +669,7 @@ std::string resolved_preset_json(std::string_view text, const std::string& file,
       o["client"] = inline_reference(o["client"], preset_kind::client, file, lib);
     }
   }
-  return j.dump(indent);
+  return j.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 target load_target_file(const std::filesystem::path& f) { return parse_target(detail::read_file(f.string()), f.string()); }
@@ -699,6 +704,10 @@ preset_library::preset_library(std::vector<std::filesystem::path> dirs) : dirs_(
       e.name = read_name(root);
       e.description = read_description(root);
       e.file = f;
+      e.origin = read_provenance(root);
+      if (e.kind == preset_kind::target)
+        for (auto [key, field] : {std::pair{"provider", &e.provider}, {"tier", &e.tier}, {"model", &e.model}})
+          if (root.has(key)) *field = root.at(key).string();
       for (const auto& prev : entries_)
         if (prev.kind == e.kind && prev.name == e.name)
           throw config_error(f.string(), "/name",

@@ -92,6 +92,7 @@ json option_json(const option_result& o) {
   j.update(metrics_json(m));
   j["cost_usd"] = r.cost_usd;
   j["token_cost_usd"] = r.token_cost_usd;
+  j["cache_storage_usd"] = r.cache_storage_usd;
   json by_class;
   for (auto c : all_token_classes) by_class[std::string(to_string(c))] = r.cost_by_class_usd[static_cast<std::size_t>(c)];
   j["cost_by_class_usd"] = by_class;

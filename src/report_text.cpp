@@ -126,7 +126,8 @@ void write_option(std::ostream& os, const option_result& o) {
   if (tgt.prices) {
     const auto& c = r.cost_by_class_usd;
     fmt::print(os, "  Cost        ${:.4f} in tokens: input ${:.4f}, cache read ${:.4f}, cache write ${:.4f}, output ${:.4f}, "
-                   "reasoning ${:.4f}\n", r.token_cost_usd, c[0], c[1], c[2], c[3], c[4]);
+                   "reasoning ${:.4f}{}\n", r.token_cost_usd, c[0], c[1], c[2], c[3], c[4],
+               r.cache_storage_usd > 0 ? fmt::format(", cache storage ${:.4f}", r.cache_storage_usd) : std::string());
   }
   if (r.energy) {
     const auto& p = *tgt.power;

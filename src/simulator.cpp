@@ -406,6 +406,14 @@ simulation_result simulate(const target& tgt, const retry_policy& client,
     if (priced) {
       const request_cost c = price_request(*tgt.prices, tk, opt.start_unix_s + t, opt.batch, tgt.cache.write_1h);
       a.cost_usd = c.total_usd;
+      if (tgt.prices->cache_storage_usd_per_million_hour > 0 && tgt.cache.enabled) {
+        const auto fresh = std::max<std::int64_t>(0, cache.cacheable(req.prompt_tokens) - cached);
+        const double storage = static_cast<double>(fresh) * (tgt.cache.ttl_s / 3600.0) *
+                               tgt.prices->cache_storage_usd_per_million_hour / 1e6;
+        a.cost_usd += storage;
+        out.cache_storage_usd += storage;
+        out.token_cost_usd += storage;
+      }
       for (std::size_t k = 0; k < token_class_count; ++k) out.cost_by_class_usd[k] += c.by_class_usd[k];
       out.token_cost_usd += c.total_usd;
     }

@@ -25,6 +25,8 @@ struct preset_entry {
   std::string name;
   std::string description;
   std::filesystem::path file;
+  std::string provider, tier, model;  ///< targets only
+  provenance origin;                  ///< source (several joined with "; "), date read, verified
 };
 
 /// The presets found under one or more directories (searched recursively for *.json).

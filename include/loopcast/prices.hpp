@@ -45,6 +45,9 @@ struct price_sheet {
   double default_time_multiplier = 1;      ///< outside every time window
   std::vector<time_window> time_windows;   ///< first match wins
   double usd_per_request = 0;              ///< fixed fee per successful request
+  /// Explicit cache storage (Gemini), USD per million tokens per hour: every newly cached token is
+  /// charged for one cache TTL (refreshes on a hit are not charged again). 0: storage is free.
+  double cache_storage_usd_per_million_hour = 0;
 };
 
 /// The prices in force for a request with this prompt size.

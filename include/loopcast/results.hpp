@@ -111,7 +111,8 @@ struct simulation_result {
   std::optional<first_429_info> first_429;
   token_counts tokens;                         ///< served, all sessions
   double cost_by_class_usd[token_class_count] = {};
-  double token_cost_usd = 0;                   ///< priced tokens and request fees
+  double token_cost_usd = 0;                   ///< priced tokens, request fees and cache storage
+  double cache_storage_usd = 0;                ///< explicit cache storage (part of token_cost_usd)
   double wall_s = 0;                           ///< first send to last end
   double busy_s = 0;                           ///< time with at least one request in flight
   std::optional<energy_cost> energy;           ///< local targets

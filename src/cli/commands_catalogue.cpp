@@ -1,23 +1,111 @@
-// `loopcast presets`: what the models directory holds.
+// `loopcast presets [show NAME]`: what the models directory holds.
 #include "cli.hpp"
 
+#include "loopcast/errors.hpp"
 #include "loopcast/presets.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <iostream>
 
 namespace loopcast::cli {
 
+namespace {
+
+std::optional<preset_kind> kind_named(const std::string& k) {
+  for (auto v : {preset_kind::target, preset_kind::client, preset_kind::workload, preset_kind::scenario})
+    if (to_string(v) == k) return v;
+  return std::nullopt;
+}
+
+std::string shorten(const std::string& s, std::size_t n) {
+  if (s.size() <= n) return s;
+  std::size_t cut = n - 1;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+  return s.substr(0, cut) + "…";
+}
+
+int list_presets(const globals& g, const std::string& kind, bool as_json) {
+  const auto lib = library(g);
+  const auto want = kind_named(kind);
+  if (as_json) {
+    auto arr = nlohmann::ordered_json::array();
+    for (const auto& e : lib.entries()) {
+      if (want && e.kind != *want) continue;
+      nlohmann::ordered_json j = {{"kind", to_string(e.kind)}, {"name", e.name}, {"description", e.description}};
+      if (e.kind == preset_kind::target) {
+        j["provider"] = e.provider;
+        j["tier"] = e.tier;
+        j["model"] = e.model;
+      }
+      j["source"] = e.origin.source;
+      j["read_on"] = e.origin.read_on;
+      j["verified"] = e.origin.verified;
+      j["file"] = e.file.string();
+      arr.push_back(j);
+    }
+    std::cout << arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    return ok;
+  }
+  fmt::print("presets in {}\n", g.models_dir.empty() ? default_models_dir().string() : g.models_dir);
+  if (!want || *want == preset_kind::target) {
+    fmt::print("\n{:<44} {:<10} {:<18} {:<26} {:<10} {:<5} {}\n", "target", "provider", "tier", "model", "read on",
+               "ver.", "source");
+    for (const auto& e : lib.entries())
+      if (e.kind == preset_kind::target)
+        fmt::print("{:<44} {:<10} {:<18} {:<26} {:<10} {:<5} {}\n", e.name, e.provider, e.tier, e.model, e.origin.read_on,
+                   e.origin.verified ? "yes" : "no", shorten(e.origin.source, 60));
+  }
+  for (auto k : {preset_kind::client, preset_kind::workload, preset_kind::scenario}) {
+    if (want && *want != k) continue;
+    fmt::print("\n{:<28} {}\n", to_string(k), "description");
+    for (const auto& e : lib.entries())
+      if (e.kind == k) fmt::print("{:<28} {}\n", e.name, e.description);
+  }
+  fmt::print("\n`loopcast presets show NAME` prints one, with the presets it names inlined.\n");
+  return ok;
+}
+
+int show_preset(const globals& g, const std::string& name, const std::string& kind) {
+  const auto lib = library(g);
+  const auto want = kind_named(kind);
+  std::vector<const preset_entry*> hits;
+  for (const auto& e : lib.entries())
+    if (e.name == name && (!want || e.kind == *want)) hits.push_back(&e);
+  if (hits.empty()) {
+    if (want) (void)lib.find(*want, name);  // the usual "no … preset named …" with the known names
+    throw config_error(g.models_dir.empty() ? default_models_dir().string() : g.models_dir, "",
+                       fmt::format("no preset named \"{}\" (`loopcast presets` lists them)", name));
+  }
+  if (hits.size() > 1)
+    throw std::invalid_argument(fmt::format("\"{}\" names a {} and a {} preset: add --kind", name, to_string(hits[0]->kind),
+                                            to_string(hits[1]->kind)));
+  const auto file = hits[0]->file.string();
+  std::cout << resolved_preset_json(read_text_file(file), file, lib) << "\n";
+  return ok;
+}
+
+} // namespace
+
 std::vector<command> catalogue_commands(CLI::App& app, const globals& g) {
+  struct state {
+    std::string kind, name;
+    bool as_json = false;
+  };
+  auto st = std::make_shared<state>();
   std::vector<command> cmds;
-  auto* presets = app.add_subcommand("presets", "List the presets in the models directory");
-  cmds.push_back({presets, [&g] {
-                    const auto lib = library(g);
-                    fmt::print("presets in {}\n\n", g.models_dir.empty() ? default_models_dir().string() : g.models_dir);
-                    fmt::print("{:<10} {:<36} {}\n", "kind", "name", "description");
-                    for (const auto& e : lib.entries())
-                      fmt::print("{:<10} {:<36} {}\n", to_string(e.kind), e.name, e.description);
-                    return ok;
-                  }});
+  auto* presets = app.add_subcommand("presets", "List the presets (targets with provider, tier, model, source, date)");
+  presets->require_subcommand(0, 1);
+  presets->add_option("--kind", st->kind, "Only this kind: target, client, workload, scenario")
+      ->check(CLI::IsMember({"target", "client", "workload", "scenario"}));
+  presets->add_flag("--json", st->as_json, "Print the list as JSON");
+  auto* show = presets->add_subcommand("show", "Print one preset, resolved (the presets it names inlined)");
+  show->add_option("name", st->name, "Preset name")->required();
+  show->add_option("--kind", st->kind, "Kind, when the name is used by several")
+      ->check(CLI::IsMember({"target", "client", "workload", "scenario"}));
+  cmds.push_back({show, [st, &g] { return show_preset(g, st->name, st->kind); }});
+  cmds.push_back({presets, [st, &g] { return list_presets(g, st->kind, st->as_json); }});
   return cmds;
 }
 

@@ -150,9 +150,33 @@ TEST(Cli, UnwritableTimeline) {
 TEST(Cli, PresetsListsEveryKind) {
   const auto r = loopcast("presets");
   ASSERT_EQ(r.code, 0);
-  for (const char* s : {"target     cerebras-developer-qwen-3.8-27b", "client     opencode", "workload   reference-agent-loop",
-                        "scenario   reference"})
+  for (const char* s : {"cerebras-developer-qwen-3.8-27b              cerebras   developer          qwen-3.8-27b               2026-11-01 no    DESIGN.md",
+                        "deepseek-v4-pro                              deepseek   default            deepseek-v4-pro",
+                        "\nopencode                     opencode: retries", "\nreference-agent-loop         The reference",
+                        "\nreference                    DESIGN.md §9"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
+}
+
+TEST(Cli, PresetsJsonAndShow) {
+  const auto r = loopcast("presets --kind target --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_GE(j.size(), 20u);
+  for (const auto& e : j) {
+    SCOPED_TRACE(e.at("name").get<std::string>());
+    EXPECT_EQ(e.at("kind"), "target");
+    for (const char* k : {"provider", "tier", "model", "source", "read_on", "verified"}) EXPECT_TRUE(e.contains(k)) << k;
+    EXPECT_FALSE(e.at("source").get<std::string>().empty());
+  }
+  // A scenario is shown with its workload, targets and clients inlined.
+  const auto s = loopcast("presets show reference");
+  ASSERT_EQ(s.code, 0) << s.err;
+  const auto sj = nlohmann::json::parse(s.out);
+  EXPECT_EQ(sj.at("options")[0].at("target").at("limits").at("buckets")[1].at("name"), "total_tpm");
+  EXPECT_EQ(sj.at("workload").at("turns"), 33);
+  const auto missing = loopcast("presets show nonesuch");
+  EXPECT_EQ(missing.code, 3);
+  EXPECT_NE(missing.err.find("no preset named \"nonesuch\""), std::string::npos) << missing.err;
 }
 
 // ---- stats, replay, fit, convert -------------------------------------------------------------
