@@ -1,8 +1,9 @@
-// `loopcast presets [show NAME]`: what the models directory holds.
+// `loopcast presets [show NAME]`, `loopcast prices import FILE`: the catalogue of targets and prices.
 #include "cli.hpp"
 
 #include "loopcast/errors.hpp"
 #include "loopcast/presets.hpp"
+#include "loopcast/price_lists.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -86,6 +87,55 @@ int show_preset(const globals& g, const std::string& name, const std::string& ki
   return ok;
 }
 
+int import_prices(const std::string& file, const std::string& format, const std::vector<std::string>& only, bool as_json) {
+  auto f = price_list_format::automatic;
+  if (format == "litellm") f = price_list_format::litellm;
+  else if (format == "models.dev") f = price_list_format::models_dev;
+  const auto list = import_price_list(file, f, only);
+  for (const auto& w : list.warnings) fmt::print(stderr, "loopcast: warning: {}: {}: {}: {}\n", file, w.model, w.field, w.message);
+  if (as_json) {
+    auto models = nlohmann::ordered_json::array();
+    for (const auto& m : list.models) {
+      nlohmann::ordered_json j = {{"id", m.id}, {"provider", m.provider},
+                                  {"prices", nlohmann::ordered_json::parse(price_sheet_json(m.prices, -1))}};
+      if (!m.variants.empty()) {
+        nlohmann::ordered_json v;
+        for (const auto& [name, sheet] : m.variants) v[name] = nlohmann::ordered_json::parse(price_sheet_json(sheet, -1));
+        j["variants"] = v;
+      }
+      j["context_window_tokens"] = m.context_window_tokens > 0 ? nlohmann::ordered_json(m.context_window_tokens) : nullptr;
+      j["max_output_tokens"] = m.max_output_tokens > 0 ? nlohmann::ordered_json(m.max_output_tokens) : nullptr;
+      if (m.rpm > 0 || m.tpm > 0) j["rate_limits"] = {{"rpm", m.rpm}, {"tpm", m.tpm}};
+      j["notes"] = m.notes;
+      models.push_back(j);
+    }
+    auto warnings = nlohmann::ordered_json::array();
+    for (const auto& w : list.warnings) warnings.push_back({{"model", w.model}, {"field", w.field}, {"message", w.message}});
+    nlohmann::ordered_json out = {{"file", file}, {"format", to_string(list.format)}, {"models", models}, {"warnings", warnings}};
+    std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+    return ok;
+  }
+  fmt::print("{}: {} price list, {} model{} (USD per million tokens), {} warning{}\n\n", file, to_string(list.format),
+             list.models.size(), list.models.size() == 1 ? "" : "s", list.warnings.size(), list.warnings.size() == 1 ? "" : "s");
+  fmt::print("{:<40} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>7} {:>9}  {}\n", "model", "input", "read", "write5m", "write1h",
+             "output", "reasoning", "batch", "context", "tiers");
+  for (const auto& m : list.models) {
+    const auto& c = m.prices.usd_per_million;
+    std::string tiers;
+    for (const auto& t : m.prices.long_context)
+      tiers += fmt::format("{}>{}K: {:g}/{:g}", tiers.empty() ? "" : "; ", t.above_prompt_tokens / 1000, t.usd_per_million.input,
+                           t.usd_per_million.output);
+    for (const auto& [name, v] : m.variants)
+      tiers += fmt::format("{}{}: {:g}/{:g}", tiers.empty() ? "" : "; ", name, v.usd_per_million.input, v.usd_per_million.output);
+    fmt::print("{:<40} {:>8.4g} {:>8.4g} {:>8.4g} {:>8.4g} {:>8.4g} {:>9.4g} {:>7} {:>9}  {}\n", shorten(m.id, 40), c.input,
+               c.cache_read, c.cache_write_5m, c.cache_write_1h, c.output, c.reasoning,
+               m.prices.batch_discount > 0 ? fmt::format("-{:.0f}%", 100 * m.prices.batch_discount) : std::string("-"),
+               m.context_window_tokens > 0 ? fmt::format("{}", m.context_window_tokens) : std::string("-"), tiers);
+  }
+  fmt::print("\n`--json` gives each model's \"prices\" object, ready for a target preset (docs/presets.md).\n");
+  return ok;
+}
+
 } // namespace
 
 std::vector<command> catalogue_commands(CLI::App& app, const globals& g) {
@@ -106,6 +156,23 @@ std::vector<command> catalogue_commands(CLI::App& app, const globals& g) {
       ->check(CLI::IsMember({"target", "client", "workload", "scenario"}));
   cmds.push_back({show, [st, &g] { return show_preset(g, st->name, st->kind); }});
   cmds.push_back({presets, [st, &g] { return list_presets(g, st->kind, st->as_json); }});
+
+  struct price_state {
+    std::string file, format = "auto";
+    std::vector<std::string> models;
+    bool as_json = false;
+  };
+  auto ps = std::make_shared<price_state>();
+  auto* prices = app.add_subcommand("prices", "Price lists");
+  prices->require_subcommand(1);
+  auto* imp = prices->add_subcommand("import", "Read LiteLLM's model_prices_and_context_window.json or models.dev's "
+                                                "api.json into loopcast prices (nothing is downloaded)");
+  imp->add_option("file", ps->file, "The price list (.json)")->required();
+  imp->add_option("--format", ps->format, "auto, litellm or models.dev")->capture_default_str()
+      ->check(CLI::IsMember({"auto", "litellm", "models.dev"}));
+  imp->add_option("--model", ps->models, "Only this model id (LiteLLM key, or provider/model for models.dev); repeatable");
+  imp->add_flag("--json", ps->as_json, "Print the prices as JSON");
+  cmds.push_back({imp, [ps] { return import_prices(ps->file, ps->format, ps->models, ps->as_json); }});
   return cmds;
 }
 

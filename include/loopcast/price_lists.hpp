@@ -1,0 +1,67 @@
+// loopcast — importing the price lists users already keep (nothing is downloaded).
+//
+// LiteLLM's model_prices_and_context_window.json (USD per token) and models.dev's api.json (USD
+// per million) are mapped onto price_sheet:
+//   LiteLLM     input_cost_per_token → input, cache_read_input_token_cost → cache_read,
+//               cache_creation_input_token_cost(_above_1hr) → cache_write_5m (1h),
+//               output_cost_per_token → output, output_cost_per_reasoning_token → reasoning,
+//               *_above_{128k,200k,256k,272k}_tokens and tiered_pricing → long-context tiers,
+//               *_batches → batch discount, *_priority / *_flex → variants,
+//               input_cost_per_request → usd_per_request, max_input_tokens, rpm, tpm;
+//   models.dev  cost.{input, output, reasoning, cache_read, cache_write} (one write price, taken
+//               as the 5-minute one), cost.tiers[{tier: {type: "context", size}}] → tiers,
+//               limit.{context, output}.
+// Unknown fields are ignored. Missing prices follow loopcast's conventions (cache reads and
+// reasoning priced as input and output) with a note. Contradictions and implausible values are
+// warnings naming the model and the field; a value that is not a non-negative number is skipped.
+#pragma once
+
+#include "loopcast/prices.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loopcast {
+
+enum class price_list_format : std::uint8_t { automatic, litellm, models_dev };
+std::string_view to_string(price_list_format) noexcept;
+
+struct price_warning {
+  std::string model;
+  std::string field;
+  std::string message;
+};
+
+struct imported_model {
+  std::string id;        ///< LiteLLM key, or "provider/model" for models.dev
+  std::string provider;
+  price_sheet prices;
+  std::vector<std::pair<std::string, price_sheet>> variants;  ///< e.g. {"priority", …}
+  std::int64_t context_window_tokens = 0;  ///< 0: not given
+  std::int64_t max_output_tokens = 0;
+  double rpm = 0, tpm = 0;                 ///< LiteLLM's rate limits when given (0: not given)
+  std::vector<std::string> notes;          ///< defaults applied
+};
+
+struct price_list {
+  std::string file;
+  price_list_format format = price_list_format::automatic;
+  std::vector<imported_model> models;
+  std::vector<price_warning> warnings;
+};
+
+/// Parses a price list; throws config_error naming the file for a file that is neither format.
+/// `only` keeps the models whose id is in it (all when empty); an id that matches nothing is an error.
+price_list parse_price_list(std::string_view json_text, const std::string& file,
+                            price_list_format format = price_list_format::automatic,
+                            const std::vector<std::string>& only = {});
+price_list import_price_list(const std::string& path, price_list_format format = price_list_format::automatic,
+                             const std::vector<std::string>& only = {});
+
+/// A price sheet as the "prices" object of a target preset (docs/presets.md).
+std::string price_sheet_json(const price_sheet& p, int indent = 2);
+
+} // namespace loopcast
