@@ -1,8 +1,10 @@
-// `loopcast presets [show NAME]`, `loopcast prices import FILE`: the catalogue of targets and prices.
+// `loopcast presets [show NAME]`, `prices import FILE`, `limits infer FILE...`: the catalogue of targets,
+// prices and limits.
 #include "cli.hpp"
 
 #include "loopcast/errors.hpp"
 #include "loopcast/presets.hpp"
+#include "loopcast/limits_inference.hpp"
 #include "loopcast/price_lists.hpp"
 
 #include <fmt/format.h>
@@ -136,6 +138,49 @@ int import_prices(const std::string& file, const std::string& format, const std:
   return ok;
 }
 
+int infer_limits_cmd(const std::vector<std::string>& files, bool as_json) {
+  std::vector<header_snapshot> snaps;
+  std::vector<rate_limit_message> messages;
+  for (const auto& f : files) {
+    const auto text = read_text_file(f);
+    auto s = parse_header_snapshots(text, f);
+    auto m = find_rate_limit_messages(text, f);
+    if (s.empty() && m.empty())
+      throw config_error(f, "", "no response headers and no 429 message (\"Limit L, Used U, Requested R … try again in T\")");
+    snaps.insert(snaps.end(), s.begin(), s.end());
+    messages.insert(messages.end(), m.begin(), m.end());
+  }
+  const auto r = infer_limits(snaps);
+  if (as_json) {
+    using oj = nlohmann::ordered_json;
+    oj buckets = oj::array();
+    for (const auto& b : r.buckets)
+      buckets.push_back({{"name", b.config.name}, {"header", b.header}, {"implied_rates_per_s", b.implied_rates},
+                         {"evidence", b.evidence}});
+    oj msgs = oj::array();
+    for (const auto& m : messages)
+      msgs.push_back({{"source", m.source}, {"unit", m.unit}, {"period_s", m.period_s}, {"limit", m.limit}, {"used", m.used},
+                      {"requested", m.requested}, {"stated_wait_s", m.stated_wait_s},
+                      {"predicted_wait_s", m.predicted_wait_s}, {"consistent", m.consistent}});
+    oj out = {{"snapshots", snaps.size()}, {"provider", r.provider}, {"limits", oj::parse(limits_fragment_json(r, -1))},
+              {"evidence", buckets}, {"messages", msgs}, {"notes", r.notes}};
+    std::cout << out.dump(2, ' ', false, oj::error_handler_t::replace) << "\n";
+    return ok;
+  }
+  fmt::print("{} header snapshot{} ({}); {} 429 message{}\n", snaps.size(), snaps.size() == 1 ? "" : "s", r.provider,
+             messages.size(), messages.size() == 1 ? "" : "s");
+  for (const auto& b : r.buckets)
+    fmt::print("  {:<18} {:>12g} per {:g} s  ({}): {}\n", b.config.name, b.config.limit, b.config.period_s, b.header, b.evidence);
+  for (const auto& m : messages)
+    fmt::print("  429 {}: limit {:g}, used {:g}, requested {:g} {} per {:g} s: the bucket law gives {:.3f} s, the message "
+               "says {:.3f} s: {}\n", m.source, m.limit, m.used, m.requested, m.unit, m.period_s, m.predicted_wait_s,
+               m.stated_wait_s, m.consistent ? "consistent (a continuous bucket)" : "NOT consistent");
+  for (const auto& n : r.notes) fmt::print("  note: {}\n", n);
+  if (!r.buckets.empty())
+    fmt::print("\nThe \"limits\" of a target preset:\n{}\n", limits_fragment_json(r));
+  return ok;
+}
+
 } // namespace
 
 std::vector<command> catalogue_commands(CLI::App& app, const globals& g) {
@@ -173,6 +218,19 @@ std::vector<command> catalogue_commands(CLI::App& app, const globals& g) {
   imp->add_option("--model", ps->models, "Only this model id (LiteLLM key, or provider/model for models.dev); repeatable");
   imp->add_flag("--json", ps->as_json, "Print the prices as JSON");
   cmds.push_back({imp, [ps] { return import_prices(ps->file, ps->format, ps->models, ps->as_json); }});
+
+  struct limit_state {
+    std::vector<std::string> files;
+    bool as_json = false;
+  };
+  auto ls = std::make_shared<limit_state>();
+  auto* limits = app.add_subcommand("limits", "Rate limits");
+  limits->require_subcommand(1);
+  auto* infer = limits->add_subcommand("infer", "Propose buckets from captured rate-limit headers (raw HTTP or JSON, "
+                                                  "several snapshots) and check 429 messages against the bucket law");
+  infer->add_option("files", ls->files, "Header captures and/or logs with 429 messages")->required();
+  infer->add_flag("--json", ls->as_json, "Print the result as JSON");
+  cmds.push_back({infer, [ls] { return infer_limits_cmd(ls->files, ls->as_json); }});
   return cmds;
 }
 

@@ -1,0 +1,75 @@
+// loopcast — rate limits inferred from what providers send back: response headers and 429 messages.
+//
+// Headers (raw HTTP text, or JSON maps; several snapshots over time) of Cerebras
+// (x-ratelimit-{limit,remaining,reset}-{tokens-minute,requests-day}, reset in seconds), OpenAI
+// (x-ratelimit-{limit,remaining,reset}-{requests,tokens}, reset like "6m0s"), and Anthropic
+// (anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}, reset an
+// RFC 3339 time, read against the response's `date`) become buckets: limit, period, and the refill
+// rate each snapshot implies, (limit − remaining) / seconds to reset. A continuous (token) bucket
+// refills at limit / period, so the implied rates agree with it; otherwise the evidence says so.
+// retry-after / retry-after-ms mean the provider tells clients when to retry.
+//
+// 429 messages of the form "… Limit L, Used U, Requested R. Please try again in T" are checked
+// against the token-bucket law T = (U + R − L) / (L / period).
+#pragma once
+
+#include "loopcast/rate_limits.hpp"
+
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loopcast {
+
+struct header_snapshot {
+  std::string source;                          ///< "file:line" (raw text) or "file#/index" (JSON)
+  double time_unix_s = 0;                      ///< from the `date` header or a JSON "time"; NaN: unknown
+  std::map<std::string, std::string> headers;  ///< lower-case names
+};
+
+/// Reads snapshots from raw HTTP header text (responses separated by blank lines or status lines)
+/// or from JSON (one object of header → value, or an array of them; an optional "time" holds the
+/// Unix time in seconds or an RFC 3339 time). Throws config_error naming the file and place.
+std::vector<header_snapshot> parse_header_snapshots(std::string_view text, const std::string& file);
+
+struct inferred_bucket {
+  bucket_config config;
+  std::string header;              ///< the header family it came from
+  std::vector<double> implied_rates;  ///< per snapshot with a reset: (limit − remaining) / reset, units per second
+  std::string evidence;            ///< what the snapshots say about the algorithm
+};
+
+struct limits_inference {
+  std::string provider;            ///< "cerebras", "openai", "anthropic" or "unknown"
+  bool sends_retry_after = false;
+  std::vector<inferred_bucket> buckets;
+  std::vector<std::string> notes;
+};
+
+limits_inference infer_limits(std::span<const header_snapshot> snapshots);
+/// The "limits" object of a target preset (docs/presets.md).
+std::string limits_fragment_json(const limits_inference& r, int indent = 2);
+
+struct rate_limit_message {
+  std::string source;              ///< where it was found
+  std::string text;
+  std::string unit;                ///< "tokens" or "requests"
+  double period_s = 60;            ///< from "per min" / "per day" (60 when not said)
+  double limit = 0, used = 0, requested = 0;
+  double stated_wait_s = 0;
+  double predicted_wait_s = 0;     ///< (used + requested − limit) / (limit / period)
+  bool consistent = false;         ///< within 5 ms or 0.5% of the stated wait
+};
+
+/// Finds "Limit L, Used U, Requested R … try again in T" in a message; nullopt if it is not one.
+std::optional<rate_limit_message> parse_rate_limit_message(std::string_view text);
+/// Every such message in a file's lines or JSON strings.
+std::vector<rate_limit_message> find_rate_limit_messages(std::string_view text, const std::string& file);
+
+/// "6m0s", "1.5s", "20ms", "11.054s", "2h1m" → seconds; nullopt if malformed.
+std::optional<double> parse_duration(std::string_view s);
+
+} // namespace loopcast
