@@ -476,7 +476,7 @@ workload read_workload(const node& root) {
   check_kind(root, preset_kind::workload);
   root.expect_keys({LOOPCAST_HEADER_KEYS, "system_prompt_tokens", "task_tokens", "turns", "output_tokens",
                     "reasoning_tokens", "tool_result_tokens", "front_load", "tool_time_s", "tool_time_ramp", "reasoning_in_context",
-                    "max_tokens", "context_window_tokens", "compaction", "calibration"});
+                    "max_tokens", "context_window_tokens", "compaction", "contract", "calibration"});
   workload w;
   w.name = read_name(root);
   (void)read_provenance(root);
@@ -515,6 +515,26 @@ workload read_workload(const node& root) {
                                            threshold, w.system_prompt_tokens + w.task_tokens));
   } else if (c.has("at_fraction") || c.has("summary_tokens")) {
     c.fail("at_fraction and summary_tokens apply only when compaction is enabled");
+  }
+  if (auto k = root.find("contract")) {
+    k->expect_keys({"task", "ttft_p50_max_s", "ttft_p90_max_s", "effective_tps_p50_min", "wall_per_task_max_s",
+                    "usd_per_task_max", "stall_share_max", "must_complete", "sessions", "stagger_s"});
+    task_contract tc;
+    tc.task = k->at("task").string();
+    auto opt = [&](const char* key, double lo, double hi) -> std::optional<double> {
+      if (!k->has(key)) return std::nullopt;
+      return k->at(key).number_in(lo, hi);
+    };
+    tc.ttft_p50_max_s = opt("ttft_p50_max_s", 1e-3, 3600);
+    tc.ttft_p90_max_s = opt("ttft_p90_max_s", 1e-3, 3600);
+    tc.effective_tps_p50_min = opt("effective_tps_p50_min", 0, 1e6);
+    tc.wall_per_task_max_s = opt("wall_per_task_max_s", 1e-3, 1e7);
+    tc.usd_per_task_max = opt("usd_per_task_max", 0, 1e6);
+    tc.stall_share_max = opt("stall_share_max", 0, 1);
+    if (k->has("must_complete")) tc.must_complete = k->at("must_complete").boolean();
+    if (k->has("sessions")) tc.sessions = static_cast<std::int32_t>(k->at("sessions").integer(1, 100000));
+    if (k->has("stagger_s")) tc.stagger_s = k->at("stagger_s").number_in(0, 1e6);
+    w.contract = tc;
   }
   if (auto cal = root.find("calibration")) (void)read_string_list(*cal);
   return w;

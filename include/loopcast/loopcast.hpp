@@ -1,6 +1,7 @@
 // loopcast — umbrella header.
 #pragma once
 
+#include "loopcast/compare.hpp"
 #include "loopcast/distributions.hpp"
 #include "loopcast/engine.hpp"
 #include "loopcast/errors.hpp"

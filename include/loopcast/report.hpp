@@ -2,6 +2,7 @@
 // The JSON schema and the CSV columns are documented in docs/output.md.
 #pragma once
 
+#include "loopcast/compare.hpp"
 #include "loopcast/montecarlo.hpp"
 #include "loopcast/replay.hpp"
 #include "loopcast/solve.hpp"
@@ -37,6 +38,10 @@ void write_sweep_csv(std::ostream& os, const sweep_spec& s, const sweep_result& 
 /// `loopcast solve …`: the answer, how it was bracketed, every evaluation.
 void write_solve_text(std::ostream& os, const scenario& s, const solve_result& r);
 std::string solve_to_json(const scenario& s, const solve_result& r, int indent = 2);
+
+/// `loopcast compare`: one row per option, the contract's verdict and the usability factors.
+void write_compare_text(std::ostream& os, const compare_result& r);
+std::string compare_to_json(const compare_result& r, int indent = 2);
 
 /// `loopcast stats`: per model and overall, with context bins and what the import skipped.
 void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& traces, const trace_stats& st);

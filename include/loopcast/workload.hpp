@@ -17,6 +17,7 @@
 #include "loopcast/session.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace loopcast {
@@ -25,6 +26,20 @@ struct compaction_rule {
   bool enabled = false;
   double at_fraction = 0.8;    ///< compact when the prompt would reach this fraction of the window
   distribution summary_tokens = fixed_dist{4000};  ///< summary length (output of the compaction request), in tokens
+};
+
+/// What a task needs from an option (DESIGN.md §9's task types); a clause that is not set is not
+/// checked. Used by compare (include/loopcast/compare.hpp).
+struct task_contract {
+  std::string task;                            ///< e.g. "code completion"
+  std::optional<double> ttft_p50_max_s, ttft_p90_max_s;
+  std::optional<double> effective_tps_p50_min;
+  std::optional<double> wall_per_task_max_s;   ///< mean session duration
+  std::optional<double> usd_per_task_max;
+  std::optional<double> stall_share_max;
+  bool must_complete = true;                   ///< no session may die
+  std::int32_t sessions = 1;                   ///< how many run at once in this task type
+  double stagger_s = 0;
 };
 
 struct workload {
@@ -44,6 +59,7 @@ struct workload {
   std::int64_t max_tokens = 16384;        ///< max_tokens of every request; output+reasoning are capped to it
   std::int64_t context_window_tokens = 131072;  ///< the agent's configured window
   compaction_rule compaction;
+  std::optional<task_contract> contract;  ///< for compare; generation ignores it
 };
 
 /// Generates one session of the workload. A pure function of (workload, seed).

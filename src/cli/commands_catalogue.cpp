@@ -151,6 +151,12 @@ int infer_limits_cmd(const std::vector<std::string>& files, bool as_json) {
     messages.insert(messages.end(), m.begin(), m.end());
   }
   const auto r = infer_limits(snaps);
+  if (r.buckets.empty() && messages.empty()) {
+    std::string all;
+    for (const auto& f : files) all += fmt::format("{}{}", all.empty() ? "" : ", ", f);
+    throw config_error(all, "", "no rate-limit header of Cerebras, OpenAI or Anthropic and no 429 message (\"Limit L, "
+                                "Used U, Requested R … try again in T\")");
+  }
   if (as_json) {
     using oj = nlohmann::ordered_json;
     oj buckets = oj::array();

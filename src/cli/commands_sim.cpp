@@ -1,6 +1,7 @@
 // `loopcast run` and `loopcast montecarlo`: simulate a scenario once or over many seeds.
 #include "cli.hpp"
 
+#include "loopcast/compare.hpp"
 #include "loopcast/montecarlo.hpp"
 #include "loopcast/report.hpp"
 #include "loopcast/scenario.hpp"
@@ -9,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -196,6 +198,47 @@ void add_solve_commands(CLI::App& app, const globals& g, std::vector<command>& c
                   }});
 }
 
+struct compare_args {
+  std::string workload, client = "opencode";
+  std::vector<std::string> on, scores;
+  compare_options opt;
+  double bar = 0;
+  bool has_bar = false, as_json = false;
+};
+
+int cmd_compare(const globals& g, const compare_args& a) {
+  const auto lib = library(g);
+  std::error_code ec;
+  const workload wl = a.workload.ends_with(".json") && std::filesystem::is_regular_file(a.workload, ec)
+                          ? load_workload_file(a.workload)
+                          : lib.load_workload(a.workload);
+  std::vector<scenario_option> options;
+  for (const auto& ref : a.on) {
+    scenario_option o;
+    o.tgt = target_ref(lib, ref);
+    o.label = o.tgt.name;
+    o.client = client_ref(lib, a.client);
+    options.push_back(std::move(o));
+  }
+  auto opt = a.opt;
+  for (const auto& s : a.scores) {
+    const auto eq = s.rfind('=');
+    double v = 0;
+    try {
+      if (eq == std::string::npos || eq == 0) throw std::invalid_argument("");
+      v = std::stod(s.substr(eq + 1));
+    } catch (const std::exception&) {
+      throw std::invalid_argument(fmt::format("--score expects MODEL=NUMBER, found \"{}\"", s));
+    }
+    opt.intelligence[s.substr(0, eq)] = v;
+  }
+  if (a.has_bar) opt.bar = a.bar;
+  const auto r = compare_on(wl, options, opt);
+  if (a.as_json) std::cout << compare_to_json(r) << "\n";
+  else write_compare_text(std::cout, r);
+  return ok;
+}
+
 } // namespace
 
 std::vector<command> simulation_commands(CLI::App& app, const globals& g) {
@@ -260,6 +303,27 @@ std::vector<command> simulation_commands(CLI::App& app, const globals& g) {
                   }});
 
   add_solve_commands(app, g, cmds);
+
+  auto ca = std::make_shared<compare_args>();
+  auto* cmp = app.add_subcommand("compare", "Run a task (a workload with a contract) on several options: which meet "
+                                            "the contract, at what price, and why the others fail");
+  cmp->add_option("workload", ca->workload, "Workload preset or .json with a \"contract\" (task-code-completion, "
+                                           "reference-agent-loop, task-long-document-batch, task-one-off-script)")->required();
+  cmp->add_option("--on", ca->on, "Target preset (name or .json); repeat for each option")->required();
+  cmp->add_option("--client", ca->client, "Client retry policy (name or .json)")->capture_default_str();
+  cmp->add_option("--sessions", ca->opt.sessions, "Sessions at once (default: the contract's)")->check(CLI::Range(1, 100000));
+  cmp->add_option("--stagger", ca->opt.stagger_s, "Seconds between session starts (default: the contract's)")
+      ->check(CLI::Range(0.0, 1e6));
+  cmp->add_option("--seeds", ca->opt.seeds, "Seeds (runs per option)")->capture_default_str()->check(CLI::Range(1, 100000));
+  cmp->add_option("--seed", ca->opt.seed, "First seed")->capture_default_str();
+  cmp->add_option("--threads", ca->opt.threads, "Threads (0: one per core)")->capture_default_str()->check(CLI::Range(0u, 1024u));
+  cmp->add_option("--score", ca->scores, "Intelligence score of a model, MODEL=NUMBER (the target's model); repeatable");
+  auto* bar = cmp->add_option("--bar", ca->bar, "The intelligence gate: a model passes with score >= bar");
+  cmp->add_flag("--json", ca->as_json, "Print the result as JSON");
+  cmds.push_back({cmp, [ca, bar, &g] {
+                    ca->has_bar = bar->count() > 0;
+                    return cmd_compare(g, *ca);
+                  }});
   return cmds;
 }
 

@@ -288,3 +288,47 @@ TEST(CliMonteCarlo, SeedsAndPrecisionExcludeEachOther) {
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "loopcast: --seeds excludes --precision\n");
 }
+
+TEST(CliCatalogue, CompareTellsWhichOptionsMeetTheContract) {
+  const auto r = loopcast("compare task-code-completion --on rtx4090-vllm-llama-3.1-8b --on anthropic-tier1-claude-sonnet-4.5 "
+                          "--seeds 2 --score llama-3.1-8b-instruct=40 --bar 30 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("contract").at("task"), "code completion");
+  EXPECT_EQ(j.at("sessions"), 30);
+  ASSERT_EQ(j.at("options").size(), 2u);
+  EXPECT_EQ(j.at("options")[0].at("gate"), "pass");
+  EXPECT_EQ(j.at("options")[0].at("meets"), true);
+  EXPECT_EQ(j.at("options")[1].at("gate"), "not rated");
+  EXPECT_EQ(j.at("options")[1].at("meets"), false);
+  const auto text = loopcast("compare task-code-completion --on rtx4090-vllm-llama-3.1-8b --seeds 1");
+  EXPECT_NE(text.out.find("Contract: TTFT P50 ≤ 0.2 s, TTFT P90 ≤ 0.4 s, every session completes"), std::string::npos) << text.out;
+  const auto bad = loopcast("compare task-code-completion --on rtx4090-vllm-llama-3.1-8b --score nonsense");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err, "loopcast: --score expects MODEL=NUMBER, found \"nonsense\"\n");
+  const auto no_contract = loopcast("compare burst-chat-256-512 --on rtx4090-vllm-llama-3.1-8b");
+  EXPECT_EQ(no_contract.code, 1);
+}
+
+TEST(CliCatalogue, PricesImportAndLimitsInfer) {
+  const std::string data = LOOPCAST_TEST_DATA_DIR;
+  const auto p = loopcast("prices import " + data + "/prices/litellm.json --model claude-3-haiku-20240307 --json");
+  ASSERT_EQ(p.code, 0) << p.err;
+  const auto j = nlohmann::json::parse(p.out);
+  EXPECT_EQ(j.at("format"), "litellm");
+  EXPECT_EQ(j.at("models")[0].at("prices").at("usd_per_million").at("cache_write_1h"), 6.0);
+  EXPECT_EQ(j.at("warnings").size(), 1u);
+  EXPECT_NE(p.err.find("warning: " + data + "/prices/litellm.json: claude-3-haiku-20240307: "
+                       "cache_creation_input_token_cost_above_1hr: a cache write at 24.0× the input price"),
+            std::string::npos) << p.err;
+  const auto l = loopcast("limits infer " + data + "/headers/openai.txt --json");
+  ASSERT_EQ(l.code, 0) << l.err;
+  const auto lj = nlohmann::json::parse(l.out);
+  EXPECT_EQ(lj.at("provider"), "openai");
+  EXPECT_EQ(lj.at("limits").at("buckets")[1].at("limit"), 30000);
+  EXPECT_EQ(lj.at("messages")[0].at("consistent"), true);
+  const auto none = loopcast("limits infer " + models + "/clients/opencode.json");
+  EXPECT_EQ(none.code, 3);
+  EXPECT_EQ(none.err, "loopcast: " + models + "/clients/opencode.json: no rate-limit header of Cerebras, OpenAI or "
+                      "Anthropic and no 429 message (\"Limit L, Used U, Requested R … try again in T\")\n");
+}
