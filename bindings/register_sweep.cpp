@@ -154,6 +154,39 @@ void register_solve(py::module_& m) {
       },
       py::arg("question"), py::arg("json_text"), py::arg("file"), py::arg("models_dir"), py::arg("options"),
       "Answers an inverse question; the result as JSON (docs/output.md).");
+  m.def(
+      "compare",
+      [](const std::string& workload_json, const std::string& file, const std::string& models_dir,
+         const std::vector<std::pair<std::string, std::string>>& targets, const std::string& client_json,
+         const py::dict& kw) {
+        const preset_library lib({models_dir});
+        const auto wl = parse_workload(workload_json, file);
+        const auto client = parse_client(client_json, file);
+        std::vector<scenario_option> options;
+        for (const auto& [json_text, source] : targets) {
+          scenario_option o;
+          o.tgt = parse_target(json_text, source);
+          o.label = o.tgt.name;
+          o.client = client;
+          options.push_back(std::move(o));
+        }
+        compare_options co;
+        co.sessions = get<std::int32_t>(kw, "sessions", 0);
+        co.stagger_s = get<double>(kw, "stagger_s", -1.0);
+        co.seeds = get<std::int32_t>(kw, "seeds", 10);
+        co.seed = get<std::uint64_t>(kw, "seed", 1);
+        co.threads = get<unsigned>(kw, "threads", 1);
+        if (kw.contains("intelligence")) co.intelligence = kw["intelligence"].cast<std::map<std::string, double>>();
+        if (kw.contains("bar") && !kw["bar"].is_none()) co.bar = kw["bar"].cast<double>();
+        compare_result r;
+        {
+          py::gil_scoped_release release;
+          r = compare_on(wl, options, co);
+        }
+        return compare_to_json(r, -1);
+      },
+      py::arg("workload_json"), py::arg("file"), py::arg("models_dir"), py::arg("targets"), py::arg("client_json"),
+      py::arg("options"), "Runs a task on several targets against its contract; the result as JSON.");
 }
 
 } // namespace loopcast::python

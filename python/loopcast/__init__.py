@@ -12,7 +12,7 @@ records without copying.
 >>> run["cloud"].timeline.to_pandas()               # one row per request attempt
 
 Everything the command line does is here: :func:`run`, :func:`monte_carlo`, :func:`sweep` (also on
-a Dask cluster), :func:`solve`, :func:`import_logs`, :func:`stats`, :func:`replay`, :func:`fit`, and
+a Dask cluster), :func:`solve`, :func:`compare`, :func:`import_logs`, :func:`stats`, :func:`replay`, :func:`fit`, and
 :mod:`loopcast.plot`.
 """
 
@@ -20,14 +20,14 @@ from loopcast import _core
 from loopcast._core import ConfigError, Error, SimulationError, TraceError
 from loopcast._presets import Client, Option, Preset, Scenario, Target, Workload, load_preset, models_dir, presets
 from loopcast._results import OptionResult, Run, Table
-from loopcast._run import monte_carlo, run, solve
+from loopcast._run import compare, monte_carlo, run, solve
 from loopcast._logs import Logs, fit, import_logs, replay, stats
 from loopcast._sweep import Sweep, sweep
 
 __version__ = _core.__version__
 
 __all__ = [
-    "Client", "ConfigError", "Error", "Logs", "Option", "OptionResult", "Preset", "Run", "Scenario",
+    "Client", "ConfigError", "compare", "Error", "Logs", "Option", "OptionResult", "Preset", "Run", "Scenario",
     "SimulationError", "Sweep", "Table", "Target", "TraceError", "Workload", "fit", "import_logs", "load_preset",
     "models_dir", "monte_carlo", "presets", "replay", "run", "solve", "stats", "sweep", "__version__",
 ]

@@ -9,10 +9,10 @@ from typing import Iterable
 import numpy as np
 
 from loopcast import _core
-from loopcast._presets import Scenario, models_dir
+from loopcast._presets import Client, Preset, Scenario, Target, Workload, models_dir
 from loopcast._results import Run, Table
 
-__all__ = ["run", "monte_carlo", "solve"]
+__all__ = ["run", "monte_carlo", "solve", "compare"]
 
 
 def _scenario(scenario: "Scenario | str | dict", models: str | os.PathLike | None) -> Scenario:
@@ -109,3 +109,26 @@ def solve(question: str, scenario: "Scenario | str | dict", *, models: str | os.
     """
     s = _scenario(scenario, models)
     return json.loads(_core.solve(question, json.dumps(s.to_dict()), s._file, models_dir(models), options))
+
+
+def compare(workload: "Workload | str | dict", on: "Iterable[Target | str | dict]", *, client: "Client | str | dict" = "opencode",
+            intelligence: dict[str, float] | None = None, bar: float | None = None,
+            models: str | os.PathLike | None = None, **options) -> dict:
+    """Runs a task (a workload with a ``contract``) on each target: which meet the contract, and why the others fail.
+
+    ``intelligence`` maps a target's model to a score and ``bar`` is the gate; ``options`` are
+    ``sessions``, ``stagger_s``, ``seeds``, ``seed``, ``threads``. Returns the JSON of
+    ``loopcast compare --json`` (docs/output.md) as a dict.
+    """
+    def load(kind, value):
+        if isinstance(value, Preset):
+            return value
+        if isinstance(value, dict):
+            return kind(value, models=None if models is None else os.fspath(models))
+        return kind.load(value, models=models)
+    w = load(Workload, workload)
+    c = load(Client, client)
+    targets = [load(Target, t) for t in on]
+    opts = dict(options, intelligence=intelligence or {}, bar=bar)
+    return json.loads(_core.compare(json.dumps(w.to_dict()), w._file, models_dir(models),
+                                    [(json.dumps(t.to_dict()), t._file) for t in targets], json.dumps(c.to_dict()), opts))

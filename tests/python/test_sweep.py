@@ -70,3 +70,13 @@ def test_solve_from_python(models):
     assert even["found"] and 0 < even["answer"] < 0.1  # the article's 90× cost gap: a little use pays off
     with pytest.raises(ValueError, match="question must be"):
         loopcast.solve("fastest", "reference", models=models)
+
+
+def test_compare_from_python(models):
+    r = loopcast.compare("task-code-completion", on=["rtx4090-vllm-llama-3.1-8b", "anthropic-tier1-claude-sonnet-4.5"],
+                         client="openai-python-sdk", seeds=2, intelligence={"claude-sonnet-4.5": 80}, bar=50, models=models)
+    assert r["contract"]["task"] == "code completion"
+    local, cloud = r["options"]
+    assert local["meets"] and local["gate"] == "not rated"
+    assert not cloud["meets"] and cloud["gate"] == "pass"
+    assert cloud["failures"][0].startswith("TTFT P50")

@@ -3,6 +3,8 @@
 #include "loopcast/errors.hpp"
 #include "loopcast/presets.hpp"
 
+#include "single_request_workload.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,16 +14,7 @@ using namespace loopcast;
 namespace {
 // One request: 1,000 prompt tokens, 100 output; contract: TTFT P50 <= 0.5 s, $0.01 per task, complete.
 workload task() {
-  workload w;
-  w.name = std::string("task");
-  w.task_tokens = 1000;
-  w.turns = 1;
-  w.output_tokens = fixed_dist{100};
-  w.reasoning_tokens = fixed_dist{0};
-  w.tool_result_tokens = fixed_dist{0};
-  w.tool_time_s = fixed_dist{0};
-  w.max_tokens = 100;
-  w.context_window_tokens = 8192;
+  workload w = test_support::single_request_workload("task");
   task_contract c;
   c.task = "test";
   c.ttft_p50_max_s = 0.5;

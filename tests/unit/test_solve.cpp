@@ -3,27 +3,15 @@
 #include "loopcast/presets.hpp"
 #include "loopcast/solve.hpp"
 
+#include "single_request_workload.hpp"
+
 #include <gtest/gtest.h>
 
 using namespace loopcast;
 
 namespace {
 
-// One request per session: prompt 1,000 tokens, output 100; no tools, no cache.
-workload one_request() {
-  workload w;
-  w.name = "one";
-  w.system_prompt_tokens = 0;
-  w.task_tokens = 1000;
-  w.turns = 1;
-  w.output_tokens = fixed_dist{100};
-  w.reasoning_tokens = fixed_dist{0};
-  w.tool_result_tokens = fixed_dist{0};
-  w.tool_time_s = fixed_dist{0};
-  w.max_tokens = 100;
-  w.context_window_tokens = 8192;
-  return w;
-}
+workload one_request() { return test_support::single_request_workload("one"); }
 
 // A cloud target taking 10 s per request, $210 per million input tokens: $0.21 per request.
 target cloud(const std::string& name, std::vector<bucket_config> limits, double usd_per_million_input = 210) {
