@@ -12,7 +12,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
-#include <regex>
 
 namespace loopcast {
 
@@ -42,25 +41,75 @@ double unix_of(int y, int mo, int d, int h, int mi, double s) {
   if (!ymd.ok() || h > 23 || mi > 59 || s >= 61) return nan;
   return static_cast<double>(std::chrono::sys_days{ymd}.time_since_epoch().count()) * 86400.0 + h * 3600.0 + mi * 60.0 + s;
 }
+// Reads `n` digits at s[i…] (advancing i); -1 if they are not there.
+int digits(const std::string& s, std::size_t& i, int n) {
+  int v = 0;
+  for (int k = 0; k < n; ++k, ++i) {
+    if (i >= s.size() || !std::isdigit(static_cast<unsigned char>(s[i]))) return -1;
+    v = v * 10 + (s[i] - '0');
+  }
+  return v;
+}
+bool expect(const std::string& s, std::size_t& i, char c) {
+  if (i < s.size() && s[i] == c) {
+    ++i;
+    return true;
+  }
+  return false;
+}
 // "2026-11-29T18:00:30Z", "2026-11-29T18:00:30.5+00:00".
 double parse_rfc3339(const std::string& s) {
-  static const std::regex re(R"((\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2}(?:\.\d+)?)(Z|z|[+-]\d{2}:\d{2}))");
-  std::smatch m;
-  if (!std::regex_match(s, m, re)) return nan;
-  double t = unix_of(std::stoi(m[1]), std::stoi(m[2]), std::stoi(m[3]), std::stoi(m[4]), std::stoi(m[5]), std::stod(m[6]));
-  const std::string z = m[7];
-  if (z.size() == 6) t -= (z[0] == '-' ? -1 : 1) * (std::stoi(z.substr(1, 2)) * 3600.0 + std::stoi(z.substr(4, 2)) * 60.0);
-  return t;
+  std::size_t i = 0;
+  const int y = digits(s, i, 4);
+  if (y < 0 || !expect(s, i, '-')) return nan;
+  const int mo = digits(s, i, 2);
+  if (mo < 0 || !expect(s, i, '-')) return nan;
+  const int d = digits(s, i, 2);
+  if (d < 0 || i >= s.size() || (s[i] != 'T' && s[i] != 't' && s[i] != ' ')) return nan;
+  ++i;
+  const int h = digits(s, i, 2);
+  if (h < 0 || !expect(s, i, ':')) return nan;
+  const int mi = digits(s, i, 2);
+  if (mi < 0 || !expect(s, i, ':')) return nan;
+  const int sec = digits(s, i, 2);
+  if (sec < 0) return nan;
+  double frac = 0;
+  if (expect(s, i, '.')) {
+    double scale = 0.1;
+    if (i >= s.size() || !std::isdigit(static_cast<unsigned char>(s[i]))) return nan;
+    for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i, scale /= 10) frac += (s[i] - '0') * scale;
+  }
+  double t = unix_of(y, mo, d, h, mi, sec + frac);
+  if (i < s.size() && (s[i] == 'Z' || s[i] == 'z') && i + 1 == s.size()) return t;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+    const double sign = s[i] == '-' ? -1 : 1;
+    ++i;
+    const int oh = digits(s, i, 2);
+    if (oh < 0 || !expect(s, i, ':')) return nan;
+    const int om = digits(s, i, 2);
+    if (om < 0 || i != s.size()) return nan;
+    return t - sign * (oh * 3600.0 + om * 60.0);
+  }
+  return nan;
 }
 // "Sun, 29 Nov 2026 18:00:00 GMT" (RFC 7231).
 double parse_http_date(const std::string& s) {
-  static const std::regex re(R"([A-Za-z]{3}, (\d{2}) ([A-Za-z]{3}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT)");
-  std::smatch m;
-  if (!std::regex_match(s, m, re)) return nan;
+  if (s.size() != 29 || s[3] != ',' || s.substr(25) != " GMT") return nan;
   static const char* months[] = {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"};
-  const auto mon = lower(m[2]);
-  for (int i = 0; i < 12; ++i)
-    if (mon == months[i]) return unix_of(std::stoi(m[3]), i + 1, std::stoi(m[1]), std::stoi(m[4]), std::stoi(m[5]), std::stod(m[6]));
+  std::size_t i = 5;
+  const int d = digits(s, i, 2);
+  const auto mon = lower(s.substr(8, 3));
+  i = 12;
+  const int y = digits(s, i, 4);
+  i = 17;
+  const int h = digits(s, i, 2);
+  i = 20;
+  const int mi = digits(s, i, 2);
+  i = 23;
+  const int sec = digits(s, i, 2);
+  if (d < 0 || y < 0 || h < 0 || mi < 0 || sec < 0) return nan;
+  for (int m = 0; m < 12; ++m)
+    if (mon == months[m]) return unix_of(y, m + 1, d, h, mi, sec);
   return nan;
 }
 double time_of(const std::string& v) {
@@ -72,16 +121,30 @@ double time_of(const std::string& v) {
 } // namespace
 
 std::optional<double> parse_duration(std::string_view s) {
-  static const std::regex re(R"((?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?)");
   const std::string str = trim(s);
   if (str.empty() || str.size() > 64) return std::nullopt;
   if (auto n = number(str)) return *n;  // plain seconds
-  std::smatch m;
-  if (!std::regex_match(str, m, re)) return std::nullopt;
+  // A sequence of <number><unit>, units h, m, s, ms, in that order ("6m0s", "1.5s", "20ms").
   double t = 0;
-  const double scale[] = {3600, 60, 1, 1e-3};
-  for (int i = 0; i < 4; ++i)
-    if (m[i + 1].matched) t += std::stod(m[i + 1]) * scale[i];
+  int last = -1;  // index of the last unit used
+  std::size_t i = 0;
+  while (i < str.size()) {
+    std::size_t j = i;
+    while (j < str.size() && (std::isdigit(static_cast<unsigned char>(str[j])) || str[j] == '.')) ++j;
+    if (j == i) return std::nullopt;
+    const auto value = number(str.substr(i, j - i));
+    if (!value) return std::nullopt;
+    int unit = -1;
+    double scale = 0;
+    if (str.compare(j, 2, "ms") == 0) unit = 3, scale = 1e-3, j += 2;
+    else if (j < str.size() && str[j] == 'h') unit = 0, scale = 3600, ++j;
+    else if (j < str.size() && str[j] == 'm') unit = 1, scale = 60, ++j;
+    else if (j < str.size() && str[j] == 's') unit = 2, scale = 1, ++j;
+    if (unit <= last) return std::nullopt;  // no unit, or units out of order
+    last = unit;
+    t += *value * scale;
+    i = j;
+  }
   return t;
 }
 
@@ -277,31 +340,49 @@ std::string limits_fragment_json(const limits_inference& r, int indent) {
                                                                                        oj::error_handler_t::replace);
 }
 
+namespace {
+// After `key` (case-insensitive) at or after `from` in the lower-cased text: an optional ':' and
+// spaces, then a number with optional thousands commas. Advances `from` past it.
+std::optional<double> number_after(const std::string& l, const std::string& key, std::size_t& from) {
+  for (auto at = l.find(key, from); at != std::string::npos; at = l.find(key, at + 1)) {
+    std::size_t i = at + key.size();
+    if (i < l.size() && l[i] == ':') ++i;
+    while (i < l.size() && l[i] == ' ') ++i;
+    std::string digits;
+    for (; i < l.size() && (std::isdigit(static_cast<unsigned char>(l[i])) || l[i] == ',' || l[i] == '.'); ++i)
+      if (l[i] != ',') digits += l[i];
+    while (!digits.empty() && digits.back() == '.') digits.pop_back();  // the sentence's full stop
+    if (const auto v = number(digits)) {  // else e.g. "rate limit reached": look further
+      from = i;
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+} // namespace
+
 std::optional<rate_limit_message> parse_rate_limit_message(std::string_view text) {
-  static const std::regex re(
-      R"(Limit:? ([0-9][0-9,]*), Used:? ([0-9][0-9,]*), Requested:? ([0-9][0-9,]*)\.?.*?try again in ((?:[0-9.]+(?:h|ms|m|s))+))",
-      std::regex::icase);
-  // std::regex recurses per character: look only at a short window from "Limit" on.
-  const auto l0 = lower(std::string(text.substr(0, 1 << 16)));
-  const auto at = l0.find("limit");
-  if (at == std::string::npos || l0.find("requested", at) == std::string::npos) return std::nullopt;
-  const std::string s(text.substr(0, std::min<std::size_t>(text.size(), at + 400)));
-  std::smatch m;
-  const std::string window = s.substr(at);
-  if (!std::regex_search(window, m, re)) return std::nullopt;
-  auto num = [](std::string v) {
-    v.erase(std::remove(v.begin(), v.end(), ','), v.end());
-    return std::stod(v);
-  };
+  const auto l = lower(std::string(text.substr(0, 1 << 16)));
+  std::size_t at = 0;
+  const auto limit = number_after(l, "limit", at);
+  if (!limit) return std::nullopt;
+  const auto used = number_after(l, "used", at);
+  const auto requested = used ? number_after(l, "requested", at) : std::nullopt;
+  if (!used || !requested) return std::nullopt;
+  const auto again = l.find("try again in ", at);
+  if (again == std::string::npos) return std::nullopt;
+  std::size_t i = again + 13, j = i;
+  while (j < l.size() && (std::isalnum(static_cast<unsigned char>(l[j])) || l[j] == '.')) ++j;
+  auto token = l.substr(i, j - i);
+  while (!token.empty() && token.back() == '.') token.pop_back();
+  const auto wait = parse_duration(token);
+  if (!wait || *limit <= 0) return std::nullopt;
   rate_limit_message r;
-  r.text = trim(s);
-  r.limit = num(m[1]);
-  r.used = num(m[2]);
-  r.requested = num(m[3]);
-  const auto wait = parse_duration(m[4].str());
-  if (!wait || r.limit <= 0) return std::nullopt;
+  r.text = trim(text.substr(0, std::min<std::size_t>(text.size(), j)));
+  r.limit = *limit;
+  r.used = *used;
+  r.requested = *requested;
   r.stated_wait_s = *wait;
-  const auto l = lower(s);
   r.unit = l.find("request") != std::string::npos && l.find("token") == std::string::npos ? "requests" : "tokens";
   if (l.find("(rpd)") != std::string::npos || l.find("(tpd)") != std::string::npos || l.find("per day") != std::string::npos)
     r.period_s = 86400;
@@ -318,7 +399,7 @@ std::vector<rate_limit_message> find_rate_limit_messages(std::string_view text, 
     const auto l = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     ++line;
     pos = nl == std::string_view::npos ? text.size() : nl + 1;
-    // A line may hold JSON ({"error": {"message": "…"}}): the regex finds the message inside it too.
+    // A line may hold JSON ({"error": {"message": "…"}}): the message is found inside it too.
     if (auto m = parse_rate_limit_message(l)) {
       m->source = fmt::format("{}:{}", file, line);
       out.push_back(std::move(*m));

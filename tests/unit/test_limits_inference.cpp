@@ -2,11 +2,13 @@
 #include "loopcast/errors.hpp"
 #include "loopcast/limits_inference.hpp"
 #include "loopcast/presets.hpp"
+#include "loopcast/price_lists.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -118,4 +120,29 @@ TEST(LimitsInference, Errors) {
   const auto bad = infer_limits(parse_header_snapshots("x-ratelimit-limit-tokens: lots\n", "h.txt"));
   ASSERT_EQ(bad.notes.size(), 2u);
   EXPECT_EQ(bad.notes[0], "h.txt:1: x-ratelimit-limit-tokens: \"lots\" is not a limit; ignored");
+}
+
+// Whatever the bytes, the catalogue's parsers answer or refuse with a loopcast error: every saved
+// fuzzing input and a few truncations of the fixtures.
+TEST(LimitsInference, ArbitraryInputNeverCrashes) {
+  std::vector<std::string> inputs;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(LOOPCAST_FUZZ_REGRESSIONS_DIR))
+    if (e.is_regular_file()) inputs.push_back(slurp(e.path().string()));
+  for (const char* f : {"openai.txt", "cerebras.json", "anthropic.txt"}) {
+    const auto t = slurp(dir + f);
+    for (std::size_t n : {std::size_t{0}, t.size() / 3, t.size() / 2, t.size() - 1}) inputs.push_back(t.substr(0, n));
+  }
+  inputs.push_back("Limit 0, Used 5, Requested 1. Please try again in 1s");
+  inputs.push_back("limit: 1e309, used: 1, requested 1 try again in 99999999999999999999h");
+  for (const auto& in : inputs) {
+    try {
+      (void)infer_limits(parse_header_snapshots(in, "x"));
+    } catch (const loopcast::error&) {
+    }
+    for (const auto& m : find_rate_limit_messages(in, "x")) EXPECT_TRUE(std::isfinite(m.predicted_wait_s));
+    try {
+      (void)parse_price_list(in, "x");
+    } catch (const loopcast::error&) {
+    }
+  }
 }
