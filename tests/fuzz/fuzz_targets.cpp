@@ -2,7 +2,9 @@
 
 #include "../../src/import/common.hpp"
 
+#include <loopcast/limits_inference.hpp>
 #include <loopcast/loopcast.hpp>
+#include <loopcast/price_lists.hpp>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -169,7 +171,36 @@ void opencode_rows(const std::uint8_t* data, std::size_t size) {
   }
 }
 
+void price_list(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  try {
+    const auto l = parse_price_list(text, "fuzz");
+    for (const auto& m : l.models) {
+      const auto& c = m.prices.usd_per_million;
+      for (double v : {c.input, c.cache_read, c.cache_write_5m, c.cache_write_1h, c.output, c.reasoning})
+        LC_FUZZ_CHECK(std::isfinite(v) && v >= 0);
+      LC_FUZZ_CHECK(m.prices.batch_discount >= 0 && m.prices.batch_discount < 1);
+      (void)price_sheet_json(m.prices);
+    }
+  } catch (const loopcast::error&) {
+  }
+}
+
+void rate_limit_headers(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  try {
+    const auto r = infer_limits(parse_header_snapshots(text, "fuzz"));
+    for (const auto& b : r.buckets) LC_FUZZ_CHECK(b.config.limit > 0 && std::isfinite(b.config.limit));
+    (void)limits_fragment_json(r);
+  } catch (const loopcast::error&) {
+  }
+  for (const auto& m : find_rate_limit_messages(text, "fuzz"))
+    LC_FUZZ_CHECK(m.limit > 0 && std::isfinite(m.predicted_wait_s) && std::isfinite(m.stated_wait_s));
+}
+
 entry find(std::string_view name) {
+  if (name == "price_list") return price_list;
+  if (name == "rate_limit_headers") return rate_limit_headers;
   if (name == "preset") return preset;
   if (name == "claude_code") return claude_code;
   if (name == "codex") return codex;

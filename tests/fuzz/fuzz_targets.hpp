@@ -20,6 +20,8 @@ void loopcast_jsonl(const std::uint8_t* data, std::size_t size);
 void swe_agent(const std::uint8_t* data, std::size_t size);
 void opencode_rows(const std::uint8_t* data, std::size_t size);   ///< a message row, then part rows, one per line
 void detect(const std::uint8_t* data, std::size_t size);          ///< format detection + import
+void price_list(const std::uint8_t* data, std::size_t size);      ///< LiteLLM / models.dev price lists
+void rate_limit_headers(const std::uint8_t* data, std::size_t size);  ///< header captures and 429 messages
 
 /// The entry point called `name` (as the executables and regression folders are named), or nullptr.
 using entry = void (*)(const std::uint8_t*, std::size_t);
