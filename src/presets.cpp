@@ -405,6 +405,10 @@ target read_target(const node& root) {
   if (auto e = root.find("engine")) {
     if (t.kind != target_kind::local) e->fail("only a local target has an engine");
     t.engine = read_engine(*e, t.context_window_tokens);
+    for (const auto& b : t.limits)
+      if (b.algorithm == bucket_algorithm::concurrency)
+        e->fail(fmt::format("a target with an engine cannot also have a concurrency bucket ({}): the engine's "
+                            "max_sequences limits requests in flight", b.name));
   }
   if (t.prices && t.cache.enabled && t.cache.write_charged) {
     auto check = [&](const class_prices& cp, const std::string& where) {

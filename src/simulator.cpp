@@ -88,6 +88,12 @@ simulation_result simulate(const target& tgt, const retry_policy& client,
   if (nb > max_buckets)
     throw simulation_error(fmt::format("target {} has {} buckets; at most {} are supported",
                                        tgt.name, nb, max_buckets));
+  // A concurrency bucket releases a request at its end, known at admission; with an engine it is not.
+  if (tgt.engine)
+    for (const auto& b : tgt.limits)
+      if (b.algorithm == bucket_algorithm::concurrency)
+        throw simulation_error(fmt::format("target {} has an engine and a concurrency bucket ({}); the engine's "
+                                           "max_sequences limits requests in flight", tgt.name, b.name));
 
   // ---- set-up: lineage ids, sessions, buckets, cache (the only allocations) ----------------
   std::vector<session_state> ss;

@@ -182,3 +182,26 @@ TEST(EnginePresets, BurstReproducesTheArticleWithin15Percent) {
     EXPECT_LT(o.metrics.decode_tps.p90, tokens_per_second_at(o.option->tgt.speed.decode, 0));
   }
 }
+
+// A concurrency bucket is released at a request's end, which an engine only knows later.
+TEST(Engine, ConcurrencyBucketAndEngineAreRefused) {
+  auto t = engine_target();
+  bucket_config b;
+  b.name = "in_flight";
+  b.unit = bucket_unit::concurrent_requests;
+  b.algorithm = bucket_algorithm::concurrency;
+  b.limit = 4;
+  t.limits = {b};
+  try {
+    (void)two_at_once(t);
+    FAIL();
+  } catch (const simulation_error& e) {
+    EXPECT_STREQ(e.what(), "target gpu has an engine and a concurrency bucket (in_flight); the engine's max_sequences "
+                           "limits requests in flight");
+  }
+  auto j = nlohmann::json::parse(slurp(models + "/targets/local/rtx4090-vllm-llama-3.1-8b.json"));
+  j["limits"]["buckets"] = nlohmann::json::parse(R"([{"name": "in_flight", "unit": "concurrent_requests", "limit": 4,
+                                                       "algorithm": "concurrency"}])");
+  EXPECT_EQ(target_error(j), "gpu.json: /engine: a target with an engine cannot also have a concurrency bucket (in_flight): "
+                             "the engine's max_sequences limits requests in flight");
+}
