@@ -61,4 +61,11 @@ py::array view(const py::dtype& dt, const std::vector<T>& v, py::handle base) {
   return read_only(py::array(dt, {static_cast<py::ssize_t>(v.size())}, {static_cast<py::ssize_t>(sizeof(T))}, v.data(), base));
 }
 
+/// Monte Carlo or sweep rows as a read-only structured array that owns them.
+inline py::array owned_rows(std::vector<run_summary> rows) {
+  auto* raw = new std::vector<run_summary>(std::move(rows));
+  py::capsule owner(raw, [](void* p) { delete static_cast<std::vector<run_summary>*>(p); });
+  return view(run_summary_dtype(), *raw, owner);
+}
+
 } // namespace loopcast::python

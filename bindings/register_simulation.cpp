@@ -9,9 +9,7 @@ namespace {
 // The rows as a structured array owning its storage, and the summary as montecarlo JSON.
 py::tuple rows_and_summary(const scenario& scn, montecarlo_result r) {
   const std::string summary = montecarlo_to_json(scn, r, -1);
-  auto* raw = new std::vector<run_summary>(std::move(r.rows));
-  py::capsule owner(raw, [](void* p) { delete static_cast<std::vector<run_summary>*>(p); });
-  return py::make_tuple(view(run_summary_dtype(), *raw, owner), summary);
+  return py::make_tuple(owned_rows(std::move(r.rows)), summary);
 }
 } // namespace
 

@@ -9,12 +9,6 @@ namespace {
 sweep_spec load_spec(const std::string& json_text, const std::string& file, const std::string& models_dir) {
   return parse_sweep(json_text, file, preset_library({models_dir}));
 }
-
-py::array owned_rows(std::vector<run_summary> rows) {
-  auto* raw = new std::vector<run_summary>(std::move(rows));
-  py::capsule owner(raw, [](void* p) { delete static_cast<std::vector<run_summary>*>(p); });
-  return view(run_summary_dtype(), *raw, owner);
-}
 } // namespace
 
 void register_sweep(py::module_& m) {
@@ -139,11 +133,8 @@ void register_solve(py::module_& m) {
         } else if (question == "break-even") {
           breakeven_query q;
           static_cast<solve_common&>(q) = c;
-          std::size_t first_local = s.options.size(), first_cloud = s.options.size();
-          for (std::size_t i = s.options.size(); i-- > 0;)
-            (s.options[i].tgt.kind == target_kind::local ? first_local : first_cloud) = i;
-          q.local = option_named(s, kw, "local", first_local);
-          q.cloud = option_named(s, kw, "cloud", first_cloud);
+          q.local = option_named(s, kw, "local", first_of_kind);
+          q.cloud = option_named(s, kw, "cloud", first_of_kind);
           q.hardware_usd = get<double>(kw, "hardware_usd", 0.0);
           q.lifetime_hours = get<double>(kw, "lifetime_hours", 0.0);
           run([&] { return solve_breakeven(s, q); });

@@ -24,10 +24,11 @@ struct run_stats {
   double rate_limited = 0, stall_share = 0, usd_per_task = nan, usd_per_hour = 0;
 };
 
-run_stats measure(const option_result& o) {
+// Takes the run's request samples (they are pooled over the seeds later).
+run_stats measure(option_result& o) {
   run_stats st;
+  st.requests = std::move(o.sim.requests);
   const auto& sim = o.sim;
-  st.requests = sim.requests;
   const auto f = compute_fleet_metrics(sim);
   st.rate_limited = static_cast<double>(f.rate_limited);
   st.stall_share = f.stall_share;
@@ -93,7 +94,7 @@ compare_result compare_on(const workload& wl, std::span<const scenario_option> o
     ro.seed = opt.seed + k;
     ro.record_charges = false;
     ro.request_metrics = false;
-    const auto r = run_scenario(s, ro);
+    auto r = run_scenario(s, ro);
     for (std::size_t o = 0; o < no; ++o) per[k * no + o] = measure(r.options[o]);
   });
   const auto& c = res.contract;

@@ -71,7 +71,7 @@ std::string read_file(const std::string& path) {
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw config_error(path, "", fmt::format("cannot read file: {}", ec.message()));
   if (size > max_file_bytes)
-    throw config_error(path, "", fmt::format("file is {} bytes; presets larger than {} bytes are refused",
+    throw config_error(path, "", fmt::format("file is {} bytes; files larger than {} bytes are refused",
                                              size, max_file_bytes));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw config_error(path, "", "cannot open file");

@@ -165,7 +165,6 @@ std::vector<header_snapshot> parse_header_snapshots(std::string_view text, const
                            fmt::format("expected an object of header names and values, found {}", detail::describe(m)));
       header_snapshot s;
       s.source = where;
-      s.time_unix_s = nan;
       for (const auto& [k, v] : m.items()) {
         const auto key = lower(k);
         const std::string value = v.is_string() ? v.get<std::string>() : v.dump();
@@ -186,9 +185,7 @@ std::vector<header_snapshot> parse_header_snapshots(std::string_view text, const
       out.push_back(std::move(cur));
     }
     cur = {};
-    cur.time_unix_s = nan;
   };
-  cur.time_unix_s = nan;
   while (pos <= text.size()) {
     const auto nl = text.find('\n', pos);
     const auto line = trim(text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos));

@@ -150,9 +150,8 @@ montecarlo_result run_montecarlo(const scenario& s, const montecarlo_options& op
   montecarlo_result res;
   res.settings = opt;
   auto run_more = [&](std::int32_t count) {
-    std::vector<std::uint64_t> seeds(static_cast<std::size_t>(count));
-    for (std::int32_t i = 0; i < count; ++i) seeds[static_cast<std::size_t>(i)] = s.seed + static_cast<std::uint64_t>(res.seeds + i);
-    const auto rows = run_seeds(s, seeds, opt.threads);
+    const auto rows = run_seeds(s, consecutive_seeds(s.seed + static_cast<std::uint64_t>(res.seeds),
+                                                     static_cast<std::size_t>(count)), opt.threads);
     res.rows.insert(res.rows.end(), rows.begin(), rows.end());
     res.seeds += count;
   };

@@ -207,8 +207,7 @@ imported_model litellm_model(const std::string& id, const json& m, std::vector<p
 }
 
 // ---- models.dev -------------------------------------------------------------------------------------
-class_prices modelsdev_classes(const json& c, const reader& r, const std::string& where, bool& has_read,
-                               bool& has_reasoning) {
+class_prices modelsdev_classes(const json& c, const reader& r, bool& has_read, bool& has_reasoning) {
   class_prices p;
   if (auto v = r.price(c, "input", 1.0)) p.input = *v;
   if (auto v = r.price(c, "output", 1.0)) p.output = *v;
@@ -217,7 +216,6 @@ class_prices modelsdev_classes(const json& c, const reader& r, const std::string
   if (auto v = r.price(c, "cache_write", 1.0)) p.cache_write_5m = *v;
   has_reasoning = false;
   if (auto v = r.price(c, "reasoning", 1.0)) p.reasoning = *v, has_reasoning = true;
-  (void)where;
   return p;
 }
 
@@ -232,7 +230,7 @@ imported_model modelsdev_model(const std::string& provider, const std::string& i
     r.warn("cost", "no cost object: the model is listed without prices");
   } else {
     bool hr = false, hre = false;
-    out.prices.usd_per_million = modelsdev_classes(*cost, r, "cost.", hr, hre);
+    out.prices.usd_per_million = modelsdev_classes(*cost, r, hr, hre);
     settle(out.prices.usd_per_million, hr, hre, r, {"cost.cache_read", "cost.cache_write", "cost.cache_write"}, &out.notes);
     if (auto t = cost->find("tiers"); t != cost->end() && t->is_array()) {
       for (std::size_t i = 0; i < t->size(); ++i) {
@@ -245,7 +243,7 @@ imported_model modelsdev_model(const std::string& provider, const std::string& i
           continue;
         }
         bool thr = false, thre = false;
-        auto c = modelsdev_classes(tier, r, field, thr, thre);
+        auto c = modelsdev_classes(tier, r, thr, thre);
         fill_tier(c, out.prices.usd_per_million, tier.contains("input"), tier.contains("output"), thr);
         settle(c, thr, thre, r, {field + "/cache_read", field + "/cache_write", field + "/cache_write"}, nullptr);
         const auto size = static_cast<std::int64_t>((*spec)["size"].get<double>());

@@ -20,14 +20,13 @@ scenario_result run_scenario(const scenario& s, const run_options& opt) {
   r.scripts.reserve(n);
   std::vector<session_plan> plans;
   plans.reserve(n);
-  std::uint64_t idx = 0;
-  for (const auto& g : s.fleet)
-    for (std::int32_t k = 0; k < g.sessions; ++k) r.scripts.push_back(generate_session(g.wl, derive_seed(r.seed, idx++)));
-  idx = 0;
+  std::uint64_t idx = 0;  // scripts are reserved: the plans' pointers stay valid
   for (std::uint32_t f = 0; f < s.fleet.size(); ++f) {
     const auto& g = s.fleet[f];
-    for (std::int32_t k = 0; k < g.sessions; ++k, ++idx)
-      plans.push_back({&r.scripts[idx], g.start_s + g.stagger_s * k, derive_seed(r.seed, (1ULL << 32) + idx), f});
+    for (std::int32_t k = 0; k < g.sessions; ++k, ++idx) {
+      r.scripts.push_back(generate_session(g.wl, derive_seed(r.seed, idx)));
+      plans.push_back({&r.scripts.back(), g.start_s + g.stagger_s * k, derive_seed(r.seed, (1ULL << 32) + idx), f});
+    }
   }
   sim_options so;
   so.start_unix_s = s.start_unix_s;
@@ -72,6 +71,12 @@ run_summary summarize_run(const option_result& r, std::uint64_t seed, std::uint3
   x.sessions_died = f.died;
   for (const auto& ss : sim.sessions) x.requests_served += ss.requests_served;
   return x;
+}
+
+std::vector<std::uint64_t> consecutive_seeds(std::uint64_t first, std::size_t count) {
+  std::vector<std::uint64_t> v(count);
+  for (std::size_t i = 0; i < count; ++i) v[i] = first + i;
+  return v;
 }
 
 std::vector<run_summary> run_seeds(const scenario& s, std::span<const std::uint64_t> seeds, unsigned threads) {

@@ -34,14 +34,13 @@ scenario only_option(const scenario& s, std::size_t o) {
   return t;
 }
 
-std::vector<option_distribution> evaluate(const scenario& s, const solve_common& q, std::vector<run_summary>* rows = nullptr) {
-  std::vector<std::uint64_t> seeds(static_cast<std::size_t>(q.seeds));
-  for (std::size_t i = 0; i < seeds.size(); ++i) seeds[i] = s.seed + i;
-  auto r = run_seeds(s, seeds, q.threads);
-  montecarlo_options mo;
-  auto d = summarize_runs(s, r, mo);
-  if (rows) *rows = std::move(r);
-  return d;
+// One row per seed (scenario.seed + 0, 1, …) and option.
+std::vector<run_summary> run_trials(const scenario& s, const solve_common& q) {
+  return run_seeds(s, consecutive_seeds(s.seed, static_cast<std::size_t>(q.seeds)), q.threads);
+}
+
+std::vector<option_distribution> evaluate(const scenario& s, const solve_common& q, const montecarlo_options& mo = {}) {
+  return summarize_runs(s, run_trials(s, q), mo);
 }
 
 // Mean stall share <= y and no session died.
@@ -68,9 +67,7 @@ solve_result solve_max_agents(const scenario& s, const max_agents_query& q) {
     t.fleet[0].sessions = n;
     montecarlo_options mo;
     mo.horizon_s = q.horizon_s;
-    std::vector<run_summary> rows;
-    (void)evaluate(t, q, &rows);
-    const auto d = summarize_runs(t, rows, mo)[0];
+    const auto d = evaluate(t, q, mo)[0];
     solve_step st{static_cast<double>(n), fmt::format("{} agent{}", n, n == 1 ? "" : "s"), d.p_429_within,
                   d.usd_per_task.mean.value, d.p_429_within.value <= q.max_p429};
     r.steps.push_back(st);
@@ -224,12 +221,19 @@ solve_result solve_cheapest_option(const scenario& s, const cheapest_query& q) {
 
 solve_result solve_breakeven(const scenario& s, const breakeven_query& q) {
   check_common(s, q);
-  for (auto o : {q.local, q.cloud})
+  auto pick = [&](std::size_t o, target_kind k, const char* what) {
+    if (o == first_of_kind) {
+      for (std::size_t i = 0; i < s.options.size(); ++i)
+        if (s.options[i].tgt.kind == k) return i;
+      throw simulation_error(fmt::format("scenario {} has no {} option", s.name, what));
+    }
     if (o >= s.options.size())
       throw simulation_error(fmt::format("option {} does not exist: scenario {} has {} option(s)", o + 1, s.name,
                                          s.options.size()));
-  auto local = s.options[q.local];
-  const auto& cloud = s.options[q.cloud];
+    return o;
+  };
+  auto local = s.options[pick(q.local, target_kind::local, "local")];
+  const auto& cloud = s.options[pick(q.cloud, target_kind::cloud, "cloud")];
   if (local.tgt.kind != target_kind::local || !local.tgt.power)
     throw simulation_error(fmt::format("option {} ({}) is not a local target", local.label, local.tgt.name));
   if (cloud.tgt.kind != target_kind::cloud)
@@ -244,8 +248,7 @@ solve_result solve_breakeven(const scenario& s, const breakeven_query& q) {
                                        "power.lifetime_hours (or give them to the question)", local.tgt.name));
   scenario t = s;
   t.options = {cloud, local};
-  std::vector<run_summary> rows;
-  const auto d = evaluate(t, q, &rows);
+  const auto rows = run_trials(t, q);
   const double amort_per_h = p.hardware_usd / p.lifetime_hours;        // A
   const double idle_per_h = p.idle_power_w / 1000.0 * p.usd_per_kwh;   // I
   double electricity = 0, wall_h = 0, cloud_cost = 0;

@@ -107,17 +107,10 @@ sweep_spec load_sweep_file(const std::filesystem::path& f, const preset_library&
   return parse_sweep(detail::read_file(f.string()), f.string(), lib);
 }
 
-namespace {
-std::vector<std::uint64_t> seeds_of(const scenario& s, std::int32_t n) {
-  std::vector<std::uint64_t> v(static_cast<std::size_t>(n));
-  for (std::int32_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = s.seed + static_cast<std::uint64_t>(i);
-  return v;
-}
-} // namespace
 
 std::vector<run_summary> run_sweep_point(const sweep_spec& s, std::size_t point, unsigned threads) {
   const auto& scn = s.points.at(point).scn;
-  return run_seeds(scn, seeds_of(scn, s.seeds), threads);
+  return run_seeds(scn, consecutive_seeds(scn.seed, static_cast<std::size_t>(s.seeds)), threads);
 }
 
 sweep_result run_sweep(const sweep_spec& s, unsigned threads, double confidence, double horizon_s) {

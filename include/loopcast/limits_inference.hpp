@@ -15,6 +15,7 @@
 
 #include "loopcast/rate_limits.hpp"
 
+#include <limits>
 #include <map>
 #include <optional>
 #include <span>
@@ -26,7 +27,7 @@ namespace loopcast {
 
 struct header_snapshot {
   std::string source;                          ///< "file:line" (raw text) or "file#/index" (JSON)
-  double time_unix_s = 0;                      ///< from the `date` header or a JSON "time"; NaN: unknown
+  double time_unix_s = std::numeric_limits<double>::quiet_NaN();  ///< from `date` or a JSON "time"; NaN: unknown
   std::map<std::string, std::string> headers;  ///< lower-case names
 };
 

@@ -105,6 +105,9 @@ struct run_summary {
 /// The summary row of one option's run.
 run_summary summarize_run(const option_result& r, std::uint64_t seed, std::uint32_t option);
 
+/// Seeds first, first + 1, …, first + count − 1: the seeds Monte Carlo, sweeps and solve run.
+std::vector<std::uint64_t> consecutive_seeds(std::uint64_t first, std::size_t count);
+
 /// Runs the scenario once per seed (no timelines) and returns seeds × options rows, seed-major.
 /// Everything happens in C++: callers from Python pay one call, not one per request. With
 /// threads > 1 the seeds are shared among that many threads (0 = one per hardware thread); the

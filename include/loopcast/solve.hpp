@@ -70,9 +70,12 @@ struct cheapest_query : solve_common {
   double max_stall_share = 0.05;
 };
 
+/// For breakeven_query::local and ::cloud: the scenario's first option of that kind.
+inline constexpr std::size_t first_of_kind = static_cast<std::size_t>(-1);
+
 struct breakeven_query : solve_common {
-  std::size_t local = 1;        ///< the local option (needs power.hardware_usd and lifetime_hours)
-  std::size_t cloud = 0;        ///< the cloud option
+  std::size_t local = first_of_kind;  ///< the local option (needs power.hardware_usd and lifetime_hours)
+  std::size_t cloud = first_of_kind;  ///< the cloud option
   double hardware_usd = 0;      ///< > 0: replaces the local target's power.hardware_usd
   double lifetime_hours = 0;    ///< > 0: replaces its power.lifetime_hours
 };

@@ -39,8 +39,6 @@ preset_library library(const globals& g);
 scenario scenario_ref(const preset_library& lib, const std::string& ref);
 target target_ref(const preset_library& lib, const std::string& ref);
 retry_policy client_ref(const preset_library& lib, const std::string& ref);
-/// A whole text file (config_error naming it when it cannot be read).
-std::string read_text_file(const std::string& path);
 /// Writes text to a file (output_error when it cannot), or to stdout for "-".
 void write_output(const std::string& path, const std::string& text);
 

@@ -83,13 +83,6 @@ std::size_t option_index(const scenario& s, const std::string& label, std::size_
   throw std::invalid_argument(fmt::format("scenario {} has no option \"{}\" (its options: {})", s.name, label, labels));
 }
 
-// The first option of this kind, for defaults.
-std::size_t first_of_kind(const scenario& s, target_kind k, const char* what) {
-  for (std::size_t i = 0; i < s.options.size(); ++i)
-    if (s.options[i].tgt.kind == k) return i;
-  throw std::invalid_argument(fmt::format("scenario {} has no {} option", s.name, what));
-}
-
 struct solve_args {
   std::string scenario, option, bucket, local, cloud;
   std::vector<std::string> on;
@@ -98,6 +91,15 @@ struct solve_args {
   std::int32_t max_agents = 4096;
   bool as_json = false;
 };
+
+// A query with the options every question shares (seeds, threads, the option evaluated).
+template <class Query>
+Query query_for(const solve_args& a, const scenario& s) {
+  Query q;
+  static_cast<solve_common&>(q) = a.common;
+  q.option = option_index(s, a.option, 0);
+  return q;
+}
 
 int print_solve(const scenario& s, const solve_result& r, bool as_json) {
   if (as_json) std::cout << solve_to_json(s, r) << "\n";
@@ -126,9 +128,7 @@ void add_solve_commands(CLI::App& app, const globals& g, std::vector<command>& c
   agents->add_option("--max-agents", a->max_agents, "Stop the search here")->capture_default_str()->check(CLI::Range(1, 1000000));
   cmds.push_back({agents, [a, &g] {
                     const auto s = scenario_ref(library(g), a->scenario);
-                    max_agents_query q;
-                    static_cast<solve_common&>(q) = a->common;
-                    q.option = option_index(s, a->option, 0);
+                    auto q = query_for<max_agents_query>(*a, s);
                     q.max_p429 = a->p429;
                     q.horizon_s = a->horizon_s;
                     q.max_agents = a->max_agents;
@@ -144,9 +144,7 @@ void add_solve_commands(CLI::App& app, const globals& g, std::vector<command>& c
       ->check(CLI::Range(1e-4, 0.5));
   cmds.push_back({limit, [a, &g] {
                     const auto s = scenario_ref(library(g), a->scenario);
-                    min_limit_query q;
-                    static_cast<solve_common&>(q) = a->common;
-                    q.option = option_index(s, a->option, 0);
+                    auto q = query_for<min_limit_query>(*a, s);
                     q.max_stall_share = a->stall_share;
                     q.bucket = a->bucket;
                     q.relative_tolerance = a->tolerance;
@@ -169,8 +167,7 @@ void add_solve_commands(CLI::App& app, const globals& g, std::vector<command>& c
                       o.batch = false;
                       s.options.push_back(std::move(o));
                     }
-                    cheapest_query q;
-                    static_cast<solve_common&>(q) = a->common;
+                    auto q = query_for<cheapest_query>(*a, s);
                     q.max_stall_share = a->stall_share;
                     return print_solve(s, solve_cheapest_option(s, q), a->as_json);
                   }});
@@ -186,12 +183,9 @@ void add_solve_commands(CLI::App& app, const globals& g, std::vector<command>& c
       ->check(CLI::Range(1.0, 1e7));
   cmds.push_back({even, [a, &g] {
                     const auto s = scenario_ref(library(g), a->scenario);
-                    breakeven_query q;
-                    static_cast<solve_common&>(q) = a->common;
-                    q.local = a->local.empty() ? first_of_kind(s, target_kind::local, "local")
-                                               : option_index(s, a->local, 0);
-                    q.cloud = a->cloud.empty() ? first_of_kind(s, target_kind::cloud, "cloud")
-                                               : option_index(s, a->cloud, 0);
+                    auto q = query_for<breakeven_query>(*a, s);
+                    if (!a->local.empty()) q.local = option_index(s, a->local, 0);
+                    if (!a->cloud.empty()) q.cloud = option_index(s, a->cloud, 0);
                     q.hardware_usd = a->hardware_usd;
                     q.lifetime_hours = a->lifetime_hours;
                     return print_solve(s, solve_breakeven(s, q), a->as_json);

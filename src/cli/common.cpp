@@ -6,9 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
-
-#include "loopcast/errors.hpp"
 
 namespace loopcast::cli {
 
@@ -33,14 +30,6 @@ retry_policy client_ref(const preset_library& lib, const std::string& ref) {
   std::error_code ec;
   if (ref.ends_with(".json") && std::filesystem::is_regular_file(ref, ec)) return load_client_file(ref);
   return lib.load_client(ref);
-}
-
-std::string read_text_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw config_error(path, "", "cannot read file");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
 }
 
 void write_output(const std::string& path, const std::string& text) {
