@@ -65,11 +65,10 @@ void register_simulation(py::module_& m) {
         o.confidence = confidence;
         o.horizon_s = horizon_s;
         o.threads = threads;
-        bool known = false;
-        for (auto k : {mc_metric::usd_per_task, mc_metric::stall_share, mc_metric::tasks_per_hour, mc_metric::wall_s})
-          if (to_string(k) == metric) o.metric = k, known = true;
-        if (!known)
+        const auto chosen = parse_mc_metric(metric);
+        if (!chosen)
           throw py::value_error("metric must be usd_per_task, stall_share, tasks_per_hour or wall_s, not " + metric);
+        o.metric = *chosen;
         montecarlo_result r;
         {
           py::gil_scoped_release release;

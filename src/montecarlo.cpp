@@ -94,6 +94,22 @@ std::string_view to_string(mc_metric m) noexcept {
   return "?";
 }
 
+std::optional<mc_metric> parse_mc_metric(std::string_view name) noexcept {
+  for (auto m : {mc_metric::usd_per_task, mc_metric::stall_share, mc_metric::tasks_per_hour, mc_metric::wall_s})
+    if (to_string(m) == name) return m;
+  return std::nullopt;
+}
+
+const metric_distribution& distribution_of(const option_distribution& d, mc_metric m) noexcept {
+  switch (m) {
+  case mc_metric::usd_per_task: return d.usd_per_task;
+  case mc_metric::stall_share: return d.stall_share;
+  case mc_metric::tasks_per_hour: return d.tasks_per_hour;
+  case mc_metric::wall_s: return d.wall_s;
+  }
+  return d.usd_per_task;
+}
+
 std::vector<option_distribution> summarize_runs(const scenario& s, std::span<const run_summary> rows,
                                                 const montecarlo_options& opt) {
   std::vector<option_distribution> out(s.options.size());
@@ -122,15 +138,9 @@ std::vector<option_distribution> summarize_runs(const scenario& s, std::span<con
     d.usd_per_task = describe_samples(std::move(cost), opt.confidence);
     d.tasks_per_hour = describe_samples(std::move(tasks), opt.confidence);
     d.wall_s = describe_samples(std::move(wall), opt.confidence);
-    const metric_distribution* m = &d.usd_per_task;
-    switch (opt.metric) {
-    case mc_metric::usd_per_task: break;
-    case mc_metric::stall_share: m = &d.stall_share; break;
-    case mc_metric::tasks_per_hour: m = &d.tasks_per_hour; break;
-    case mc_metric::wall_s: m = &d.wall_s; break;
-    }
-    const auto& e = m->mean;
-    if (m->count >= 2 && e.value == 0 && e.hi == 0) d.relative_half_width = 0;  // always 0: known exactly
+    const metric_distribution& m = distribution_of(d, opt.metric);
+    const auto& e = m.mean;
+    if (m.count >= 2 && e.value == 0 && e.hi == 0) d.relative_half_width = 0;  // always 0: known exactly
     else d.relative_half_width = e.value != 0 ? (e.hi - e.lo) / 2 / std::abs(e.value) : nan;
   }
   return out;

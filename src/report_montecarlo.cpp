@@ -75,11 +75,7 @@ void write_montecarlo_text(std::ostream& os, const scenario& s, const montecarlo
     line(os, "tasks per hour", d.tasks_per_hour, "{:.1f}");
     line(os, "wall clock (s)", d.wall_s, "{:.1f}");
     fmt::print(os, "  {:<16} {} (±{})\n", fmt::format("mean {}", to_string(o.metric)),
-               est(o.metric == mc_metric::usd_per_task   ? d.usd_per_task.mean
-                   : o.metric == mc_metric::stall_share  ? d.stall_share.mean
-                   : o.metric == mc_metric::tasks_per_hour ? d.tasks_per_hour.mean
-                                                           : d.wall_s.mean,
-                   "{:.4f}"),
+               est(distribution_of(d, o.metric).mean, "{:.4f}"),
                std::isnan(d.relative_half_width) ? std::string("?") : fmt::format("{:.1f}%", 100 * d.relative_half_width));
   }
 }

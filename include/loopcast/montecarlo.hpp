@@ -15,6 +15,7 @@
 #include "loopcast/scenario.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -48,6 +49,8 @@ metric_distribution describe_samples(std::vector<double> samples, double confide
 
 enum class mc_metric : std::uint8_t { usd_per_task, stall_share, tasks_per_hour, wall_s };
 std::string_view to_string(mc_metric) noexcept;
+/// The metric named by to_string, or nullopt.
+std::optional<mc_metric> parse_mc_metric(std::string_view name) noexcept;
 
 struct montecarlo_options {
   std::int32_t seeds = 100;          ///< runs when precision == 0
@@ -71,6 +74,9 @@ struct option_distribution {
   metric_distribution wall_s;
   double relative_half_width = 0;  ///< of the chosen metric's mean (NaN when its mean is 0 or unknown)
 };
+
+/// The distribution of one of the metrics a precision target can follow.
+const metric_distribution& distribution_of(const option_distribution& d, mc_metric m) noexcept;
 
 struct montecarlo_result {
   std::vector<run_summary> rows;   ///< seed-major, as run_seeds

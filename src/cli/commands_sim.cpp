@@ -13,7 +13,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <sstream>
 
 namespace loopcast::cli {
@@ -278,10 +277,7 @@ std::vector<command> simulation_commands(CLI::App& app, const globals& g) {
   mc->add_flag("--json", st->as_json, "Print the result as JSON");
   mc->add_option("--csv", st->csv, "Write one CSV row per run (seed × option) to FILE ('-': stdout)");
   cmds.push_back({mc, [st, &g] {
-                    static const std::map<std::string, mc_metric> metrics = {
-                        {"usd_per_task", mc_metric::usd_per_task}, {"stall_share", mc_metric::stall_share},
-                        {"tasks_per_hour", mc_metric::tasks_per_hour}, {"wall_s", mc_metric::wall_s}};
-                    st->mc.metric = metrics.at(st->metric);
+                    st->mc.metric = *parse_mc_metric(st->metric);  // CLI::IsMember checked the name
                     return cmd_montecarlo(g, st->scenario, st->mc, st->as_json, st->csv);
                   }});
 
