@@ -15,12 +15,19 @@ from loopcast._results import Run, Table
 __all__ = ["run", "monte_carlo", "solve", "compare"]
 
 
+def _preset(kind: type, value: "Preset | str | dict", models: str | os.PathLike | None) -> Preset:
+    """A preset of `kind` given as itself, a dict, or a preset name / .json path."""
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, Preset):
+        raise TypeError(f"expected a loopcast.{kind.__name__}, found a loopcast.{type(value).__name__}")
+    if isinstance(value, dict):
+        return kind(value, models=None if models is None else os.fspath(models))
+    return kind.load(value, models=models)
+
+
 def _scenario(scenario: "Scenario | str | dict", models: str | os.PathLike | None) -> Scenario:
-    if isinstance(scenario, Scenario):
-        return scenario
-    if isinstance(scenario, dict):
-        return Scenario(scenario, models=None if models is None else os.fspath(models))
-    return Scenario.load(scenario, models=models)
+    return _preset(Scenario, scenario, models)
 
 
 def run(scenario: "Scenario | str | dict" = "reference", *, seed: int | None = None, timeline: bool = True,
@@ -120,15 +127,9 @@ def compare(workload: "Workload | str | dict", on: "Iterable[Target | str | dict
     ``sessions``, ``stagger_s``, ``seeds``, ``seed``, ``threads``. Returns the JSON of
     ``loopcast compare --json`` (docs/output.md) as a dict.
     """
-    def load(kind, value):
-        if isinstance(value, Preset):
-            return value
-        if isinstance(value, dict):
-            return kind(value, models=None if models is None else os.fspath(models))
-        return kind.load(value, models=models)
-    w = load(Workload, workload)
-    c = load(Client, client)
-    targets = [load(Target, t) for t in on]
+    w = _preset(Workload, workload, models)
+    c = _preset(Client, client, models)
+    targets = [_preset(Target, t, models) for t in on]
     opts = dict(options, intelligence=intelligence or {}, bar=bar)
     return json.loads(_core.compare(json.dumps(w.to_dict()), w._file, models_dir(models),
                                     [(json.dumps(t.to_dict()), t._file) for t in targets], json.dumps(c.to_dict()), opts))
