@@ -1,6 +1,10 @@
 // Recorded logs: import, stats, replay, fit.
 #include "common.hpp"
 
+#include <loopcast/price_lists.hpp>
+
+#include <cmath>
+
 namespace loopcast::python {
 
 namespace {
@@ -39,36 +43,77 @@ void register_replay(py::module_& m) {
       py::arg("paths"), py::arg("format") = "auto", "Imports log files and directories.");
   m.def(
       "stats_json",
-      [](const traces_holder& h, std::optional<std::string> price_target_json) {
+      [](const traces_holder& h, std::optional<std::string> price_target_json, std::optional<std::string> price_list,
+         std::optional<std::string> models_dir, double cache_ttl_s, std::int64_t block_tokens) {
         std::optional<target> t;
         if (price_target_json) t = parse_target(*price_target_json, "<price>");
         if (t && !t->prices) throw config_error("<price>", "", "the target has no prices");
-        return stats_to_json(h.traces, compute_trace_stats(h.traces, t ? &*t->prices : nullptr));
+        stats_options so;
+        model_price_book book;
+        if (t) {
+          so.price_all = &*t->prices;
+        } else {
+          book = price_list ? price_book_of(import_price_list(*price_list))
+                            : catalogue_price_book(models_dir ? preset_library({*models_dir}) : preset_library::standard());
+          so.prices = &book;
+        }
+        if (cache_ttl_s < 0 || !std::isfinite(cache_ttl_s)) throw std::invalid_argument("cache_ttl_s must be >= 0");
+        if (block_tokens < 1) throw std::invalid_argument("block_tokens must be >= 1");
+        so.cache_ttl_s = cache_ttl_s;
+        so.cache_block_tokens = block_tokens;
+        return stats_to_json(h.traces, compute_trace_stats(h.traces, so));
       },
-      py::arg("traces"), py::arg("price_target_json") = py::none(), "`loopcast stats --json` as a string.");
+      py::arg("traces"), py::arg("price_target_json") = py::none(), py::arg("price_list") = py::none(),
+      py::arg("models_dir") = py::none(), py::arg("cache_ttl_s") = 0.0, py::arg("block_tokens") = 1,
+      "`loopcast stats --json` as a string.");
   m.def(
       "replay",
-      [](const traces_holder& h, const std::vector<std::tuple<std::string, std::string, std::string>>& options,
-         std::uint64_t seed, std::int64_t max_tokens, bool record) {
+      [](const traces_holder& h,
+         const std::vector<std::tuple<std::string, std::vector<std::tuple<std::string, std::string>>, std::string>>& options,
+         std::uint64_t seed, std::int64_t max_tokens, bool record, const std::string& speed, const std::string& context,
+         double compact_at, std::optional<std::string> price_list, std::optional<std::string> models_dir) {
         auto r = std::make_shared<run_holder>();
         r->traces = h.traces;
-        for (const auto& [label, target_json, client_json] : options) {
-          scenario_option o;
-          o.label = label;
-          o.tgt = parse_target(target_json, label);
-          o.client = parse_client(client_json, label);
-          r->replay_options.push_back(std::move(o));
+        std::vector<replay_target> targets;
+        for (const auto& [label, routes, client_json] : options) {
+          replay_target rt;
+          rt.label = label;
+          const auto client = parse_client(client_json, label);
+          for (const auto& [pattern, target_json] : routes) {
+            scenario_option o;
+            o.tgt = parse_target(target_json, label);
+            o.label = o.tgt.name;
+            o.client = client;
+            rt.routes.push_back({pattern, std::move(o)});
+          }
+          targets.push_back(std::move(rt));
         }
         replay_options ro;
         ro.seed = seed;
-        ro.default_max_tokens = max_tokens;
+        if (max_tokens < 0) throw std::invalid_argument("max_tokens must be >= 1 (or None for the client's)");
+        ro.max_tokens = max_tokens;
         ro.record_attempts = record;
+        if (speed != "target" && speed != "recorded")
+          throw std::invalid_argument("speed must be \"target\" or \"recorded\", not \"" + speed + "\"");
+        ro.speed = speed == "recorded" ? replay_speed::recorded : replay_speed::target;
+        const auto policy = parse_context_policy(context);
+        if (!policy) throw std::invalid_argument("context must be \"compact\", \"truncate\" or \"fail\", not \"" + context + "\"");
+        ro.policy = *policy;
+        if (compact_at != 0 && !(compact_at >= 0.05 && compact_at <= 1))
+          throw std::invalid_argument("compact_at must be in [0.05, 1] (or None for the client's)");
+        ro.compact_at = compact_at;
+        auto book = std::make_shared<model_price_book>(
+            price_list ? price_book_of(import_price_list(*price_list))
+                       : catalogue_price_book(models_dir ? preset_library({*models_dir}) : preset_library::standard()));
+        ro.recorded_prices = book.get();
         py::gil_scoped_release release;
-        r->replay = std::make_unique<replay_result>(run_replay(r->traces, r->replay_options, ro));
+        r->replay = std::make_unique<replay_result>(run_replay(r->traces, targets, ro));
         return r;
       },
-      py::arg("traces"), py::arg("options"), py::arg("seed") = 1, py::arg("max_tokens") = 16384, py::arg("record") = true,
-      "Replays the logs on (label, target JSON, client JSON) options.");
+      py::arg("traces"), py::arg("options"), py::arg("seed") = 1, py::arg("max_tokens") = 0, py::arg("record") = true,
+      py::arg("speed") = "target", py::arg("context") = "compact", py::arg("compact_at") = 0.0,
+      py::arg("price_list") = py::none(), py::arg("models_dir") = py::none(),
+      "Replays the logs on (label, [(model pattern, target JSON)], client JSON) options.");
   m.def(
       "fit_json",
       [](const traces_holder& h, const std::string& name) { return fit_to_target_json(fit_speed_model(h.traces), name, h.traces); },

@@ -88,8 +88,8 @@ request_metrics compute_request_metrics(std::span<const request_sample> requests
   m.tpot_s = summarize(std::move(tpot));
   m.latency_s = summarize(std::move(lat));
   m.context_tokens = summarize(std::move(ctx));
-  m.context_output_ratio = generated > 0 ? prompt / generated : 0.0;
-  m.cache_hit_rate = prompt > 0 ? cache_read / prompt : 0.0;
+  m.context_output_ratio = generated > 0 ? prompt / generated : std::numeric_limits<double>::quiet_NaN();
+  m.cache_hit_rate = prompt > 0 ? cache_read / prompt : std::numeric_limits<double>::quiet_NaN();
   return m;
 }
 

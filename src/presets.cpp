@@ -46,6 +46,7 @@ constexpr std::array all_algorithms{bucket_algorithm::token_bucket, bucket_algor
 constexpr std::array all_charging{charging_rule::actual, charging_rule::reserve_then_refund, charging_rule::reserve,
                                   charging_rule::on_completion};
 constexpr std::array all_anchors{window_anchor::session_start, window_anchor::epoch};
+constexpr std::array all_oversize{oversize_rule::refuse, oversize_rule::rate_limited, oversize_rule::debt};
 constexpr std::array all_over_cap{over_cap_action::give_up, over_cap_action::backoff};
 constexpr std::array all_jitter{jitter_kind::none, jitter_kind::full, jitter_kind::equal, jitter_kind::scaled_75};
 constexpr std::array all_kinds{preset_kind::target, preset_kind::client, preset_kind::workload, preset_kind::scenario};
@@ -201,7 +202,7 @@ speed_model read_speed(const node& n) {
 // ---- limits ------------------------------------------------------------------------------------
 bucket_config read_bucket(const node& n) {
   n.expect_keys({"name", "unit", "counts", "limit", "period_s", "algorithm", "charging", "count_rejected",
-                 "anchor", "anchor_offset_s"});
+                 "anchor", "anchor_offset_s", "oversize"});
   bucket_config b;
   b.name = n.at("name").string();
   if (b.name.empty()) n.at("name").fail("expected a non-empty bucket name");
@@ -238,6 +239,10 @@ bucket_config read_bucket(const node& n) {
   if (auto off = n.find("anchor_offset_s")) {
     if (b.anchor != window_anchor::epoch) off->fail("anchor_offset_s needs \"anchor\": \"epoch\"");
     b.anchor_offset_s = off->number_in(-b.period_s, b.period_s);
+  }
+  if (auto ov = n.find("oversize")) {
+    if (b.algorithm == bucket_algorithm::concurrency) ov->fail("a concurrency bucket has no oversize rule");
+    b.oversize = read_enum(*ov, all_oversize);
   }
   return b;
 }
@@ -373,8 +378,8 @@ cache_config read_cache(const node& n) {
 // ---- the four kinds ----------------------------------------------------------------------------
 target read_target(const node& root) {
   check_kind(root, preset_kind::target);
-  root.expect_keys({LOOPCAST_HEADER_KEYS, "type", "provider", "tier", "model", "context_window_tokens", "limits",
-                    "cache", "speed", "prices", "power", "engine", "calibration"});
+  root.expect_keys({LOOPCAST_HEADER_KEYS, "type", "provider", "tier", "model", "context_window_tokens",
+                    "max_output_tokens", "limits", "cache", "speed", "prices", "power", "engine", "calibration"});
   target t;
   t.name = read_name(root);
   t.description = read_description(root);
@@ -384,6 +389,7 @@ target read_target(const node& root) {
   t.tier = root.at("tier").string();
   t.model = root.at("model").string();
   t.context_window_tokens = root.at("context_window_tokens").integer(1, max_tokens_value);
+  if (auto m = root.find("max_output_tokens")) t.max_output_tokens = m->integer(1, t.context_window_tokens);
   const auto lim = root.at("limits");
   lim.expect_keys({"sends_retry_after", "buckets"});
   t.sends_retry_after = lim.at("sends_retry_after").boolean();
@@ -439,7 +445,7 @@ target read_target(const node& root) {
 
 retry_policy read_client(const node& root) {
   check_kind(root, preset_kind::client);
-  root.expect_keys({LOOPCAST_HEADER_KEYS, "max_retries", "retry_after", "backoff", "give_up_above_s"});
+  root.expect_keys({LOOPCAST_HEADER_KEYS, "max_retries", "retry_after", "backoff", "give_up_above_s", "agent"});
   retry_policy p;
   p.name = read_name(root);
   (void)read_provenance(root);
@@ -471,6 +477,11 @@ retry_policy read_client(const node& root) {
   p.max_s = bo.at("max_s").number_in(0, 1e7);
   p.jitter = read_enum(bo.at("jitter"), all_jitter);
   if (auto g = root.find("give_up_above_s")) p.give_up_above_s = g->number_in(0, 1e7);
+  if (auto a = root.find("agent")) {
+    a->expect_keys({"max_tokens", "compact_at"});
+    if (auto m = a->find("max_tokens")) p.agent_max_tokens = m->integer(1, max_tokens_value);
+    if (auto c = a->find("compact_at")) p.agent_compact_at = c->number_in(0.05, 1);
+  }
   if (p.max_retries < 0 && !p.honour_retry_after && p.give_up_above_s == inf && p.base_s == 0)
     root.fail("this client retries forever without waiting: set max_retries, give_up_above_s or base_s > 0");
   return p;
@@ -781,5 +792,20 @@ std::filesystem::path default_models_dir() {
 }
 
 preset_library preset_library::standard() { return preset_library({default_models_dir()}); }
+
+model_price_book catalogue_price_book(const preset_library& lib) {
+  model_price_book book;
+  book.source = "the preset catalogue";
+  std::vector<const preset_entry*> targets;
+  for (const auto& e : lib.entries())
+    if (e.kind == preset_kind::target) targets.push_back(&e);
+  std::sort(targets.begin(), targets.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
+  for (const auto* e : targets) {
+    const auto t = lib.load_target(e->name);
+    if (!t.prices || t.model.empty()) continue;
+    book.add({normalize_model_name(t.model), t.model, t.name, *t.prices, t.cache.enabled && t.cache.write_charged});
+  }
+  return book;
+}
 
 } // namespace loopcast

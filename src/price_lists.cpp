@@ -331,4 +331,14 @@ std::string price_sheet_json(const price_sheet& p, int indent) {
   return j.dump(indent, ' ', false, oj::error_handler_t::replace);
 }
 
+model_price_book price_book_of(const price_list& list) {
+  model_price_book book;
+  book.source = list.file;
+  for (const auto& m : list.models) {
+    const bool writes = m.prices.usd_per_million.cache_write_5m > 0 || m.prices.usd_per_million.cache_write_1h > 0;
+    book.add({normalize_model_name(m.id), m.id, list.file + " " + m.id, m.prices, writes});
+  }
+  return book;
+}
+
 } // namespace loopcast

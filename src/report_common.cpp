@@ -67,4 +67,85 @@ std::string csv_field(const std::string& s) {
   return q + '"';
 }
 
+
+std::pair<std::int64_t, std::int64_t> requests_served_of(const simulation_result& r) {
+  std::int64_t served = 0, total = 0;
+  for (const auto& s : r.sessions) {
+    served += s.requests_served;
+    total += s.requests_total;
+  }
+  return {served, total};
+}
+
+stop_explanation explain_stop(const option_result& o) {
+  stop_explanation e;
+  const auto& sessions = o.sim.sessions;
+  const session_result* first = nullptr;
+  for (std::size_t i = 0; i < sessions.size(); ++i) {
+    if (sessions[i].outcome == session_outcome::completed) continue;
+    ++e.stopped;
+    if (!first || sessions[i].end_s < first->end_s) {
+      first = &sessions[i];
+      e.session = static_cast<std::uint32_t>(i);
+    }
+  }
+  if (!first) return e;
+  const auto& s = *first;
+  e.outcome = s.outcome;
+  e.request = s.stop_request;
+  e.time_s = s.end_s;
+  e.need = s.stop_need;
+  e.capacity = s.stop_capacity;
+  const auto& limits = o.option->tgt.limits;
+  const bucket_config* b = s.stop_bucket >= 0 && static_cast<std::size_t>(s.stop_bucket) < limits.size()
+                               ? &limits[static_cast<std::size_t>(s.stop_bucket)]
+                               : nullptr;
+  if (b) e.bucket = b->name;
+  const std::string where = fmt::format("session {} request {}", e.session + 1, e.request);
+  auto unit_text = [&](const bucket_config& c) {
+    if (c.unit != bucket_unit::tokens) return std::string(c.unit == bucket_unit::requests ? "requests" : "requests in flight");
+    std::string classes;
+    for (auto k : all_token_classes)
+      if (c.classes.contains(k)) classes += (classes.empty() ? "" : " + ") + std::string(to_string(k));
+    return "tokens (" + classes + ")";
+  };
+  auto reserves = [&](const bucket_config& c) {
+    return c.classes.counts_generated() &&
+           (c.charging == charging_rule::reserve || c.charging == charging_rule::reserve_then_refund);
+  };
+  switch (s.outcome) {
+  case session_outcome::context_overflow:
+    e.what = fmt::format("{}: {} tokens (prompt + output) exceed the target's {}-token context window", where,
+                         grouped(e.need), grouped(e.capacity));
+    e.fix = "replay with --context compact (the default) or a lower --compact-at, or choose a target with a larger window";
+    break;
+  case session_outcome::request_too_large:
+    if (b) {
+      e.what = fmt::format("{}: charges {} {} on {}, whose whole capacity is {} per {:g} s{}", where, grouped(e.need),
+                           unit_text(*b), b->name, grouped(e.capacity), b->period_s,
+                           b->oversize == oversize_rule::rate_limited
+                               ? ": every attempt gets a 429 and the client would retry forever"
+                               : ": it can never be admitted");
+      e.fix = reserves(*b) ? fmt::format("a smaller max_tokens (--max-tokens; the reserve counts on {}), a shorter "
+                                         "prompt, or a tier with a larger {}", b->name, b->name)
+                           : fmt::format("a shorter prompt (--context compact with a lower --compact-at), or a tier "
+                                         "with a larger {}", b->name);
+    } else {
+      e.what = where + ": larger than a bucket's whole capacity";
+    }
+    break;
+  case session_outcome::died_after_retries:
+    e.what = fmt::format("{}: the client ({}) gave up after {} 429s{}", where, o.option->client.name, s.rate_limited,
+                         b ? fmt::format("; the last from {} ({} {} needed, limit {} per {:g} s)", b->name,
+                                         grouped(e.need), unit_text(*b), grouped(e.capacity), b->period_s)
+                           : std::string{});
+    e.fix = b && e.need > e.capacity
+                ? fmt::format("the request is larger than {}: a smaller max_tokens or prompt, or a larger tier", b->name)
+                : "a client that waits longer (--client), fewer agents at once, or a tier with higher limits";
+    break;
+  case session_outcome::completed: break;
+  }
+  return e;
+}
+
 } // namespace loopcast::detail

@@ -26,6 +26,24 @@ double usd_per_hour(const simulation_result& r);
 /// USD per 1,000 generated (output + reasoning) tokens.
 double usd_per_1k_generated(const simulation_result& r);
 
+/// Why an option did not complete, where the user looks: the first session that stopped, the
+/// request, the bucket or window with its numbers, and what would change it. Empty when every
+/// session completed.
+struct stop_explanation {
+  std::size_t stopped = 0;        ///< sessions that did not complete
+  std::uint32_t session = 0;      ///< the first of them (0-based)
+  session_outcome outcome = session_outcome::completed;
+  std::int32_t request = 0;       ///< 1-based request in that session
+  double time_s = 0;
+  std::string bucket;             ///< the refusing bucket ("" for a context overflow)
+  double need = 0, capacity = 0;  ///< units (tokens or requests)
+  std::string what;               ///< e.g. "request 1 reserves 16,384 output tokens + … > otpm 8,000"
+  std::string fix;                ///< e.g. "--max-tokens 8000, or a tier with a larger otpm"
+};
+stop_explanation explain_stop(const option_result& o);
+/// Served and scripted requests over all sessions.
+std::pair<std::int64_t, std::int64_t> requests_served_of(const simulation_result& r);
+
 /// Index of the first cloud and the first local option, or -1.
 struct comparison_pair {
   int cloud = -1, local = -1;

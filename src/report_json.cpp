@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 namespace loopcast {
 
 using json = nlohmann::ordered_json;
@@ -20,7 +22,12 @@ json tokens_json(const token_counts& t) {
           {"output", t.output}, {"reasoning", t.reasoning}};
 }
 
+json number_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
+
+// A statistic without samples is null (with its count 0), never 0.
 json pct_json(const percentiles& p) {
+  if (p.count == 0)
+    return {{"p10", nullptr}, {"p25", nullptr}, {"p50", nullptr}, {"p75", nullptr}, {"p90", nullptr}, {"count", 0}};
   return {{"p10", p.p10}, {"p25", p.p25}, {"p50", p.p50}, {"p75", p.p75}, {"p90", p.p90}, {"count", p.count}};
 }
 
@@ -35,8 +42,8 @@ json metrics_json(const request_metrics& m) {
   j["context_tokens"] = pct_json(m.context_tokens);
   j["samples"] = {{"kept", m.samples_kept}, {"dropped_short_output", m.dropped_short_output},
                   {"dropped_duration", m.dropped_duration}, {"dropped_no_timing", m.dropped_no_timing}};
-  j["context_output_ratio"] = m.context_output_ratio;
-  j["cache_hit_rate"] = m.cache_hit_rate;
+  j["context_output_ratio"] = number_or_null(m.context_output_ratio);
+  j["cache_hit_rate"] = number_or_null(m.cache_hit_rate);
   return j;
 }
 
@@ -96,8 +103,8 @@ json option_json(const option_result& o) {
   json by_class;
   for (auto c : all_token_classes) by_class[std::string(to_string(c))] = r.cost_by_class_usd[static_cast<std::size_t>(c)];
   j["cost_by_class_usd"] = by_class;
-  j["usd_per_hour"] = detail::usd_per_hour(r);
-  j["usd_per_1k_generated"] = detail::usd_per_1k_generated(r);
+  j["usd_per_hour"] = r.wall_s > 0 ? json(detail::usd_per_hour(r)) : json(nullptr);
+  j["usd_per_1k_generated"] = r.tokens.generated() > 0 ? json(detail::usd_per_1k_generated(r)) : json(nullptr);
   if (r.energy) {
     j["energy_kwh"] = r.energy->energy_kwh;
     j["electricity_usd"] = r.energy->electricity_usd;

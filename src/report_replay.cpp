@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <cmath>
@@ -86,6 +87,8 @@ void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& trace
                    "throughput can be derived)\n",
                t->file, t->totals->api_calls, grouped(static_cast<double>(t->totals->tokens_sent)),
                grouped(static_cast<double>(t->totals->tokens_received)), usd(t->totals->cost_usd));
+  if (!st.unpriced_models.empty())
+    fmt::print(os, "  not priced (no prices for these models; give --price-list FILE): {}\n", fmt::join(st.unpriced_models, ", "));
   for (const auto& g : st.groups) {
     const auto& m = g.metrics;
     fmt::print(os, "\n== {} ==  {} requests ({} kept for throughput; dropped: {} with < 50 output tokens, {} outside 0.2-3600 s, "
@@ -99,13 +102,21 @@ void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& trace
                  100 * m.prefill_share.p50, m.ttft_s.p50);
     else
       fmt::print(os, "  decode tok/s      n/a (the log records no first-token times)\n");
-    fmt::print(os, "  context           P50 {} tokens · context/output {:.0f}× · cache hit rate {:.1f}%\n",
-               grouped(m.context_tokens.p50), m.context_output_ratio, 100 * m.cache_hit_rate);
+    fmt::print(os, "  context           P50 {} tokens · context/output {} · cache hit rate {} (ideal prefix reuse)\n",
+               m.context_tokens.count == 0 ? std::string("—") : grouped(m.context_tokens.p50),
+               std::isnan(m.context_output_ratio) ? std::string("—") : fmt::format("{:.0f}×", m.context_output_ratio),
+               std::isnan(m.cache_hit_rate) ? std::string("—") : fmt::format("{:.1f}%", 100 * m.cache_hit_rate));
+    if (st.cache_ttl_s > 0)
+      fmt::print(os, "  provider cache    {} s TTL, {}-token blocks: hit rate {} · priced {}\n", st.cache_ttl_s,
+                 st.cache_block_tokens,
+                 std::isnan(g.ttl_cache_hit_rate) ? std::string("—") : fmt::format("{:.1f}%", 100 * g.ttl_cache_hit_rate),
+                 usd(g.ttl_priced_cost_usd));
     fmt::print(os, "  tokens            input {} · cache read {} · cache write {} · output {} · reasoning {}\n",
                grouped(static_cast<double>(g.tokens.input)), grouped(static_cast<double>(g.tokens.cache_read)),
                grouped(static_cast<double>(g.tokens.cache_write)), grouped(static_cast<double>(g.tokens.output)),
                grouped(static_cast<double>(g.tokens.reasoning)));
-    fmt::print(os, "  cost              recorded {} · priced {}\n", usd(g.recorded_cost_usd), usd(g.priced_cost_usd));
+    fmt::print(os, "  cost              recorded {} · priced {}{}\n", usd(g.recorded_cost_usd), usd(g.priced_cost_usd),
+               g.priced_from.empty() ? std::string() : " (prices of " + g.priced_from + ")");
     fmt::print(os, "  {:<9} {:>8} {:>14} {:>12}\n", "context", "requests", "effective P50", "decode P50");
     for (const auto& b : g.bins)
       fmt::print(os, "  {:<9} {:>8} {:>14} {:>12}\n", b.label, b.requests, tps(b.metrics.effective_tps, b.metrics.effective_tps.p50),
@@ -124,6 +135,10 @@ std::string stats_to_json(const std::vector<recorded_trace>& traces, const trace
     x.update(detail::metrics_json(g.metrics));
     x["recorded_cost_usd"] = nan_or(g.recorded_cost_usd);
     x["priced_cost_usd"] = nan_or(g.priced_cost_usd);
+    x["priced_from"] = g.priced_from.empty() ? json(nullptr) : json(g.priced_from);
+    if (st.cache_ttl_s > 0)
+      x["provider_cache"] = {{"ttl_s", st.cache_ttl_s}, {"block_tokens", st.cache_block_tokens},
+                             {"cache_hit_rate", nan_or(g.ttl_cache_hit_rate)}, {"priced_cost_usd", nan_or(g.ttl_priced_cost_usd)}};
     json bins = json::array();
     for (const auto& b : g.bins) {
       json y = {{"label", b.label}, {"lo_tokens", b.lo_tokens}, {"requests", b.requests}};
@@ -135,11 +150,42 @@ std::string stats_to_json(const std::vector<recorded_trace>& traces, const trace
     groups.push_back(x);
   }
   j["groups"] = groups;
+  j["unpriced_models"] = st.unpriced_models;
   return detail::dump(j, indent);
 }
 
+namespace {
+
+// "$1.2345", or "$1.2345 partial" when the option did not complete (its total covers only what
+// was served before it stopped).
+std::string cell_usd(const option_result& o, double x) {
+  const auto [served, total] = detail::requests_served_of(o.sim);
+  return usd(x) + (served < total ? " partial" : "");
+}
+
+json stop_json(const option_result& o) {
+  const auto e = detail::explain_stop(o);
+  const auto [served, total] = detail::requests_served_of(o.sim);
+  json j;
+  j["complete"] = e.stopped == 0;
+  j["requests_served"] = served;
+  j["requests_total"] = total;
+  if (e.stopped == 0) {
+    j["stop"] = nullptr;
+    return j;
+  }
+  j["stop"] = {{"sessions_stopped", e.stopped}, {"session", e.session + 1}, {"outcome", to_string(e.outcome)},
+               {"request", e.request}, {"time_s", e.time_s},
+               {"bucket", e.bucket.empty() ? json(nullptr) : json(e.bucket)}, {"need", e.need}, {"capacity", e.capacity},
+               {"explanation", e.what}, {"what_would_change_it", e.fix}};
+  return j;
+}
+
+} // namespace
+
 void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& traces, const replay_result& r) {
-  fmt::print(os, "loopcast {} — replay\n", version_string);
+  fmt::print(os, "loopcast {} — replay (speed: {}; context policy: {})\n", version_string, to_string(r.speed),
+             to_string(r.policy));
   write_import_summary(os, traces);
   const auto& rec = r.recorded;
   auto row = [&](const std::string& name, const std::string& recorded, auto per_option) {
@@ -152,14 +198,16 @@ void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& trac
   fmt::print(os, "\n");
   row("wall clock", fmt::format("{:.1f} s", rec.wall_s), [](const option_result& o) { return fmt::format("{:.1f} s", o.sim.wall_s); });
   row("requests served", fmt::format("{}", rec.requests), [](const option_result& o) {
-    int n = 0, total = 0;
-    for (const auto& s : o.sim.sessions) {
-      n += s.requests_served;
-      total += s.requests_total;
-    }
+    const auto [n, total] = detail::requests_served_of(o.sim);
     return fmt::format("{} of {}", n, total);
   });
   row("outcome", "-", [](const option_result& o) { return detail::overall_outcome(o.sim); });
+  std::size_t k = 0;
+  row("compactions added", "-", [&](const option_result&) {
+    const auto& sh = r.shaping.at(k++);
+    return r.policy == context_policy::truncate ? fmt::format("{} truncated", sh.truncations)
+                                                : fmt::format("{}", sh.compactions);
+  });
   row("429s", "n/a", [](const option_result& o) {
     int n = 0;
     for (const auto& s : o.sim.sessions) n += s.rate_limited;
@@ -175,29 +223,70 @@ void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& trac
     for (const auto& x : o.sim.sessions) s += x.stall_s;
     return fmt::format("{:.1f} s", s);
   });
-  row("cost", usd(rec.cost_usd), [](const option_result& o) { return usd(o.sim.cost_usd); });
+  const std::string rec_cost = usd(rec.cost_usd) + (rec.cost_priced ? " priced" : "");
+  row("cost", rec_cost, [](const option_result& o) { return cell_usd(o, o.sim.cost_usd); });
   row("$ per hour", std::isnan(rec.cost_usd) || rec.wall_s <= 0 ? "n/a" : fmt::format("${:.2f}", rec.cost_usd / (rec.wall_s / 3600)),
-      [](const option_result& o) { return fmt::format("${:.2f}", detail::usd_per_hour(o.sim)); });
+      [](const option_result& o) {
+        if (o.sim.wall_s <= 0) return std::string("n/a");
+        const auto [served, total] = detail::requests_served_of(o.sim);
+        return fmt::format("${:.2f}{}", detail::usd_per_hour(o.sim), served < total ? " partial" : "");
+      });
   auto eff = [](const request_metrics& m) {
     return m.effective_tps.count == 0 ? std::string("n/a")
                                       : fmt::format("{:.0f} / {:.0f}", m.effective_tps.p50, m.effective_tps.p90);
   };
   row("effective P50 / P90", eff(rec.metrics), [&](const option_result& o) { return eff(o.metrics); });
-  row("cache hit rate", fmt::format("{:.1f}%", 100 * rec.metrics.cache_hit_rate),
-      [](const option_result& o) { return fmt::format("{:.1f}%", 100 * o.metrics.cache_hit_rate); });
+  auto hit = [](double x) { return std::isnan(x) ? std::string("—") : fmt::format("{:.1f}%", 100 * x); };
+  row("cache hit rate", hit(rec.metrics.cache_hit_rate), [&](const option_result& o) { return hit(o.metrics.cache_hit_rate); });
+
+  if (rec.cost_priced)
+    fmt::print(os, "\n  The logs record no cost: the recorded column prices each request at its own model.\n");
+  else if (std::isnan(rec.cost_usd) && !rec.unpriced_models.empty())
+    fmt::print(os, "\n  Recorded cost n/a: no prices for {} (give --price-list FILE).\n", fmt::join(rec.unpriced_models, ", "));
+  bool routes = false;
+  for (const auto& sh : r.shaping) routes = routes || sh.routes.size() > 1 || (sh.routes.size() == 1 && sh.routes[0].rfind("* ", 0) != 0);
+  if (routes) {
+    fmt::print(os, "\n  Routes\n");
+    for (std::size_t i = 0; i < r.options.size(); ++i)
+      fmt::print(os, "  {:<22} {}\n", r.options[i].label, fmt::join(r.shaping[i].routes, "; "));
+  }
+  bool header = false;
+  for (const auto& o : r.options) {
+    const auto e = detail::explain_stop(o);
+    if (e.stopped == 0) continue;
+    if (!header) {
+      fmt::print(os, "\n  Why options stopped (their totals are partial: only what was served before the stop)\n");
+      header = true;
+    }
+    const auto [served, total] = detail::requests_served_of(o.sim);
+    fmt::print(os, "  {}: {} after {} of {} requests ({} session{} stopped)\n    {}\n    what would change it: {}\n",
+               o.label, to_string(e.outcome), served, total, e.stopped, e.stopped == 1 ? "" : "s", e.what, e.fix);
+  }
 }
 
 std::string replay_to_json(const std::vector<recorded_trace>& traces, const replay_result& r, int indent) {
   json j = header_json(traces);
+  j["speed"] = to_string(r.speed);
+  j["context_policy"] = to_string(r.policy);
   json rec;
   rec["wall_s"] = r.recorded.wall_s;
   rec["requests"] = r.recorded.requests;
   rec["tokens"] = detail::tokens_json(r.recorded.tokens);
   rec["cost_usd"] = nan_or(r.recorded.cost_usd);
+  rec["cost_priced"] = r.recorded.cost_priced;
+  rec["unpriced_models"] = r.recorded.unpriced_models;
   rec.update(detail::metrics_json(r.recorded.metrics));
   j["recorded"] = rec;
   json options = json::array();
-  for (const auto& o : r.options) options.push_back(detail::option_json(o));
+  for (std::size_t i = 0; i < r.options.size(); ++i) {
+    const auto& o = r.options[i];
+    json x = detail::option_json(o);
+    x.update(stop_json(o));
+    x["compactions_added"] = r.shaping[i].compactions;
+    x["truncations"] = r.shaping[i].truncations;
+    x["routes"] = r.shaping[i].routes;
+    options.push_back(x);
+  }
   j["options"] = options;
   return detail::dump(j, indent);
 }
@@ -236,7 +325,16 @@ std::string fit_to_target_json(const speed_fit& f, const std::string& name, cons
                                         f.abs_rel_error.p10, f.abs_rel_error.p50, f.abs_rel_error.p90)});
   for (const auto& n : f.notes) notes.push_back(n);
   j["notes"] = notes;
-  j["context_window_tokens"] = std::max<std::int64_t>(window, 1);
+  // The logs do not record the model's window. The agent compacts at about 83% of it (Claude
+  // Code; docs/replay.md), and it did not compact below the largest recorded prompt: the smallest
+  // window consistent with that, rounded up to 1,024 tokens.
+  const auto needed = static_cast<std::int64_t>(std::ceil(static_cast<double>(std::max<std::int64_t>(window, 1)) /
+                                                          default_compact_at / 1024.0)) * 1024;
+  notes.push_back(fmt::format("context_window_tokens {} is assumed: the smallest window (in 1,024s) at which an agent "
+                              "compacting at {:.0f}% would not have compacted before the largest recorded request ({} "
+                              "tokens). Set the model's real window.", needed, 100 * default_compact_at, window));
+  j["notes"] = notes;
+  j["context_window_tokens"] = needed;
   j["limits"] = {{"sends_retry_after", false}, {"buckets", json::array()}};
   j["cache"] = {{"enabled", true}, {"block_tokens", 1}, {"min_tokens", 0}, {"ttl_s", 86400}, {"write_charged", false}};
   j["speed"] = {{"overhead_s", f.model.overhead_s}, {"prefill", curve(f.model.prefill)},

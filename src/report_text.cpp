@@ -10,6 +10,8 @@
 #include <map>
 #include <ostream>
 
+#include <cmath>
+
 namespace loopcast {
 
 using detail::grouped;
@@ -137,8 +139,9 @@ void write_option(std::ostream& os, const option_result& o) {
     if (r.energy->amortisation_usd > 0) fmt::print(os, "; hardware ${:.4f}", r.energy->amortisation_usd);
     fmt::print(os, "\n");
   }
-  fmt::print(os, "  Total       ${:.4f}; ${:.2f} per hour; ${:.4f} per 1K output+reasoning tokens\n", r.cost_usd,
-             detail::usd_per_hour(r), detail::usd_per_1k_generated(r));
+  fmt::print(os, "  Total       ${:.4f}; ${:.2f} per hour; ${:.4f} per 1K output+reasoning tokens{}\n", r.cost_usd,
+             detail::usd_per_hour(r), detail::usd_per_1k_generated(r),
+             served < total ? fmt::format(" — partial: {} of {} requests served", served, total) : std::string());
 }
 
 } // namespace
@@ -164,8 +167,10 @@ void write_text_report(std::ostream& os, const scenario_result& res) {
   }
   for (const auto& o : res.options) {
     if (o.option->tgt.prices || !o.option->tgt.limits.empty())
-      fmt::print(os, "  Cache       {}: {:.1f}% of prompt tokens were cache reads; context/output ratio {:.0f}×\n", o.label,
-                 100 * o.metrics.cache_hit_rate, o.metrics.context_output_ratio);
+      fmt::print(os, "  Cache       {}: {} of prompt tokens were cache reads; context/output ratio {}\n", o.label,
+                 std::isnan(o.metrics.cache_hit_rate) ? std::string("—") : fmt::format("{:.1f}%", 100 * o.metrics.cache_hit_rate),
+                 std::isnan(o.metrics.context_output_ratio) ? std::string("—")
+                                                            : fmt::format("{:.0f}×", o.metrics.context_output_ratio));
   }
   for (const auto& o : res.options) write_option(os, o);
 

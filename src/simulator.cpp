@@ -165,7 +165,7 @@ simulation_result simulate(const target& tgt, const retry_policy& client,
   }
 
   // Engine state (a local engine that batches; see engine.hpp).
-  const engine_config* eng = tgt.engine ? &*tgt.engine : nullptr;
+  const engine_config* eng = tgt.engine && !opt.recorded_speed ? &*tgt.engine : nullptr;
   const std::int64_t kv_pool = eng ? kv_pool_tokens(eng->memory) : 0;
   std::vector<decoding> batch;            // sequences decoding, min-heap on virtual end time
   std::vector<std::uint32_t> waiting;     // first-come queue of admitted requests (a ring)
@@ -200,8 +200,11 @@ simulation_result simulate(const target& tgt, const retry_policy& client,
   auto finish = [&](session_state& s, session_outcome o, double t) {
     s.res.outcome = o;
     s.res.end_s = t;
+    if (o != session_outcome::completed) s.res.stop_request = static_cast<std::int32_t>(s.next + 1);
     last_end = std::max(last_end, t);
   };
+  // The client would retry a request that is never admitted forever.
+  const bool retries_forever = client.max_retries < 0;
 
   // The request of session `si` completes at t: late charges and refunds, the next request.
   auto complete = [&](std::uint32_t si, double t) {
@@ -330,6 +333,8 @@ simulation_result simulate(const target& tgt, const retry_policy& client,
       a.status = attempt_status::context_overflow;
       record_attempt(a, t);
       finish(s, session_outcome::context_overflow, t);
+      s.res.stop_need = static_cast<double>(tk.total());
+      s.res.stop_capacity = static_cast<double>(tgt.context_window_tokens);
       continue;
     }
 
@@ -351,12 +356,22 @@ simulation_result simulate(const target& tgt, const retry_policy& client,
         worst = static_cast<std::int16_t>(b);
       }
     }
+    bool refused_forever = false;  // oversize rule rate_limited: a 429 now and on every retry
     if (too_large) {
-      a.status = attempt_status::too_large;
-      a.refused_by = worst;
-      record_attempt(a, t);
-      finish(s, session_outcome::request_too_large, t);
-      continue;
+      const auto bi = static_cast<std::size_t>(worst);
+      s.res.stop_bucket = worst;
+      s.res.stop_need = charge[bi].at_admission;
+      s.res.stop_capacity = tgt.limits[bi].limit;
+      s.res.stop_never_admitted = true;
+      if (tgt.limits[bi].oversize != oversize_rule::rate_limited) {
+        a.status = attempt_status::too_large;
+        a.refused_by = worst;
+        record_attempt(a, t);
+        finish(s, session_outcome::request_too_large, t);
+        continue;
+      }
+      refused_forever = true;
+      wait = tgt.limits[bi].period_s;
     }
     if (wait > 0) {  // HTTP 429
       ++s.res.rate_limited;
@@ -390,8 +405,15 @@ simulation_result simulate(const target& tgt, const retry_policy& client,
           buckets[b].charge(1.0, t, t);
           log[b].push_back({t, 1.0});
         }
-      if (!d.retry) {
-        finish(s, session_outcome::died_after_retries, t);
+      if (!d.retry || (refused_forever && retries_forever)) {
+        if (!refused_forever) {
+          s.res.stop_bucket = worst;
+          const auto bi = static_cast<std::size_t>(worst);
+          s.res.stop_need = charge[bi].at_admission;
+          s.res.stop_capacity = tgt.limits[bi].limit;
+        }
+        // A request that is never admitted, from a client that never gives up, would retry forever.
+        finish(s, d.retry ? session_outcome::request_too_large : session_outcome::died_after_retries, t);
         continue;
       }
       if (++s.attempt >= max_attempts_per_request)
@@ -404,7 +426,12 @@ simulation_result simulate(const target& tgt, const retry_policy& client,
     }
 
     // Served. With an engine the times depend on the other requests and are filled in later.
-    const request_timing tm = time_request(tgt.speed, cached, req.prompt_tokens - cached, tk.generated());
+    const request_timing tm =
+        opt.recorded_speed
+            ? request_timing{std::max(0.0, static_cast<double>(req.recorded_ttft_s)),
+                             std::max(0.0, static_cast<double>(req.recorded_duration_s) -
+                                               std::max(0.0, static_cast<double>(req.recorded_ttft_s)))}
+            : time_request(tgt.speed, cached, req.prompt_tokens - cached, tk.generated());
     const double t_first = t + tm.ttft_s;
     const double t_end = eng ? bucket::never : t_first + tm.decode_s;
     a.t_first_token = eng ? t : t_first;

@@ -61,6 +61,15 @@ std::string_view to_string(window_anchor a) noexcept {
   return "?";
 }
 
+std::string_view to_string(oversize_rule r) noexcept {
+  switch (r) {
+  case oversize_rule::refuse: return "refuse";
+  case oversize_rule::rate_limited: return "rate_limited";
+  case oversize_rule::debt: return "debt";
+  }
+  return "?";
+}
+
 std::string_view to_string(over_cap_action a) noexcept {
   switch (a) {
   case over_cap_action::give_up: return "give_up";

@@ -1,5 +1,7 @@
 #include "loopcast/workload.hpp"
 
+#include "loopcast/context.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -29,7 +31,6 @@ session_script generate_session(const workload& w, std::uint64_t seed) {
   std::int64_t history = w.task_tokens;  // tokens after the system prompt
   std::int32_t turns_in_epoch = 0;
   double delay = 0;
-  const double threshold = w.compaction.at_fraction * static_cast<double>(w.context_window_tokens);
 
   auto add = [&](std::int64_t out, std::int64_t reasoning, std::int32_t turn, bool compaction) {
     request_spec r;
@@ -59,7 +60,7 @@ session_script generate_session(const workload& w, std::uint64_t seed) {
     const double tool_time = std::max(0.0, sample(w.tool_time_s, g_time) * ramp);
 
     if (w.compaction.enabled && turns_in_epoch > 0 &&
-        static_cast<double>(w.system_prompt_tokens + history) >= threshold) {
+        needs_compaction(w.system_prompt_tokens + history, w.context_window_tokens, w.compaction.at_fraction)) {
       const std::int64_t summary =
           std::min(tokens_of(sample(w.compaction.summary_tokens, g_summary)), w.max_tokens);
       add(summary, 0, turn, true);

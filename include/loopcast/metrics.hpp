@@ -45,8 +45,8 @@ struct request_metrics {
   std::size_t dropped_short_output = 0;  ///< output + reasoning < 50
   std::size_t dropped_duration = 0;      ///< outside [0.2 s, 3600 s]
   std::size_t dropped_no_timing = 0;     ///< the log has no end time for the request
-  double context_output_ratio = 0;  ///< total prompt / total generated
-  double cache_hit_rate = 0;        ///< total cache_read / total prompt
+  double context_output_ratio = 0;  ///< total prompt / total generated; NaN when nothing was generated
+  double cache_hit_rate = 0;        ///< total cache_read / total prompt; NaN without prompt tokens
 };
 
 request_metrics compute_request_metrics(std::span<const request_sample> requests);

@@ -5,6 +5,7 @@
 // Presets refer to each other by name; a preset_library finds them in its directories.
 #pragma once
 
+#include "loopcast/price_book.hpp"
 #include "loopcast/retry.hpp"
 #include "loopcast/scenario.hpp"
 #include "loopcast/target.hpp"
@@ -50,6 +51,10 @@ private:
   std::vector<std::filesystem::path> dirs_;
   std::vector<preset_entry> entries_;
 };
+
+/// Prices by model from the library's cloud targets (the first target of a model, by name,
+/// wins; every tier of a provider bills a model alike). For pricing recorded requests.
+model_price_book catalogue_price_book(const preset_library& lib);
 
 /// The models directory: $LOOPCAST_MODELS; else <exe>/../share/loopcast/models (an installed
 /// program); else the source tree's models/ (a build-tree program); else the install prefix's.

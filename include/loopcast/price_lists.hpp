@@ -16,6 +16,7 @@
 // warnings naming the model and the field; a value that is not a non-negative number is skipped.
 #pragma once
 
+#include "loopcast/price_book.hpp"
 #include "loopcast/prices.hpp"
 
 #include <cstdint>
@@ -60,6 +61,10 @@ price_list parse_price_list(std::string_view json_text, const std::string& file,
                             const std::vector<std::string>& only = {});
 price_list import_price_list(const std::string& path, price_list_format format = price_list_format::automatic,
                              const std::vector<std::string>& only = {});
+
+/// Prices by model from a price list (ids as the list names them, e.g. LiteLLM's
+/// "claude-opus-4-5-20251101" or models.dev's "anthropic/claude-opus-4-5").
+model_price_book price_book_of(const price_list& list);
 
 /// A price sheet as the "prices" object of a target preset (docs/presets.md).
 std::string price_sheet_json(const price_sheet& p, int indent = 2);

@@ -5,7 +5,9 @@
 // generated tokens by one charging rule. A request is admitted iff every bucket can take its
 // charge now; otherwise it gets a 429 with retry_after = the largest of the per-bucket waits
 // (each bucket's wait is monotone: once admissible without other traffic, it stays so).
-// A charge larger than a bucket's whole capacity can never be admitted ("request too large").
+// A charge larger than a bucket's whole capacity is handled by the bucket's oversize rule:
+// refused outright ("request too large"), refused with a 429 on every attempt, or admitted once
+// the bucket is full, driving its level below zero (a debt that refill repays).
 #pragma once
 
 #include "loopcast/tokens.hpp"
@@ -45,6 +47,14 @@ enum class window_anchor : std::uint8_t {
   epoch           ///< fixed windows are aligned to the Unix epoch (plus anchor_offset_s)
 };
 
+/// What a bucket does with a charge larger than its whole capacity (e.g. max_tokens 32,000 on an
+/// 8,000 output-tokens-per-minute bucket). Chosen per provider from evidence (docs/presets.md).
+enum class oversize_rule : std::uint8_t {
+  refuse,        ///< never admitted: the request fails at once (HTTP 400-like, request_too_large)
+  rate_limited,  ///< a 429 on every attempt (retry_after = the period): the client retries until it gives up
+  debt           ///< admitted when the bucket is full; the level goes negative and refill repays it
+};
+
 /// Configuration of one bucket. Plain data; validated when loaded.
 struct bucket_config {
   std::string name;                   ///< e.g. "total_tpm"
@@ -57,6 +67,7 @@ struct bucket_config {
   bool count_rejected = false;        ///< a refused request still costs one unit (unit == requests)
   window_anchor anchor = window_anchor::session_start;  ///< fixed_window only
   double anchor_offset_s = 0;         ///< fixed_window with epoch anchor: windows start at epoch + offset (s)
+  oversize_rule oversize = oversize_rule::refuse;  ///< a charge above the whole capacity
 };
 
 /// Names for the enums, as used in presets.
@@ -64,6 +75,7 @@ std::string_view to_string(bucket_algorithm) noexcept;
 std::string_view to_string(charging_rule) noexcept;
 std::string_view to_string(bucket_unit) noexcept;
 std::string_view to_string(window_anchor) noexcept;
+std::string_view to_string(oversize_rule) noexcept;
 
 /// What a bucket charges a request at admission and at completion, in units.
 struct bucket_charge {
@@ -108,23 +120,25 @@ public:
 
   const bucket_config& config() const noexcept { return cfg_; }
 
-  /// Seconds to wait from t until a charge of q could be admitted (0 = now, `never` = too large).
+  /// Seconds to wait from t until a charge of q could be admitted (0 = now, `never` = a charge
+  /// above the capacity that the oversize rule does not admit).
   double wait_for(double q, double t) noexcept {
+    if (q > cfg_.limit + eps_ && cfg_.algorithm != bucket_algorithm::concurrency) {
+      if (cfg_.oversize != oversize_rule::debt) return never;
+      return wait_until_full(t);
+    }
     switch (cfg_.algorithm) {
     case bucket_algorithm::token_bucket: {
-      if (q > cfg_.limit + eps_) return never;
       refill(t);
       if (level_ >= q - eps_) return 0.0;
       return (q - level_) / rate_;
     }
     case bucket_algorithm::fixed_window: {
-      if (q > cfg_.limit + eps_) return never;
       roll(t);
       if (count_ + q <= cfg_.limit + eps_) return 0.0;
       return window_start(window_index(t) + 1) - t;
     }
     case bucket_algorithm::sliding_window: {
-      if (q > cfg_.limit + eps_) return never;
       expire(t);
       double sum = log_sum_;
       if (sum + q <= cfg_.limit + eps_) return 0.0;
@@ -210,6 +224,27 @@ public:
   }
 
 private:
+  // Oversize rule `debt`: the wait until the bucket holds nothing (a token bucket at capacity, an
+  // empty window).
+  double wait_until_full(double t) noexcept {
+    switch (cfg_.algorithm) {
+    case bucket_algorithm::token_bucket:
+      refill(t);
+      return level_ >= cfg_.limit - eps_ ? 0.0 : (cfg_.limit - level_) / rate_;
+    case bucket_algorithm::fixed_window:
+      roll(t);
+      return count_ <= eps_ ? 0.0 : window_start(window_index(t) + 1) - t;
+    case bucket_algorithm::sliding_window:
+      expire(t);
+      if (log_sum_ <= eps_) return 0.0;
+      for (std::size_t i = log_.size(); i-- > head_;)
+        if (log_[i].amount > 0) return log_[i].t + cfg_.period_s - t;
+      return 0.0;
+    case bucket_algorithm::concurrency: return 0.0;
+    }
+    return 0.0;
+  }
+
   struct entry {
     double t;
     double amount;

@@ -7,12 +7,15 @@
 //   fit     least-squares speed model (overhead, prefill, cached tokens, decode) from the logs
 #pragma once
 
+#include "loopcast/context.hpp"
 #include "loopcast/metrics.hpp"
+#include "loopcast/price_book.hpp"
 #include "loopcast/prices.hpp"
 #include "loopcast/scenario.hpp"
 #include "loopcast/trace.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,7 +37,11 @@ struct stats_group {
   token_counts tokens;
   request_metrics metrics;
   double recorded_cost_usd = unknown_time;  ///< sum of recorded costs; NaN unless every request has one
-  double priced_cost_usd = unknown_time;    ///< priced with the given price sheet; NaN without one
+  double priced_cost_usd = unknown_time;    ///< priced at each request's own model; NaN if any model is unpriced
+  std::string priced_from;                  ///< where the prices come from ("" when not priced)
+  /// With a provider cache of stats_options::cache_ttl_s: the hit rate and the cost it gives.
+  double ttl_cache_hit_rate = unknown_time;
+  double ttl_priced_cost_usd = unknown_time;
   std::vector<context_bin> bins;
 };
 
@@ -42,15 +49,40 @@ struct trace_stats {
   std::vector<stats_group> groups;   ///< one per model (sorted by name), then "all"
   bool has_ttft = false;             ///< decode throughput and prefill share are measured
   std::vector<const recorded_trace*> totals_only;  ///< logs with per-task totals only
+  std::vector<std::string> unpriced_models;        ///< models the price book does not know
+  double cache_ttl_s = 0;            ///< the TTL of the ttl_* figures (0: not computed)
+  std::int64_t cache_block_tokens = 0;
+};
+
+struct stats_options {
+  /// Prices each request at its own model (nullptr: no pricing). `price_all` instead prices
+  /// every request with one sheet (the old --price TARGET).
+  const model_price_book* prices = nullptr;
+  const price_sheet* price_all = nullptr;
+  double cache_ttl_s = 0;              ///< > 0: also replay a provider cache with this TTL
+  std::int64_t cache_block_tokens = 1; ///< its block size, in tokens
 };
 
 /// The bins used by stats: <20K, 20–50K, 50–100K, >100K prompt tokens.
 std::vector<context_bin> default_context_bins();
 /// Requests as metric samples (t_first_token NaN where the log has none).
 std::vector<request_sample> samples_of(const recorded_trace& t);
+trace_stats compute_trace_stats(const std::vector<recorded_trace>& traces, const stats_options& opt);
+/// Prices every request with one sheet (nullptr: unpriced).
 trace_stats compute_trace_stats(const std::vector<recorded_trace>& traces, const price_sheet* prices = nullptr);
 
 // ---- replay --------------------------------------------------------------------------------
+
+/// How recorded sessions are fitted to one target (replay_options carries the user's choices).
+struct session_shaping {
+  std::int64_t max_tokens_override = 0;   ///< > 0: every request's max_tokens
+  std::int64_t agent_max_tokens = 16384;  ///< when the recording has none (the client/agent preset's)
+  std::int64_t max_output_tokens = 0;     ///< the target model's maximum output (0: no cap)
+  std::int64_t window_tokens = 0;         ///< the target's context window (0: no policy applies)
+  context_policy policy = context_policy::fail;
+  double compact_at = default_compact_at;
+  std::int64_t summary_tokens = default_summary_tokens;
+};
 
 /// Recorded sessions as simulator input. session_plan pointers refer into `scripts`: keep the
 /// object where it is (it is neither copyable nor movable once plans() has been taken).
@@ -58,12 +90,21 @@ struct replay_sessions {
   std::vector<session_script> scripts;
   std::vector<double> start_s;        ///< each session's first send, s after the earliest
   std::vector<std::uint32_t> family;  ///< sessions of one trace share its prefix lineages
+  std::vector<std::string> model;     ///< each session's model (its first request's)
+  std::int32_t compactions = 0;       ///< compaction requests the context policy inserted
+  std::int32_t truncations = 0;       ///< requests the context policy shortened
+  std::vector<std::int32_t> script_compactions, script_truncations;  ///< the same per script
   std::vector<session_plan> plans(std::uint64_t seed) const;
 };
 
 /// Builds the scripts: prompts, outputs and reasoning as recorded; each request sent after the
-/// agent time the log records before it (else recorded send − previous recorded end); max_tokens =
-/// max(default_max_tokens, generated). Throws trace_error for a totals-only log.
+/// agent time the log records before it (else recorded send − previous recorded end, or −
+/// previous send when that request has no recorded end); recorded durations kept for `recorded`
+/// speed. max_tokens = the override, else the recording's, else the agent's, capped at the
+/// target's maximum output, and never below what the request generated. With a window, the
+/// context policy applies (docs/replay.md). Throws trace_error for a totals-only log.
+replay_sessions make_replay_sessions(const std::vector<recorded_trace>& traces, const session_shaping& shape);
+/// The recorded sequence as it is (no window, no cap; agent max_tokens as given).
 replay_sessions make_replay_sessions(const std::vector<recorded_trace>& traces, std::int64_t default_max_tokens);
 
 /// The recorded run, measured like a simulated one.
@@ -71,23 +112,64 @@ struct recorded_run {
   double wall_s = 0;                       ///< first send to last end
   std::size_t requests = 0;
   token_counts tokens;
-  double cost_usd = unknown_time;          ///< recorded, when every request has a cost
+  double cost_usd = unknown_time;          ///< recorded, when every request has a cost; else priced
+  bool cost_priced = false;                ///< cost_usd is priced at each request's model, not recorded
+  std::vector<std::string> unpriced_models;  ///< why cost_usd is NaN when it is
   request_metrics metrics;
 };
-recorded_run measure_recorded(const std::vector<recorded_trace>& traces);
+recorded_run measure_recorded(const std::vector<recorded_trace>& traces, const model_price_book* prices = nullptr);
 
-struct replay_result {
-  recorded_run recorded;
-  std::vector<option_result> options;      ///< option_result::option points into the given options
+enum class replay_speed : std::uint8_t {
+  target,   ///< the target's speed model (and engine)
+  recorded  ///< each request keeps its recorded duration: only the limits and the cache change anything
+};
+std::string_view to_string(replay_speed) noexcept;
+
+/// One target of a replay option, for the sessions whose model matches `pattern` (a glob: '*'
+/// matches any run of characters; "*" matches every model).
+struct model_route {
+  std::string pattern;
+  scenario_option option;
+};
+
+/// A column of a replay: one target for every session, or a route per model.
+struct replay_target {
+  std::string label;
+  std::vector<model_route> routes;  ///< the first matching pattern wins
 };
 
 struct replay_options {
   std::uint64_t seed = 1;
-  std::int64_t default_max_tokens = 16384;
+  std::int64_t max_tokens = 0;             ///< > 0: every request's max_tokens (else recording, then client)
+  std::int64_t default_max_tokens = 16384; ///< when neither the recording nor the client gives one
   double start_unix_s = 0;                 ///< for time-of-day prices; 0 = the log's own clock if absolute
   bool record_attempts = true;
+  replay_speed speed = replay_speed::target;
+  context_policy policy = context_policy::compact;
+  double compact_at = 0;                   ///< fraction of the target's window; 0 = the client's, else 0.83
+  std::int64_t summary_tokens = 0;         ///< 0 = the client's, else 4,000
+  const model_price_book* recorded_prices = nullptr;  ///< prices the recorded run when it records no cost
 };
 
+/// What a replay option's context policy did.
+struct replay_shaping_summary {
+  std::int32_t compactions = 0;            ///< compaction requests inserted
+  std::int32_t truncations = 0;            ///< requests shortened
+  std::vector<std::string> routes;         ///< "pattern → target" per route used
+};
+
+struct replay_result {
+  recorded_run recorded;
+  std::vector<option_result> options;      ///< option_result::option points into `described`
+  std::vector<replay_shaping_summary> shaping;  ///< per option
+  std::vector<std::unique_ptr<scenario_option>> described;  ///< what each option ran (routes merged)
+  context_policy policy = context_policy::compact;
+  replay_speed speed = replay_speed::target;
+};
+
+replay_result run_replay(const std::vector<recorded_trace>& traces, const std::vector<replay_target>& targets,
+                         const replay_options& opt = {});
+/// Every session on each option.
 replay_result run_replay(const std::vector<recorded_trace>& traces, const std::vector<scenario_option>& options,
                          const replay_options& opt = {});
 

@@ -68,6 +68,12 @@ struct session_result {
   double stall_s = 0;                   ///< time spent waiting after 429s, s
   token_counts tokens;                  ///< served tokens
   double cost_usd = 0;
+  // Where a session that did not complete stopped (outcome != completed).
+  std::int32_t stop_request = 0;        ///< 1-based request that stopped it (0: completed)
+  std::int16_t stop_bucket = -1;        ///< the refusing bucket (request_too_large, died_after_retries)
+  double stop_need = 0;                 ///< what the request needed: the bucket's charge, or its tokens (context_overflow)
+  double stop_capacity = 0;             ///< the bucket's limit, or the target's context window
+  bool stop_never_admitted = false;     ///< the request could never have been admitted (above a capacity)
 };
 
 /// A bucket's state when the first 429 happened.

@@ -38,6 +38,9 @@ struct retry_policy {
   double max_s = 8;                     ///< back-off cap, in seconds
   jitter_kind jitter = jitter_kind::none;
   double give_up_above_s = std::numeric_limits<double>::infinity();  ///< give up when the delay passes this
+  // What the agent sends, for replays of its logs (0: not known; the replay's default applies).
+  std::int64_t agent_max_tokens = 0;      ///< max_tokens of its requests, in tokens
+  double agent_compact_at = 0;            ///< it compacts when the prompt reaches this fraction of the window
 };
 
 struct retry_decision {

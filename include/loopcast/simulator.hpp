@@ -9,8 +9,10 @@
 // Per attempt at time t:
 //   1. prompt split: cache_read = prefix-cache hit; input/cache_write = the rest.
 //   2. context window: prompt + generated > window → context_overflow, the session ends.
-//   3. admission: each bucket's wait for its admission charge; never → request_too_large;
-//      any wait > 0 → 429 with retry_after = the largest wait; the client retries or gives up.
+//   3. admission: each bucket's wait for its admission charge; a charge above a bucket's capacity
+//      follows its oversize rule (refuse → request_too_large; rate_limited → a 429 on every
+//      attempt; debt → admitted once the bucket is full); any wait > 0 → 429 with retry_after =
+//      the largest wait; the client retries or gives up.
 //   4. served: buckets charged; TTFT and decode from the speed model; the prompt's whole blocks
 //      are cached (or refreshed) with expiry t_first_token + ttl; at t_end refunds and late
 //      charges apply and the next request is sent after its delay.
@@ -39,6 +41,10 @@ struct sim_options {
   bool batch = false;            ///< requests go through the batch API (discounted)
   bool record_attempts = true;   ///< keep the per-attempt timeline and bucket levels
   bool record_charges = true;    ///< keep the per-bucket charge log (peak demand)
+  /// Each request takes its recorded time (request_spec::recorded_ttft_s and recorded_duration_s;
+  /// an unknown duration counts as 0) instead of the target's speed model and engine: only the
+  /// limits and the cache change anything. For replays.
+  bool recorded_speed = false;
 };
 
 /// Runs the sessions to completion (or death). Throws simulation_error on an invalid plan.

@@ -40,6 +40,7 @@ struct target {
   cache_config cache;
   speed_model speed;
   std::int64_t context_window_tokens = 131072;  ///< prompt + generated must fit, in tokens
+  std::int64_t max_output_tokens = 0;  ///< the model's largest max_tokens (0: not given); replays cap at it
   std::optional<price_sheet> prices;    ///< token prices (cloud)
   std::optional<power_config> power;    ///< energy model (local)
   std::optional<engine_config> engine;  ///< batching and memory of a local engine (none: every request alone)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from loopcast import _core
-from loopcast._presets import Client, Target
+from loopcast._presets import Client, Target, models_dir
 from loopcast._results import Run, Table
 
 __all__ = ["Logs", "import_logs", "stats", "replay", "fit"]
@@ -62,23 +62,68 @@ def _logs(logs: "Logs | str | os.PathLike | Sequence[str | os.PathLike]") -> Log
     return logs if isinstance(logs, Logs) else import_logs(logs)
 
 
-def stats(logs: "Logs | str | Sequence[str]", price: "Target | str | None" = None) -> dict[str, Any]:
-    """``loopcast stats --json`` as a dict: throughput percentiles per model and context bin, cost."""
+def stats(logs: "Logs | str | Sequence[str]", price: "Target | str | None" = None, *,
+          price_list: "str | os.PathLike | None" = None, cache_ttl_s: float = 0.0, block_tokens: int = 1,
+          models: "str | os.PathLike | None" = None) -> dict[str, Any]:
+    """``loopcast stats --json`` as a dict: throughput percentiles per model and context bin, cost.
+
+    Each request is priced at its own model, from the preset catalogue (``models``) or from a
+    LiteLLM / models.dev ``price_list``; ``price`` instead prices every request with one target.
+    ``cache_ttl_s`` > 0 adds the hit rate and cost with a provider cache of that TTL.
+    """
     price_json = None
     if price is not None:
         price_json = json.dumps((price if isinstance(price, Target) else Target.load(price)).to_dict())
-    return json.loads(_core.stats_json(_logs(logs)._handle, price_json))
+    return json.loads(_core.stats_json(_logs(logs)._handle, price_json,
+                                       None if price_list is None else os.fspath(price_list),
+                                       models_dir(models), float(cache_ttl_s), int(block_tokens)))
 
 
-def replay(logs: "Logs | str | Sequence[str]", on: "Iterable[Target | str]", client: "Client | str" = "opencode", *,
-           seed: int = 1, max_tokens: int = 16384, timeline: bool = True) -> Run:
-    """Re-times the recorded sessions on each target (name, ``.json`` path or :class:`Target`)."""
+def _routes(t: "Target | str | Mapping[str, Target | str]") -> tuple[str, list[tuple[str, str]]]:
+    if isinstance(t, Mapping):
+        routes = []
+        names = []
+        for pattern, target in t.items():
+            tg = target if isinstance(target, Target) else Target.load(target)
+            routes.append((str(pattern), json.dumps(tg.to_dict())))
+            names.append(tg.name)
+        if not routes:
+            raise ValueError("a model mapping needs at least one pattern")
+        return "+".join(names), routes
+    tg = t if isinstance(t, Target) else Target.load(t)
+    return tg.name, [("*", json.dumps(tg.to_dict()))]
+
+
+def replay(logs: "Logs | str | Sequence[str]", on: "Iterable[Target | str | Mapping[str, Target | str]]",
+           client: "Client | str | None" = None, *, seed: int = 1, max_tokens: int | None = None,
+           speed: str = "target", context: str = "compact", compact_at: float | None = None,
+           price_list: "str | os.PathLike | None" = None, timeline: bool = True,
+           models: "str | os.PathLike | None" = None) -> Run:
+    """Re-times the recorded sessions on each option of ``on``.
+
+    An option is a target (name, ``.json`` path or :class:`Target`) or a mapping from model-name
+    patterns to targets (``{"claude-opus-*": "anthropic-tier1-claude-opus-4.5", "claude-haiku-*": …}``)
+    so that each session runs at its own model. ``client`` defaults to the agent that wrote the logs
+    (``claude-code``, ``codex`` or ``opencode``); ``max_tokens`` to the client's, capped at each
+    target's maximum output. ``speed="recorded"`` keeps every request's recorded duration;
+    ``context`` is what happens when a prompt outgrows a target's window (``"compact"``,
+    ``"truncate"`` or ``"fail"``), ``compact_at`` the fraction of the window that triggers compaction.
+    """
+    handle = _logs(logs)._handle
+    if client is None:
+        formats = {handle.format(i) for i in range(handle.count)}
+        client = ("claude-code" if formats & {"claude-code", "kv-cache-tester"} else
+                  "codex" if "codex" in formats else "opencode")
     c = client if isinstance(client, Client) else Client.load(client)
+    if max_tokens is not None and (isinstance(max_tokens, bool) or int(max_tokens) < 1):
+        raise ValueError(f"max_tokens must be a whole number >= 1, not {max_tokens!r}")
     options = []
     for t in on:
-        target = t if isinstance(t, Target) else Target.load(t)
-        options.append((target.name, json.dumps(target.to_dict()), json.dumps(c.to_dict())))
-    return Run(_core.replay(_logs(logs)._handle, options, seed, max_tokens, timeline))
+        label, routes = _routes(t)
+        options.append((label, routes, json.dumps(c.to_dict())))
+    return Run(_core.replay(handle, options, seed, 0 if max_tokens is None else int(max_tokens), timeline, speed,
+                            context, 0.0 if compact_at is None else float(compact_at),
+                            None if price_list is None else os.fspath(price_list), models_dir(models)))
 
 
 def fit(logs: "Logs | str | Sequence[str]", name: str = "fitted") -> Target:

@@ -2,8 +2,11 @@
 #include "cli.hpp"
 
 #include "loopcast/loopcast.hpp"
+#include "loopcast/price_lists.hpp"
 #include "loopcast/replay.hpp"
 #include "loopcast/trace.hpp"
+
+#include "../json_reader.hpp"
 
 #include <fmt/format.h>
 
@@ -24,45 +27,144 @@ trace_format format_of(const std::string& name) {
 
 std::vector<std::filesystem::path> as_paths(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
 
+// A mapping file is a JSON object of strings ({"claude-opus-*": "TARGET", …}); a target preset
+// is an object with "kind".
+bool detail_is_mapping_file(const std::string& path) {
+  const auto j = nlohmann::json::parse(detail::read_file(path), nullptr, false);
+  return j.is_object() && !j.contains("kind");
+}
+
+std::vector<std::pair<std::string, std::string>> read_mapping_file(const std::string& path) {
+  const auto j = nlohmann::ordered_json::parse(detail::read_file(path), nullptr, false);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [k, v] : j.items()) {
+    if (!v.is_string() || k.empty())
+      throw config_error(path, "/" + k, "expected \"MODEL-PATTERN\": \"TARGET\" (a preset name or .json path)");
+    out.emplace_back(k, v.get<std::string>());
+  }
+  if (out.empty()) throw config_error(path, "", "expected at least one \"MODEL-PATTERN\": \"TARGET\" pair");
+  return out;
+}
+
+// Prices for recorded requests: the price list given, else the catalogue's targets.
+model_price_book price_book(const globals& g, const std::string& price_list) {
+  if (!price_list.empty()) return price_book_of(import_price_list(price_list));
+  return catalogue_price_book(library(g));
+}
+
 int cmd_stats(const std::vector<std::string>& logs, const std::string& format, const globals& g,
-              const std::string& price, bool as_json) {
+              const std::string& price, const std::string& price_list, double cache_ttl_s, std::int64_t block_tokens,
+              bool as_json) {
   const auto traces = import_traces(as_paths(logs), format_of(format));
   std::optional<target> priced;
+  stats_options so;
   if (!price.empty()) {
     priced = target_ref(library(g), price);
     if (!priced->prices) throw config_error(price, "", "has no prices to price the logs with");
+    so.price_all = &*priced->prices;
   }
-  const auto st = compute_trace_stats(traces, priced ? &*priced->prices : nullptr);
+  const auto book = price_book(g, price_list);
+  if (!priced) so.prices = &book;
+  so.cache_ttl_s = cache_ttl_s;
+  so.cache_block_tokens = block_tokens;
+  const auto st = compute_trace_stats(traces, so);
   if (as_json) std::cout << stats_to_json(traces, st) << "\n";
   else write_stats_text(std::cout, traces, st);
   return ok;
 }
 
-int cmd_replay(const std::vector<std::string>& logs, const std::string& format, const globals& g,
-               const std::vector<std::string>& on, const std::string& client, std::int64_t max_tokens,
-               std::uint64_t seed, bool as_json, const std::string& timeline) {
+// The client of a replay when none is given: the agent that wrote the logs.
+std::string default_client_for(const std::vector<recorded_trace>& traces) {
+  for (const auto& t : traces) {
+    switch (t.format) {
+    case trace_format::claude_code:
+    case trace_format::kv_cache_tester: return "claude-code";  // kv-cache-tester traces are Claude Code sessions
+    case trace_format::codex: return "codex";
+    case trace_format::opencode: return "opencode";
+    default: break;
+    }
+  }
+  return "opencode";
+}
+
+// --on TARGET, or --on 'PATTERN=TARGET,PATTERN=TARGET', or --on FILE.json holding
+// {"PATTERN": "TARGET", …} (an object whose values are names or .json paths).
+replay_target parse_on(const preset_library& lib, const std::string& ref, const retry_policy& client,
+                       bool no_limits) {
+  replay_target rt;
+  std::vector<std::pair<std::string, std::string>> pairs;
+  const bool mapping_file = ref.size() > 5 && ref.ends_with(".json") && std::filesystem::exists(ref) &&
+                            detail_is_mapping_file(ref);
+  if (mapping_file) {
+    pairs = read_mapping_file(ref);
+    rt.label = std::filesystem::path(ref).stem().string();
+  } else if (ref.find('=') != std::string::npos) {
+    std::size_t start = 0;
+    while (start <= ref.size()) {
+      const auto comma = ref.find(',', start);
+      const auto item = ref.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      const auto eq = item.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+        throw std::invalid_argument(fmt::format("--on \"{}\": expected PATTERN=TARGET[,PATTERN=TARGET…], found \"{}\"", ref, item));
+      pairs.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    rt.label = ref;
+  } else {
+    pairs.emplace_back("*", ref);
+  }
+  for (const auto& [pattern, target_name] : pairs) {
+    scenario_option o;
+    o.tgt = target_ref(lib, target_name);
+    if (no_limits) o.tgt.limits.clear();
+    o.label = o.tgt.name;
+    o.client = client;
+    rt.routes.push_back({pattern, std::move(o)});
+  }
+  // A mapping's column is named after its targets; the Routes section gives the patterns.
+  if (pairs.size() == 1) {
+    rt.label = rt.routes.front().option.tgt.name;
+  } else if (!mapping_file) {
+    rt.label.clear();
+    for (const auto& r : rt.routes) rt.label += (rt.label.empty() ? "" : "+") + r.option.tgt.name;
+  }
+  if (no_limits) rt.label += " (no limits)";
+  return rt;
+}
+
+struct replay_args {
+  std::vector<std::string> on;
+  std::string client, timeline, price_list, speed = "target", context = "compact";
+  std::int64_t max_tokens = 0;
+  double compact_at = 0;
+  std::uint64_t seed = 1;
+  bool as_json = false, no_limits = false;
+};
+
+int cmd_replay(const std::vector<std::string>& logs, const std::string& format, const globals& g, const replay_args& a) {
   const auto traces = import_traces(as_paths(logs), format_of(format));
   const auto lib = library(g);
-  std::vector<scenario_option> options;
-  for (const auto& ref : on) {
-    scenario_option o;
-    o.tgt = target_ref(lib, ref);
-    o.label = o.tgt.name;
-    o.client = client_ref(lib, client);
-    options.push_back(std::move(o));
-  }
+  const auto client = client_ref(lib, a.client.empty() ? default_client_for(traces) : a.client);
+  std::vector<replay_target> targets;
+  for (const auto& ref : a.on) targets.push_back(parse_on(lib, ref, client, a.no_limits));
   replay_options ro;
-  ro.seed = seed;
-  ro.default_max_tokens = max_tokens;
-  ro.record_attempts = !timeline.empty();
-  const auto r = run_replay(traces, options, ro);
-  if (!timeline.empty()) {
-    std::ofstream f(timeline);
-    if (!f) throw output_error(fmt::format("{}: cannot open for writing", timeline));
+  ro.seed = a.seed;
+  ro.max_tokens = a.max_tokens;
+  ro.record_attempts = !a.timeline.empty();
+  ro.speed = a.speed == "recorded" ? replay_speed::recorded : replay_speed::target;
+  ro.policy = *parse_context_policy(a.context);
+  ro.compact_at = a.compact_at;
+  const auto book = price_book(g, a.price_list);
+  ro.recorded_prices = &book;
+  const auto r = run_replay(traces, targets, ro);
+  if (!a.timeline.empty()) {
+    std::ofstream f(a.timeline);
+    if (!f) throw output_error(fmt::format("{}: cannot open for writing", a.timeline));
     write_timeline_csv(f, r.options);
-    if (!f) throw output_error(fmt::format("{}: write failed", timeline));
+    if (!f) throw output_error(fmt::format("{}: write failed", a.timeline));
   }
-  if (as_json) std::cout << replay_to_json(traces, r) << "\n";
+  if (a.as_json) std::cout << replay_to_json(traces, r) << "\n";
   else write_replay_text(std::cout, traces, r);
   return ok;
 }
@@ -108,12 +210,12 @@ int cmd_convert(const std::string& log, const std::string& format, const std::st
 
 std::vector<command> log_commands(CLI::App& app, const globals& g) {
   struct state {
-    std::vector<std::string> logs, on;
-    std::string format, price, client = "opencode", out, one_log;
-    std::int64_t max_tokens = 16384;
-    std::uint64_t seed = 1;
+    std::vector<std::string> logs;
+    std::string format, price, price_list, out, one_log;
+    double cache_ttl_s = 0;
+    std::int64_t block_tokens = 1;
     bool as_json = false;
-    std::string timeline;
+    replay_args replay;
   };
   auto st = std::make_shared<state>();
   const std::string formats = "auto, claude-code, codex, opencode, kv-cache-tester, swe-agent, loopcast";
@@ -122,24 +224,46 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
   auto* stats = app.add_subcommand("stats", "Measure recorded agent sessions (DESIGN.md §8): throughput, context, cache, cost");
   stats->add_option("logs", st->logs, "Log files or directories")->required();
   stats->add_option("--format", st->format, "Log format (default: detected): " + formats);
-  stats->add_option("--price", st->price, "Price the logs with this target preset (name or .json)");
+  stats->add_option("--price", st->price, "Price every request with this target preset (name or .json) instead of its own model's prices");
+  stats->add_option("--price-list", st->price_list, "Price each request at its model from a LiteLLM or models.dev price list (default: the preset catalogue)");
+  stats->add_option("--cache-ttl", st->cache_ttl_s, "Also report the hit rate and cost with a provider cache of this TTL, s")
+      ->check(CLI::Range(0.001, 366.0 * 86400));
+  stats->add_option("--block-tokens", st->block_tokens, "Block size of that cache, tokens")
+      ->capture_default_str()->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
   stats->add_flag("--json", st->as_json, "Print the result as JSON");
-  cmds.push_back({stats, [st, &g] { return cmd_stats(st->logs, st->format, g, st->price, st->as_json); }});
+  cmds.push_back({stats, [st, &g] {
+                    return cmd_stats(st->logs, st->format, g, st->price, st->price_list, st->cache_ttl_s, st->block_tokens,
+                                     st->as_json);
+                  }});
 
   auto* replay = app.add_subcommand("replay", "Re-time recorded sessions on other targets: 429s, stalls, cost, speed");
+  auto& ra = st->replay;
   replay->add_option("logs", st->logs, "Log files or directories (replayed together)")->required();
-  replay->add_option("--on", st->on, "Target preset (name or .json); repeat for a side-by-side comparison")->required();
-  replay->add_option("--client", st->client, "Client retry policy preset (name or .json)")->capture_default_str();
-  replay->add_option("--max-tokens", st->max_tokens, "max_tokens of the replayed requests (reserved by some buckets)")
-      ->capture_default_str()->check(CLI::Range(std::int64_t{1}, std::int64_t{10000000}));
-  replay->add_option("--seed", st->seed, "Seed of the clients' jitter")->capture_default_str();
+  replay->add_option("--on", ra.on,
+                     "Target preset (name or .json), or a mapping by model: 'claude-opus-*=TARGET,claude-haiku-*=TARGET' "
+                     "or a .json file {\"PATTERN\": \"TARGET\"}; repeat for a side-by-side comparison")
+      ->required();
+  replay->add_option("--client", ra.client,
+                     "Client preset (name or .json); default: the agent that wrote the logs (claude-code, codex, opencode)");
+  replay->add_option("--max-tokens", ra.max_tokens,
+                     "max_tokens of every replayed request (default: the client's, e.g. Claude Code's 32,000, capped at "
+                     "the target's maximum output)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{10000000}));
+  replay->add_option("--speed", ra.speed, "target (the target's speed model) or recorded (each request keeps its recorded time)")
+      ->capture_default_str()->check(CLI::IsMember({"target", "recorded"}));
+  replay->add_option("--context", ra.context,
+                     "When a prompt outgrows the target's window: compact (as the agent would), truncate, or fail")
+      ->capture_default_str()->check(CLI::IsMember({"compact", "truncate", "fail"}));
+  replay->add_option("--compact-at", ra.compact_at,
+                     "Compact when the prompt reaches this fraction of the target's window (default: the client's, else 0.83)")
+      ->check(CLI::Range(0.05, 1.0));
+  replay->add_flag("--no-limits", ra.no_limits, "Drop the targets' rate-limit buckets (with --speed recorded: the recording itself)");
+  replay->add_option("--price-list", ra.price_list, "Price the recorded requests from this LiteLLM or models.dev list (default: the catalogue)");
+  replay->add_option("--seed", ra.seed, "Seed of the clients' jitter")->capture_default_str();
   replay->add_option("--format", st->format, "Log format (default: detected): " + formats);
-  replay->add_flag("--json", st->as_json, "Print the result as JSON");
-  replay->add_option("--timeline", st->timeline, "Write one CSV row per request attempt to FILE");
-  cmds.push_back({replay, [st, &g] {
-                    return cmd_replay(st->logs, st->format, g, st->on, st->client, st->max_tokens, st->seed, st->as_json,
-                                      st->timeline);
-                  }});
+  replay->add_flag("--json", ra.as_json, "Print the result as JSON");
+  replay->add_option("--timeline", ra.timeline, "Write one CSV row per request attempt to FILE");
+  cmds.push_back({replay, [st, &g] { return cmd_replay(st->logs, st->format, g, st->replay); }});
 
   auto* fit = app.add_subcommand("fit", "Fit a speed model to recorded sessions and write it as a target preset");
   fit->add_option("logs", st->logs, "Log files or directories")->required();

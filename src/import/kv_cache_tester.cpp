@@ -3,9 +3,13 @@
 // Conventions converted here:
 // - Per request: t (s from the trace start; a subagent's requests from the subagent's t), in
 //   (prompt tokens), out (generated tokens, thinking included), hash_ids (one id per block_size
-//   tokens of the prompt, the prefix structure), api_time (s), optional ttft (s), think_time (s
-//   of agent time before it). Records without api_time (the proxy saw no response timing) keep
-//   their tokens but have no end time.
+//   tokens of the prompt, the prefix structure), api_time (s), optional ttft (s), think_time (s).
+//   Records without api_time (the proxy saw no response timing) keep their tokens but have no
+//   end time.
+// - Timing: t is the recorded send. think_time is measured from the end of the last request
+//   that has an api_time, so after an untimed request it spans that request too; it is not used.
+//   The agent time before a request is t − (previous t + previous api_time), or t − previous t
+//   after an untimed request (whose duration is unknown and taken as 0 by `recorded` replays).
 // - The recorded cache hit is not in the trace: cache_read is what an ideal cache (no expiry)
 //   holds, the longest prefix of hash_ids that an earlier request already sent, in whole blocks.
 // - The hash-id sequences form a trie; each branch becomes a lineage, so a replay's prefix cache
@@ -81,7 +85,9 @@ recorded_trace import_kv_cache_tester(const std::string& path) {
     // Some records carry no response timing (no api_time): tokens count, durations do not.
     q.t_end = api ? q.t_send + *api : unknown_time;
     if (auto ttft = number_at(r, "ttft"); api && ttft && *ttft >= 0 && *ttft <= *api) q.t_first_token = q.t_send + *ttft;
-    if (auto think = number_at(r, "think_time"); think && *think >= 0) q.delay_before_s = *think;
+    // think_time is not used: after a request without api_time the trace measures it from the end
+    // of the last *timed* request, so it would count the untimed request's time twice. The agent
+    // time is derived from t instead (docs/trace-format.md, "kv-cache-tester timing").
     q.model = model_index(t, string_at(r, "model").value_or("unknown"));
     q.source_line = index;
     // Walk the trie: the blocks already present are the ideal cache's hit.

@@ -1,4 +1,4 @@
-// Importing and replaying real logs (goal: the five kv-cache-tester traces of ../shared on three
+// Importing and replaying real logs (goal: the five kv-cache-tester traces of tests/data on three
 // presets well under a second). Run: build/tests/benchmarks/loopcast_bench --benchmark_filter=Replay
 #include <loopcast/loopcast.hpp>
 

@@ -18,7 +18,7 @@ def models() -> str:
 
 @pytest.fixture(scope="session")
 def traces() -> pathlib.Path:
-    return pathlib.Path(os.environ.get("LOOPCAST_TRACES_DIR", str(ROOT.parent / "shared" / "data" / "traces")))
+    return pathlib.Path(os.environ.get("LOOPCAST_TRACES_DIR", str(ROOT / "tests" / "data" / "traces")))
 
 
 @pytest.fixture(scope="session")

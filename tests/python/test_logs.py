@@ -38,3 +38,44 @@ def test_replay_and_fit(traces, models):
 def test_totals_only_logs_are_refused_for_replay(traces):
     with pytest.raises(loopcast.TraceError, match="per-task totals only"):
         loopcast.replay(traces / "swe-agent" / "pydicom__pydicom-1458.traj", on=["local-workstation-qwen-27b"])
+
+
+def test_replay_routes_each_model_and_keeps_recorded_times(traces):
+    log = traces / "claude-code-weka" / "trace_0291.json"
+    mapping = {"claude-opus-*": "anthropic-tier1-claude-opus-4.5", "claude-haiku-*": "anthropic-tier1-claude-haiku-4.5"}
+    run = loopcast.replay(log, on=[mapping], speed="recorded", context="fail")
+    option = run.summary["options"][0]
+    assert option["label"] == "anthropic-tier1-claude-opus-4.5+anthropic-tier1-claude-haiku-4.5"
+    assert option["routes"] == ["claude-opus-* → anthropic-tier1-claude-opus-4.5",
+                                "claude-haiku-* → anthropic-tier1-claude-haiku-4.5"]
+    assert run.summary["speed"] == "recorded" and run.summary["context_policy"] == "fail"
+    # Opus and Haiku requests priced at their own models: the recorded column is priced, not n/a.
+    assert run.summary["recorded"]["cost_priced"] is True and run.summary["recorded"]["cost_usd"] > 0
+    # Without limits, recorded speed gives back the recorded wall clock.
+    free = loopcast.Target.load("local-workstation-qwen-27b")
+    same = loopcast.replay(log, on=[free], speed="recorded")
+    assert abs(same.summary["options"][0]["wall_s"] - same.summary["recorded"]["wall_s"]) < 1e-3 * same.summary["recorded"]["wall_s"]
+
+
+def test_replay_refuses_bad_arguments(traces):
+    log = traces / "claude-code-weka" / "trace_0291.json"
+    with pytest.raises(ValueError, match="speed must be"):
+        loopcast.replay(log, on=["local-workstation-qwen-27b"], speed="fast")
+    with pytest.raises(ValueError, match="context must be"):
+        loopcast.replay(log, on=["local-workstation-qwen-27b"], context="shrink")
+    with pytest.raises(ValueError, match="max_tokens must be"):
+        loopcast.replay(log, on=["local-workstation-qwen-27b"], max_tokens=0)
+    with pytest.raises(loopcast.ConfigError, match="no mapping for the model claude-haiku-4-5-20251001"):
+        loopcast.replay(log, on=[{"claude-opus-*": "anthropic-tier1-claude-opus-4.5"}])
+
+
+def test_stats_price_each_model_and_a_provider_cache(traces):
+    s = loopcast.stats(traces / "claude-code-weka" / "trace_0291.json", cache_ttl_s=300, block_tokens=64)
+    groups = {g["model"]: g for g in s["groups"]}
+    assert groups["claude-opus-4-5-20251101"]["priced_from"] == "anthropic-tier1-claude-opus-4.5"
+    assert groups["claude-haiku-4-5-20251001"]["priced_from"] == "anthropic-tier1-claude-haiku-4.5"
+    total = groups["claude-opus-4-5-20251101"]["priced_cost_usd"] + groups["claude-haiku-4-5-20251001"]["priced_cost_usd"]
+    assert groups["all"]["priced_cost_usd"] == pytest.approx(total, rel=1e-12)
+    cache = groups["all"]["provider_cache"]
+    assert cache["ttl_s"] == 300 and 0 < cache["cache_hit_rate"] <= groups["all"]["cache_hit_rate"]
+    assert s["unpriced_models"] == []

@@ -104,7 +104,7 @@ TEST(PresetErrors, UnknownKey) {
   j["limits"]["buckets"][0]["limitt"] = 5;
   EXPECT_EQ(target_error(j.dump()),
             "bad.json: /limits/buckets/0/limitt: unknown key \"limitt\" (allowed here: name, unit, counts, limit, "
-            "period_s, algorithm, charging, count_rejected, anchor, anchor_offset_s)");
+            "period_s, algorithm, charging, count_rejected, anchor, anchor_offset_s, oversize)");
 }
 
 TEST(PresetErrors, MissingKey) {
@@ -208,7 +208,7 @@ TEST(PresetErrors, UnknownPresetNameListsTheKnownOnes) {
     (void)lib.load_client("curl");
     FAIL();
   } catch (const config_error& e) {
-    EXPECT_EQ(e.reason(), "no client preset named \"curl\" (known: aider, anthropic-python-sdk, openai-python-sdk, opencode)");
+    EXPECT_EQ(e.reason(), "no client preset named \"curl\" (known: aider, anthropic-python-sdk, claude-code, codex, openai-python-sdk, opencode)");
   }
 }
 

@@ -83,8 +83,10 @@ TEST(Replay, ScriptsKeepTheRecordedSequence) {
     EXPECT_EQ(script[i].prompt_tokens, main[i].tokens.prompt());
     EXPECT_EQ(script[i].output_tokens, main[i].tokens.output);
   }
-  // Request 2 of trace_0291: think_time 9 s before it.
-  EXPECT_EQ(script[1].delay_before_s, 9.0);
+  // Request 2 of trace_0291: sent 8.98 s after request 1 ended (t − (previous t + api_time); the
+  // trace's think_time rounds it to 9).
+  EXPECT_NEAR(script[1].delay_before_s, 8.98, 1e-9);
+  EXPECT_DOUBLE_EQ(script[1].delay_before_s, main[1].t_send - main[0].t_end);
 }
 
 // Replaying a log on a target whose speed was fitted to it reproduces its request times:
