@@ -243,12 +243,14 @@ void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& trac
     fmt::print(os, "\n  The logs record no cost: the recorded column prices each request at its own model.\n");
   else if (std::isnan(rec.cost_usd) && !rec.unpriced_models.empty())
     fmt::print(os, "\n  Recorded cost n/a: no prices for {} (give --price-list FILE).\n", fmt::join(rec.unpriced_models, ", "));
-  bool routes = false;
-  for (const auto& sh : r.shaping) routes = routes || sh.routes.size() > 1 || (sh.routes.size() == 1 && sh.routes[0].rfind("* ", 0) != 0);
-  if (routes) {
-    fmt::print(os, "\n  Routes\n");
-    for (std::size_t i = 0; i < r.options.size(); ++i)
-      fmt::print(os, "  {:<22} {}\n", r.options[i].label, fmt::join(r.shaping[i].routes, "; "));
+  // Options that route models to targets (a single "* → target" is just the target).
+  bool header_routes = false;
+  for (std::size_t i = 0; i < r.options.size(); ++i) {
+    const auto& routes = r.shaping[i].routes;
+    if (routes.size() == 1 && routes[0].rfind("* ", 0) == 0) continue;
+    if (!header_routes) fmt::print(os, "\n  Routes by model\n");
+    header_routes = true;
+    fmt::print(os, "  {}: {}\n", r.options[i].label, fmt::join(routes, "; "));
   }
   bool header = false;
   for (const auto& o : r.options) {

@@ -332,3 +332,40 @@ TEST(CliCatalogue, PricesImportAndLimitsInfer) {
   EXPECT_EQ(none.err, "loopcast: " + models + "/clients/opencode.json: no rate-limit header of Cerebras, OpenAI or "
                       "Anthropic and no 429 message (\"Limit L, Used U, Requested R … try again in T\")\n");
 }
+
+// --on takes a mapping by model inline or from a file; the flags of real-session replays are
+// checked (exit 2), and a stop is explained in the text report.
+TEST(CliLogs, ReplayRoutesAndExplains) {
+  const auto trace = traces + "/claude-code-weka/trace_0291.json";
+  const auto map = std::filesystem::temp_directory_path() / ("loopcast_map_" + std::to_string(::getpid()) + ".json");
+  {
+    std::ofstream f(map);
+    f << R"({"claude-opus-*": "local-workstation-qwen-27b", "claude-haiku-*": "rtx3090-llamacpp-qwen-3.8-27b-128k"})";
+  }
+  auto r = loopcast("--models " + models + " replay " + trace + " --on " + map.string() + " --json");
+  std::filesystem::remove(map);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& o = j["options"][0];
+  EXPECT_EQ(o["routes"], nlohmann::json::array({"claude-opus-* → local-workstation-qwen-27b",
+                                                "claude-haiku-* → rtx3090-llamacpp-qwen-3.8-27b-128k"}));
+  EXPECT_EQ(o["complete"], true);
+  EXPECT_EQ(o["requests_served"], 32);
+
+  r = loopcast("--models " + models + " replay " + trace + " --on 'claude-opus-*=local-workstation-qwen-27b'");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_EQ(r.err, "loopcast: --on: local-workstation-qwen-27b: no mapping for the model claude-haiku-4-5-20251001 "
+                   "(2 sessions); add a pattern for it, or '*=TARGET'\n");
+  r = loopcast("--models " + models + " replay " + trace + " --on 'claude-opus-*'");
+  EXPECT_EQ(r.code, 3);  // a preset name that does not exist
+  r = loopcast("--models " + models + " replay " + trace + " --on local-workstation-qwen-27b --speed fast");
+  EXPECT_EQ(r.code, 2);
+  r = loopcast("--models " + models + " replay " + trace + " --on local-workstation-qwen-27b --compact-at 1.5");
+  EXPECT_EQ(r.code, 2);
+
+  // Sonnet 4.5 on Tier 1 with the reservation refused outright is explained where the user looks.
+  r = loopcast("--models " + models + " replay " + traces +
+               "/claude-code-weka/trace_0455.json --on cerebras-free-qwen-3.8-27b --max-tokens 16384");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("Why options stopped"), std::string::npos) << r.out;
+}
