@@ -1,4 +1,5 @@
 #include "json_reader.hpp"
+#include "json_parse.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -25,45 +26,29 @@ std::string escape_pointer_token(std::string_view key) {
 }
 
 std::string fmt_number(double x) { return fmt::format("{}", x); }
+
+template <class Json>
+[[noreturn]] void throw_parse_problem(const json_parse_result<Json>& r, std::string_view text, const std::string& file) {
+  if (r.too_deep) throw config_error(file, "", fmt::format("JSON nested deeper than {} levels", max_depth));
+  if (r.duplicate) throw config_error(file, r.pointer, r.message);
+  if (r.syntax) {
+    const auto [line, col] = line_column(text, r.byte);
+    throw config_error(file, "", fmt::format("not valid JSON at line {}, column {}: {}", line, col, r.message));
+  }
+  throw config_error(file, "", fmt::format("not valid JSON: {}", r.message));
+}
 } // namespace
 
 nlohmann::json parse_json(std::string_view text, const std::string& file) {
-  bool too_deep = false;
-  // The callback sees each value's depth; refusing deep documents keeps the recursive parser's
-  // stack bounded.
-  nlohmann::json::parser_callback_t cb = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-    if (depth > max_depth) too_deep = true;
-    return !too_deep;
-  };
-  try {
-    auto j = nlohmann::json::parse(text.begin(), text.end(), cb, /*allow_exceptions=*/true,
-                                   /*ignore_comments=*/false);
-    if (too_deep)
-      throw config_error(file, "", fmt::format("JSON nested deeper than {} levels", max_depth));
-    return j;
-  } catch (const nlohmann::json::parse_error& e) {
-    if (too_deep)
-      throw config_error(file, "", fmt::format("JSON nested deeper than {} levels", max_depth));
-    // Turn the byte offset into line:column.
-    std::size_t line = 1, col = 1;
-    const std::size_t end = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
-    for (std::size_t i = 0; i < end; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    std::string msg = e.what();
-    if (auto p = msg.find("parse error"); p != std::string::npos) msg = msg.substr(p);
-    throw config_error(file, "", fmt::format("not valid JSON at line {}, column {}: {}", line, col, msg));
-  } catch (const nlohmann::json::exception& e) {
-    // e.g. out_of_range 406 "number overflow parsing '1e999'": no position is known.
-    std::string msg = e.what();
-    if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
-    throw config_error(file, "", fmt::format("not valid JSON: {}", msg));
-  }
+  auto r = parse_json_text<nlohmann::json>(text, max_depth, /*refuse_duplicates=*/true);
+  if (r.value) return std::move(*r.value);
+  throw_parse_problem(r, text, file);
+}
+
+nlohmann::ordered_json parse_ordered_json(std::string_view text, const std::string& file) {
+  auto r = parse_json_text<nlohmann::ordered_json>(text, max_depth, /*refuse_duplicates=*/true);
+  if (r.value) return std::move(*r.value);
+  throw_parse_problem(r, text, file);
 }
 
 std::string read_file(const std::string& path) {

@@ -16,8 +16,11 @@
 
 namespace loopcast::detail {
 
-/// Parses text as JSON (nesting at most 64 deep); syntax errors name the line and column.
+/// Parses text as JSON (nesting at most 64 deep, in linear time); syntax errors name the line and
+/// column, a duplicate key the JSON pointer of its object.
 nlohmann::json parse_json(std::string_view text, const std::string& file);
+/// The same, keeping the keys' order.
+nlohmann::ordered_json parse_ordered_json(std::string_view text, const std::string& file);
 /// Reads a whole file (config_error if it cannot be read; larger than 64 MiB is refused).
 std::string read_file(const std::string& path);
 

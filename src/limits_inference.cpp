@@ -258,8 +258,10 @@ limits_inference infer_limits(std::span<const header_snapshot> snaps) {
       const auto l = s.headers.find(f.limit);
       if (l == s.headers.end()) continue;
       const auto lv = number(l->second);
-      if (!lv || *lv <= 0) {
-        r.notes.push_back(fmt::format("{}: {}: \"{}\" is not a limit; ignored", s.source, f.limit, l->second));
+      // A preset's limit is a whole number from 1 to 10^12: anything else cannot become one.
+      if (!lv || *lv < 1 || *lv > 1e12 || *lv != std::floor(*lv)) {
+        r.notes.push_back(fmt::format("{}: {}: \"{}\" is not a limit (a whole number from 1 to 10^12); ignored",
+                                      s.source, f.limit, l->second));
         continue;
       }
       if (limit && *lv != *limit)

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -48,7 +49,15 @@ void parallel_for(std::size_t n, unsigned threads, F&& fn) {
   std::vector<std::thread> pool;
   const std::size_t count = std::min<std::size_t>(threads, n);
   pool.reserve(count - 1);
-  for (std::size_t t = 1; t < count; ++t) pool.emplace_back(worker);
+  // A thread that cannot be started (a process limit) is not an error: the threads that did
+  // start, and this one, share the work, and the results are the same.
+  for (std::size_t t = 1; t < count; ++t) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
   worker();
   for (auto& t : pool) t.join();
   if (error) std::rethrow_exception(error);

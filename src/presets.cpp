@@ -668,8 +668,7 @@ nlohmann::ordered_json inline_reference(const nlohmann::ordered_json& ref, prese
   const std::string path = name.size() > 5 && name.ends_with(".json") ? sibling(file, name).string()
                                                                        : lib.find(kind, name).string();
   const auto text = detail::read_file(path);
-  (void)detail::parse_json(text, path);  // its syntax errors, with line and column
-  return nlohmann::ordered_json::parse(text);
+  return detail::parse_ordered_json(text, path);  // its syntax errors with line and column
 }
 
 template <class T, class F>
@@ -692,9 +691,9 @@ scenario parse_scenario(std::string_view text, const std::string& file, const pr
 }
 
 std::string resolved_preset_json(std::string_view text, const std::string& file, const preset_library& lib, int indent) {
-  const auto checked = detail::parse_json(text, file);
-  auto j = nlohmann::ordered_json::parse(text);
+  auto j = detail::parse_ordered_json(text, file);
   if (j.is_object() && j.value("kind", "") == "scenario") {
+    const auto checked = detail::parse_json(text, file);
     (void)read_scenario(node(checked, "", file), lib);  // refuse a bad scenario with its own messages
     if (j.contains("workload")) j["workload"] = inline_reference(j["workload"], preset_kind::workload, file, lib);
     if (j.contains("fleet"))
@@ -731,9 +730,10 @@ preset_library::preset_library(std::vector<std::filesystem::path> dirs) : dirs_(
     if (ec) throw config_error(dir.string(), "", fmt::format("cannot list presets: {}", ec.message()));
     std::sort(files.begin(), files.end());
     for (const auto& f : files) {
-      const auto text = detail::read_file(f.string());
-      const auto j = detail::parse_json(text, f.string());
-      const node root(j, "", f.string());
+      const std::string file = f.string();  // outlives the nodes that point to it
+      const auto text = detail::read_file(file);
+      const auto j = detail::parse_json(text, file);
+      const node root(j, "", file);
       preset_entry e;
       e.kind = read_enum(root.at("kind"), all_kinds);
       e.name = read_name(root);

@@ -32,6 +32,7 @@ constexpr double max_plausible_usd_per_million = 1000;  // above: probably a uni
 struct reader {
   const std::string& model;
   std::vector<price_warning>& warnings;
+  mutable bool rejected = false;  // a price field was present but not a valid price
 
   void warn(const std::string& field, std::string message) const { warnings.push_back({model, field, std::move(message)}); }
 
@@ -41,11 +42,13 @@ struct reader {
     if (it == obj.end() || it->is_null()) return std::nullopt;
     if (!it->is_number()) {
       warn(field, fmt::format("expected a number, found {}; ignored", detail::describe(*it)));
+      rejected = true;
       return std::nullopt;
     }
     const double v = it->get<double>() * scale;
     if (!std::isfinite(v) || v < 0) {
       warn(field, fmt::format("expected a price >= 0, found {}; ignored", it->get<double>()));
+      rejected = true;
       return std::nullopt;
     }
     if (v > max_plausible_usd_per_million)
@@ -55,8 +58,9 @@ struct reader {
   std::int64_t count(const json& obj, const std::string& field) const {
     const auto it = obj.find(field);
     if (it == obj.end() || it->is_null()) return 0;
-    if (!it->is_number() || it->get<double>() < 0 || !std::isfinite(it->get<double>())) {
-      warn(field, fmt::format("expected a token count >= 0, found {}; ignored", detail::describe(*it)));
+    // Token counts up to 10^13 (a larger one is a typo, and would not fit the conversion).
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0 || it->get<double>() > 1e13) {
+      warn(field, fmt::format("expected a token count from 0 to 10^13, found {}; ignored", detail::describe(*it)));
       return 0;
     }
     return static_cast<std::int64_t>(it->get<double>());
@@ -161,7 +165,12 @@ imported_model litellm_model(const std::string& id, const json& m, std::vector<p
         r.warn(field, "expected {\"range\": [from, to], …}; ignored");
         continue;
       }
-      const auto from = static_cast<std::int64_t>(t["range"][0].get<double>());
+      const double from_d = t["range"][0].get<double>();
+      if (!std::isfinite(from_d) || from_d > 1e13) {
+        r.warn(field, "expected a tier start from 0 to 10^13 tokens; ignored");
+        continue;
+      }
+      const auto from = static_cast<std::int64_t>(from_d);
       bool hr = false, hre = false, tier_any = false;
       auto c = litellm_classes(t, "", r, hr, hre, tier_any);
       if (from <= 0) continue;  // the base tier
@@ -203,6 +212,7 @@ imported_model litellm_model(const std::string& id, const json& m, std::vector<p
   if (auto it = m.find("rpm"); it != m.end() && it->is_number()) out.rpm = it->get<double>();
   if (auto it = m.find("tpm"); it != m.end() && it->is_number()) out.tpm = it->get<double>();
   if (!any) r.warn("input_cost_per_token", "no input or output price: the model is listed without token prices");
+  out.priced = any && !r.rejected;
   return out;
 }
 
@@ -260,6 +270,7 @@ imported_model modelsdev_model(const std::string& provider, const std::string& i
     out.context_window_tokens = r.count(*lim, "context");
     out.max_output_tokens = r.count(*lim, "output");
   }
+  out.priced = !r.rejected;
   return out;
 }
 
@@ -335,6 +346,7 @@ model_price_book price_book_of(const price_list& list) {
   model_price_book book;
   book.source = list.file;
   for (const auto& m : list.models) {
+    if (!m.priced) continue;  // no token prices, or one was rejected: never priced at zero
     const bool writes = m.prices.usd_per_million.cache_write_5m > 0 || m.prices.usd_per_million.cache_write_1h > 0;
     book.add({normalize_model_name(m.id), m.id, list.file + " " + m.id, m.prices, writes});
   }

@@ -1,6 +1,10 @@
 #include "loopcast/scenario.hpp"
 
+#include "loopcast/budget.hpp"
+
 #include "parallel.hpp"
+
+#include <algorithm>
 
 #include <limits>
 
@@ -12,7 +16,27 @@ std::int32_t fleet_size(const scenario& s) noexcept {
   return n;
 }
 
+namespace {
+// A run's size before its scripts exist: the turns of every session, plus a tenth for compactions.
+run_size size_of(const scenario& s, bool record_attempts, bool record_charges) {
+  run_size z;
+  std::size_t buckets = 0;
+  for (const auto& o : s.options) buckets = std::max(buckets, o.tgt.limits.size());
+  for (const auto& g : s.fleet) {
+    z.sessions += g.sessions;
+    const std::int64_t turns = static_cast<std::int64_t>(g.sessions) * g.wl.turns;
+    z.requests += turns + (g.wl.compaction.enabled ? turns / 10 : 0);
+  }
+  z.lineages = z.sessions * 2 + z.requests / 10;
+  z.buckets = static_cast<std::int64_t>(buckets);
+  z.record_attempts = record_attempts;
+  z.record_charges = record_charges;
+  return z;
+}
+} // namespace
+
 scenario_result run_scenario(const scenario& s, const run_options& opt) {
+  check_run_size(size_of(s, opt.record_attempts, opt.record_charges), "scenario " + s.name);
   scenario_result r;
   r.scn = &s;
   r.seed = opt.seed.value_or(s.seed);
@@ -81,6 +105,9 @@ std::vector<std::uint64_t> consecutive_seeds(std::uint64_t first, std::size_t co
 
 std::vector<run_summary> run_seeds(const scenario& s, std::span<const std::uint64_t> seeds, unsigned threads) {
   const std::size_t no = s.options.size();
+  // Runs in flight at once, each with its own scripts and results.
+  const auto parallel = static_cast<std::int64_t>(std::min<std::size_t>(detail::resolve_threads(threads), std::max<std::size_t>(seeds.size(), 1)));
+  check_run_size(size_of(s, false, false), "scenario " + s.name, parallel);
   std::vector<run_summary> out(seeds.size() * no);
   detail::parallel_for(seeds.size(), threads, [&](std::size_t i) {
     run_options ro;

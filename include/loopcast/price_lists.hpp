@@ -45,6 +45,7 @@ struct imported_model {
   std::int64_t max_output_tokens = 0;
   double rpm = 0, tpm = 0;                 ///< LiteLLM's rate limits when given (0: not given)
   std::vector<std::string> notes;          ///< defaults applied
+  bool priced = true;                      ///< false: no token prices, or a price field was rejected (see warnings)
 };
 
 struct price_list {

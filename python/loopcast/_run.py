@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 import os
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -23,7 +24,29 @@ def _preset(kind: type, value: "Preset | str | dict", models: str | os.PathLike 
         raise TypeError(f"expected a loopcast.{kind.__name__}, found a loopcast.{type(value).__name__}")
     if isinstance(value, dict):
         return kind(value, models=None if models is None else os.fspath(models))
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"expected a loopcast.{kind.__name__}, a dict, or a preset name or .json path, "
+                        f"found {type(value).__name__}")
     return kind.load(value, models=models)
+
+
+def _whole(name: str, value: Any, lo: int, hi: int) -> int:
+    """A whole number in [lo, hi]: bools, floats and out-of-range values are refused, never wrapped or floored."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be a whole number, found {value!r}")
+    if not lo <= int(value) <= hi:
+        raise ValueError(f"{name} must be from {lo} to {hi}, found {value}")
+    return int(value)
+
+
+def _real(name: str, value: Any, lo: float, hi: float) -> float:
+    """A finite number in [lo, hi]."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, found {value!r}")
+    v = float(value)
+    if not math.isfinite(v) or not lo <= v <= hi:
+        raise ValueError(f"{name} must be a finite number from {lo} to {hi}, found {value}")
+    return v
 
 
 def _scenario(scenario: "Scenario | str | dict", models: str | os.PathLike | None) -> Scenario:
@@ -37,6 +60,8 @@ def run(scenario: "Scenario | str | dict" = "reference", *, seed: int | None = N
     ``seed`` replaces the scenario's seed; ``timeline=False`` skips the per-attempt records (faster).
     """
     s = _scenario(scenario, models)
+    if seed is not None:
+        seed = _whole("seed", seed, 0, 2**64 - 1)
     return Run(_core.run_scenario(json.dumps(s.to_dict()), s._file, models_dir(models), seed, timeline))
 
 
@@ -60,7 +85,12 @@ def monte_carlo(scenario: "Scenario | str | dict", seeds: "Iterable[int] | int |
     """
     s = _scenario(scenario, models)
     text, mdir = json.dumps(s.to_dict()), models_dir(models)
+    confidence = _real("confidence", confidence, 0.5, 0.9999)
+    horizon_s = _real("horizon_s", horizon_s, 1e-3, 1e9)
+    threads = _whole("threads", threads, 0, 1024)
+    max_seeds = _whole("max_seeds", max_seeds, 2, 10_000_000)
     if precision is not None:
+        precision = _real("precision", precision, 1e-6, 10.0)
         if seeds is not None:
             raise TypeError("give seeds= or precision=, not both")
         rows, summary = _core.run_montecarlo(text, s._file, mdir, 100, float(precision), metric, max_seeds,
@@ -68,8 +98,10 @@ def monte_carlo(scenario: "Scenario | str | dict", seeds: "Iterable[int] | int |
     else:
         if seeds is None:
             raise TypeError("monte_carlo() needs seeds= (a count or an iterable) or precision=")
-        seeds_arr = (np.arange(seeds, dtype=np.uint64) if isinstance(seeds, int)
-                     else np.asarray(list(seeds), dtype=np.uint64))
+        if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
+            seeds_arr = np.arange(_whole("seeds", seeds, 1, 10_000_000), dtype=np.uint64)
+        else:
+            seeds_arr = np.asarray([_whole("a seed", x, 0, 2**64 - 1) for x in seeds], dtype=np.uint64)
         rows, summary = _core.run_seeds(text, s._file, mdir, seeds_arr, threads, confidence, horizon_s)
     return MonteCarlo(rows, [o.label for o in s.options], json.loads(summary))
 

@@ -34,13 +34,22 @@ struct command {
   std::function<int()> run;
 };
 
+/// A finite number from lo to hi (CLI11's Range lets NaN through: every comparison with it is false).
+CLI::Validator finite_range(double lo, double hi);
+/// A whole number from 0 to 2^64 − 1 written in decimal digits (no sign, no wrap-around).
+CLI::Validator seed_digits();
+
 preset_library library(const globals& g);
 /// A scenario, target or client given as a preset name or a .json file.
 scenario scenario_ref(const preset_library& lib, const std::string& ref);
 target target_ref(const preset_library& lib, const std::string& ref);
 retry_policy client_ref(const preset_library& lib, const std::string& ref);
-/// Writes text to a file (output_error when it cannot), or to stdout for "-".
-void write_output(const std::string& path, const std::string& text);
+/// Writes text to a file, or to stdout for "-": never to one of `inputs` (the same file under
+/// any name), through a temporary file renamed over the target (a device or pipe is written in
+/// place), every write and the close checked. Throws output_error (exit code 4).
+void write_output(const std::string& path, const std::string& text, const std::vector<std::string>& inputs = {});
+/// Throws output_error when `path` is the same file as one of `inputs`.
+void check_not_an_input(const std::string& path, const std::vector<std::string>& inputs);
 
 std::vector<command> simulation_commands(CLI::App& app, const globals& g);  // run, montecarlo, sweep, solve
 std::vector<command> log_commands(CLI::App& app, const globals& g);         // stats, replay, fit, convert

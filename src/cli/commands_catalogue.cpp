@@ -100,8 +100,10 @@ int import_prices(const std::string& file, const std::string& format, const std:
   if (as_json) {
     auto models = nlohmann::ordered_json::array();
     for (const auto& m : list.models) {
+      // A model whose price was rejected gets no prices: a preset built from it must not read 0.
       nlohmann::ordered_json j = {{"id", m.id}, {"provider", m.provider},
-                                  {"prices", nlohmann::ordered_json::parse(price_sheet_json(m.prices, -1))}};
+                                  {"prices", m.priced ? nlohmann::ordered_json::parse(price_sheet_json(m.prices, -1))
+                                                      : nlohmann::ordered_json(nullptr)}};
       if (!m.variants.empty()) {
         nlohmann::ordered_json v;
         for (const auto& [name, sheet] : m.variants) v[name] = nlohmann::ordered_json::parse(price_sheet_json(sheet, -1));

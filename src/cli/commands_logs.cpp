@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 namespace loopcast::cli {
 
@@ -143,6 +144,7 @@ struct replay_args {
 };
 
 int cmd_replay(const std::vector<std::string>& logs, const std::string& format, const globals& g, const replay_args& a) {
+  if (!a.timeline.empty()) check_not_an_input(a.timeline, logs);  // before the work, not after
   const auto traces = import_traces(as_paths(logs), format_of(format));
   const auto lib = library(g);
   const auto client = client_ref(lib, a.client.empty() ? default_client_for(traces) : a.client);
@@ -159,10 +161,9 @@ int cmd_replay(const std::vector<std::string>& logs, const std::string& format, 
   ro.recorded_prices = &book;
   const auto r = run_replay(traces, targets, ro);
   if (!a.timeline.empty()) {
-    std::ofstream f(a.timeline);
-    if (!f) throw output_error(fmt::format("{}: cannot open for writing", a.timeline));
-    write_timeline_csv(f, r.options);
-    if (!f) throw output_error(fmt::format("{}: write failed", a.timeline));
+    std::ostringstream csv;
+    write_timeline_csv(csv, r.options);
+    write_output(a.timeline, csv.str(), logs);
   }
   if (a.as_json) std::cout << replay_to_json(traces, r) << "\n";
   else write_replay_text(std::cout, traces, r);
@@ -170,15 +171,18 @@ int cmd_replay(const std::vector<std::string>& logs, const std::string& format, 
 }
 
 int cmd_fit(const std::vector<std::string>& logs, const std::string& format, const std::string& out) {
+  check_not_an_input(out, logs);
   const auto traces = import_traces(as_paths(logs), format_of(format));
   const auto fit = fit_speed_model(traces);
   const auto name = std::filesystem::path(out).stem().string();
   const auto text = fit_to_target_json(fit, name, traces);
-  (void)parse_target(text, out);  // the preset it writes must load
-  std::ofstream f(out);
-  if (!f) throw output_error(fmt::format("{}: cannot open for writing", out));
-  f << text << "\n";
-  if (!f) throw output_error(fmt::format("{}: write failed", out));
+  // The preset it writes must load; if it does not, the logs are to blame, not the output file.
+  try {
+    (void)parse_target(text, "the preset fitted to the logs");
+  } catch (const config_error& e) {
+    throw trace_error(logs.front(), 0, fmt::format("the speed fitted to these logs is not a valid preset: {}", e.reason()));
+  }
+  write_output(out, text + "\n", logs);
   fmt::print("fitted {} requests{}: R² {:.3f}; |predicted - recorded| / recorded P10 {:.1f}% · P50 {:.1f}% · P90 {:.1f}%\n",
              fit.samples, fit.used_ttft ? " (TTFT and decode separately)" : "", fit.r_squared, 100 * fit.abs_rel_error.p10,
              100 * fit.abs_rel_error.p50, 100 * fit.abs_rel_error.p90);
@@ -194,14 +198,14 @@ int cmd_fit(const std::vector<std::string>& logs, const std::string& format, con
 }
 
 int cmd_convert(const std::string& log, const std::string& format, const std::string& out) {
+  check_not_an_input(out, {log});
   const auto t = import_trace(log, format_of(format));
   if (t.totals)
     throw trace_error(log, 0, fmt::format("{} logs record per-task totals only: there are no requests to convert",
                                                     to_string(t.format)));
-  std::ofstream f(out);
-  if (!f) throw output_error(fmt::format("{}: cannot open for writing", out));
-  write_loopcast_jsonl(f, t);
-  if (!f) throw output_error(fmt::format("{}: write failed", out));
+  std::ostringstream os;
+  write_loopcast_jsonl(os, t);
+  write_output(out, os.str(), {log});
   fmt::print(stderr, "{}: {} requests in {} sessions written to {}\n", log, t.request_count(), t.sessions.size(), out);
   return ok;
 }
@@ -227,7 +231,7 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
   stats->add_option("--price", st->price, "Price every request with this target preset (name or .json) instead of its own model's prices");
   stats->add_option("--price-list", st->price_list, "Price each request at its model from a LiteLLM or models.dev price list (default: the preset catalogue)");
   stats->add_option("--cache-ttl", st->cache_ttl_s, "Also report the hit rate and cost with a provider cache of this TTL, s")
-      ->check(CLI::Range(0.001, 366.0 * 86400));
+      ->check(finite_range(0.001, 366.0 * 86400));
   stats->add_option("--block-tokens", st->block_tokens, "Block size of that cache, tokens")
       ->capture_default_str()->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
   stats->add_flag("--json", st->as_json, "Print the result as JSON");
@@ -256,10 +260,10 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
       ->capture_default_str()->check(CLI::IsMember({"compact", "truncate", "fail"}));
   replay->add_option("--compact-at", ra.compact_at,
                      "Compact when the prompt reaches this fraction of the target's window (default: the client's, else 0.83)")
-      ->check(CLI::Range(0.05, 1.0));
+      ->check(finite_range(0.05, 1.0));
   replay->add_flag("--no-limits", ra.no_limits, "Drop the targets' rate-limit buckets (with --speed recorded: the recording itself)");
   replay->add_option("--price-list", ra.price_list, "Price the recorded requests from this LiteLLM or models.dev list (default: the catalogue)");
-  replay->add_option("--seed", ra.seed, "Seed of the clients' jitter")->capture_default_str();
+  replay->add_option("--seed", ra.seed, "Seed of the clients' jitter")->capture_default_str()->check(seed_digits());
   replay->add_option("--format", st->format, "Log format (default: detected): " + formats);
   replay->add_flag("--json", ra.as_json, "Print the result as JSON");
   replay->add_option("--timeline", ra.timeline, "Write one CSV row per request attempt to FILE");

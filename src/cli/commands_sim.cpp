@@ -30,7 +30,7 @@ int cmd_run(const globals& g, const std::string& ref, const std::optional<std::u
   if (!timeline.empty()) {
     std::ostringstream csv;
     write_timeline_csv(csv, result);
-    write_output(timeline, csv.str());
+    write_output(timeline, csv.str(), {ref});
   }
   if (as_json) std::cout << to_json(result) << "\n";
   else write_text_report(std::cout, result);
@@ -45,7 +45,7 @@ int cmd_montecarlo(const globals& g, const std::string& ref, const montecarlo_op
   if (!csv.empty()) {
     std::ostringstream os;
     write_runs_csv(os, scn, r.rows);
-    write_output(csv, os.str());
+    write_output(csv, os.str(), {ref});
   }
   if (as_json) std::cout << montecarlo_to_json(scn, r) << "\n";
   else write_montecarlo_text(std::cout, scn, r);
@@ -64,7 +64,7 @@ int cmd_sweep(const globals& g, const std::string& file, unsigned threads, bool 
   if (!csv.empty()) {
     std::ostringstream os;
     write_sweep_csv(os, spec, r);
-    write_output(csv, os.str());
+    write_output(csv, os.str(), {file});
   }
   if (as_json) std::cout << sweep_to_json(spec, r) << "\n";
   else write_sweep_text(std::cout, spec, r);
@@ -122,8 +122,8 @@ void add_solve_commands(CLI::App& app, const globals& g, std::vector<command>& c
   auto* agents = solve->add_subcommand("max-agents", "The most agents (sessions) with P(429 within the horizon) <= --p429");
   common(agents, true);
   agents->add_option("--p429", a->p429, "Largest acceptable fraction of seeds with a 429")->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
-  agents->add_option("--horizon", a->horizon_s, "Seconds")->capture_default_str()->check(CLI::Range(1e-3, 1e9));
+      ->check(finite_range(0.0, 1.0));
+  agents->add_option("--horizon", a->horizon_s, "Seconds")->capture_default_str()->check(finite_range(1e-3, 1e9));
   agents->add_option("--max-agents", a->max_agents, "Stop the search here")->capture_default_str()->check(CLI::Range(1, 1000000));
   cmds.push_back({agents, [a, &g] {
                     const auto s = scenario_ref(library(g), a->scenario);
@@ -137,10 +137,10 @@ void add_solve_commands(CLI::App& app, const globals& g, std::vector<command>& c
   auto* limit = solve->add_subcommand("min-limit", "The smallest factor on the limits that keeps the stall share <= --stall-share");
   common(limit, true);
   limit->add_option("--stall-share", a->stall_share, "Largest acceptable mean stall share")->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(finite_range(0.0, 1.0));
   limit->add_option("--bucket", a->bucket, "Scale only this bucket (default: all)");
   limit->add_option("--tolerance", a->tolerance, "Relative width of the final bracket")->capture_default_str()
-      ->check(CLI::Range(1e-4, 0.5));
+      ->check(finite_range(1e-4, 0.5));
   cmds.push_back({limit, [a, &g] {
                     const auto s = scenario_ref(library(g), a->scenario);
                     auto q = query_for<min_limit_query>(*a, s);
@@ -154,7 +154,7 @@ void add_solve_commands(CLI::App& app, const globals& g, std::vector<command>& c
                                                      "the stall share <= --stall-share");
   common(cheapest, false);
   cheapest->add_option("--stall-share", a->stall_share, "Largest acceptable mean stall share")->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(finite_range(0.0, 1.0));
   cheapest->add_option("--on", a->on, "Also try this target preset (name or .json), with the first option's client");
   cmds.push_back({cheapest, [a, &g] {
                     const auto lib = library(g);
@@ -177,9 +177,9 @@ void add_solve_commands(CLI::App& app, const globals& g, std::vector<command>& c
   even->add_option("--local", a->local, "Label of the local option (default: the first local one)");
   even->add_option("--cloud", a->cloud, "Label of the cloud option (default: the first cloud one)");
   even->add_option("--hardware-usd", a->hardware_usd, "Purchase price to amortise (default: the target's)")
-      ->check(CLI::Range(0.01, 1e9));
+      ->check(finite_range(0.01, 1e9));
   even->add_option("--lifetime-hours", a->lifetime_hours, "Hours to amortise it over (default: the target's)")
-      ->check(CLI::Range(1.0, 1e7));
+      ->check(finite_range(1.0, 1e7));
   cmds.push_back({even, [a, &g] {
                     const auto s = scenario_ref(library(g), a->scenario);
                     auto q = query_for<breakeven_query>(*a, s);
@@ -219,9 +219,11 @@ int cmd_compare(const globals& g, const compare_args& a) {
     double v = 0;
     try {
       if (eq == std::string::npos || eq == 0) throw std::invalid_argument("");
-      v = std::stod(s.substr(eq + 1));
+      std::size_t used = 0;
+      v = std::stod(s.substr(eq + 1), &used);
+      if (used != s.size() - eq - 1 || !std::isfinite(v)) throw std::invalid_argument("");
     } catch (const std::exception&) {
-      throw std::invalid_argument(fmt::format("--score expects MODEL=NUMBER, found \"{}\"", s));
+      throw std::invalid_argument(fmt::format("--score expects MODEL=NUMBER with a finite number, found \"{}\"", s));
     }
     opt.intelligence[s.substr(0, eq)] = v;
   }
@@ -247,7 +249,7 @@ std::vector<command> simulation_commands(CLI::App& app, const globals& g) {
 
   auto* run = app.add_subcommand("run", "Simulate a scenario (default: the reference case of DESIGN.md §9)");
   run->add_option("scenario", st->scenario, "Scenario file or preset name")->capture_default_str();
-  auto* seed_opt = run->add_option("--seed", st->seed, "Random seed (default: the scenario's)");
+  auto* seed_opt = run->add_option("--seed", st->seed, "Random seed (default: the scenario's)")->check(seed_digits());
   run->add_flag("--json", st->as_json, "Print the whole result as JSON (schema: docs/output.md)");
   run->add_option("--timeline", st->timeline, "Write one CSV row per request attempt to FILE");
   cmds.push_back({run, [st, seed_opt, &g] {
@@ -263,15 +265,15 @@ std::vector<command> simulation_commands(CLI::App& app, const globals& g) {
                         ->capture_default_str()->check(CLI::Range(1, 10000000));
   mc->add_option("--precision", st->mc.precision,
                  "Instead of --seeds: add seeds until the mean of --metric is known within ±this fraction")
-      ->check(CLI::Range(1e-6, 10.0))->excludes(seeds_opt);
+      ->check(finite_range(1e-6, 10.0))->excludes(seeds_opt);
   mc->add_option("--metric", st->metric, "Metric of --precision: usd_per_task, stall_share, tasks_per_hour, wall_s")
       ->capture_default_str()->check(CLI::IsMember({"usd_per_task", "stall_share", "tasks_per_hour", "wall_s"}));
   mc->add_option("--max-seeds", st->mc.max_seeds, "With --precision: stop at this many seeds")
       ->capture_default_str()->check(CLI::Range(2, 10000000));
   mc->add_option("--confidence", st->mc.confidence, "Confidence of the intervals")
-      ->capture_default_str()->check(CLI::Range(0.5, 0.9999));
+      ->capture_default_str()->check(finite_range(0.5, 0.9999));
   mc->add_option("--horizon", st->mc.horizon_s, "Report P(first 429 within this many seconds)")
-      ->capture_default_str()->check(CLI::Range(1e-3, 1e9));
+      ->capture_default_str()->check(finite_range(1e-3, 1e9));
   mc->add_option("--threads", st->mc.threads, "Threads (0: one per core); results do not depend on it")
       ->capture_default_str()->check(CLI::Range(0u, 1024u));
   mc->add_flag("--json", st->as_json, "Print the result as JSON");
@@ -303,9 +305,9 @@ std::vector<command> simulation_commands(CLI::App& app, const globals& g) {
   cmp->add_option("--client", ca->client, "Client retry policy (name or .json)")->capture_default_str();
   cmp->add_option("--sessions", ca->opt.sessions, "Sessions at once (default: the contract's)")->check(CLI::Range(1, 100000));
   cmp->add_option("--stagger", ca->opt.stagger_s, "Seconds between session starts (default: the contract's)")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(finite_range(0.0, 1e6));
   cmp->add_option("--seeds", ca->opt.seeds, "Seeds (runs per option)")->capture_default_str()->check(CLI::Range(1, 100000));
-  cmp->add_option("--seed", ca->opt.seed, "First seed")->capture_default_str();
+  cmp->add_option("--seed", ca->opt.seed, "First seed")->capture_default_str()->check(seed_digits());
   cmp->add_option("--threads", ca->opt.threads, "Threads (0: one per core)")->capture_default_str()->check(CLI::Range(0u, 1024u));
   cmp->add_option("--score", ca->scores, "Intelligence score of a model, MODEL=NUMBER (the target's model); repeatable");
   auto* bar = cmp->add_option("--bar", ca->bar, "The intelligence gate: a model passes with score >= bar");

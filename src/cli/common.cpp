@@ -3,11 +3,48 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
 namespace loopcast::cli {
+
+CLI::Validator finite_range(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        double v = 0;
+        const char* b = text.data();
+        const char* e = b + text.size();
+        const auto r = std::from_chars(b, e, v);
+        if (r.ec != std::errc() || r.ptr != e || !std::isfinite(v))
+          return fmt::format("expected a finite number, found \"{}\"", text);
+        if (v < lo || v > hi) return fmt::format("{} is not in [{}, {}]", text, lo, hi);
+        return {};
+      },
+      fmt::format("NUMBER in [{} - {}]", lo, hi));
+}
+
+CLI::Validator seed_digits() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::uint64_t v = 0;
+        const char* b = text.data();
+        const char* e = b + text.size();
+        const auto r = std::from_chars(b, e, v);
+        if (text.empty() || text[0] == '-' || text[0] == '+' || r.ec != std::errc() || r.ptr != e)
+          return fmt::format("expected a whole number from 0 to 18446744073709551615, found \"{}\"", text);
+        return {};
+      },
+      "SEED");
+}
 
 preset_library library(const globals& g) {
   if (g.models_dir.empty()) return preset_library::standard();
@@ -32,15 +69,83 @@ retry_policy client_ref(const preset_library& lib, const std::string& ref) {
   return lib.load_client(ref);
 }
 
-void write_output(const std::string& path, const std::string& text) {
+namespace {
+
+void write_all(int fd, const std::string& text, const std::string& path) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw output_error(fmt::format("{}: write failed: {}", path, std::strerror(n < 0 ? errno : ENOSPC)));
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+} // namespace
+
+void check_not_an_input(const std::string& path, const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (path == "-" || !fs::exists(path, ec)) return;
+  for (const auto& in : inputs) {
+    if (in.empty() || in == "-") continue;
+    std::error_code e2;
+    if (fs::exists(in, e2) && fs::equivalent(path, in, e2))
+      throw output_error(fmt::format("{}: is also an input{}; refusing to overwrite it", path,
+                                     in == path ? std::string() : " (" + in + ")"));
+  }
+}
+
+void write_output(const std::string& path, const std::string& text, const std::vector<std::string>& inputs) {
   if (path == "-") {
     std::cout << text;
+    std::cout.flush();
+    if (!std::cout) throw output_error("standard output: write failed");
     return;
   }
-  std::ofstream f(path);
-  if (!f) throw output_error(fmt::format("{}: cannot open for writing", path));
-  f << text;
-  if (!f) throw output_error(fmt::format("{}: write failed", path));
+  check_not_an_input(path, inputs);
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto st = fs::status(path, ec);
+  if (!ec && fs::exists(st) && !fs::is_regular_file(st)) {
+    // A device or a pipe (/dev/stdout, a FIFO): written in place, every write checked.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) throw output_error(fmt::format("{}: cannot open for writing: {}", path, std::strerror(errno)));
+    try {
+      write_all(fd, text, path);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    if (::close(fd) != 0) throw output_error(fmt::format("{}: write failed: {}", path, std::strerror(errno)));
+    return;
+  }
+  // A regular file: written beside it under a temporary name, then renamed over it, so that a
+  // failed write never leaves a truncated file (nor destroys the old one).
+  std::string tmp = path + ".tmp-XXXXXX";
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) throw output_error(fmt::format("{}: cannot create a file in its folder: {}", path, std::strerror(errno)));
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  (void)::fchmod(fd, 0666 & ~mask);
+  try {
+    write_all(fd, text, path);
+    if (::fsync(fd) != 0 && errno != EINVAL)
+      throw output_error(fmt::format("{}: write failed: {}", path, std::strerror(errno)));
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  if (::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    throw output_error(fmt::format("{}: write failed: {}", path, std::strerror(errno)));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw output_error(fmt::format("{}: cannot write: {}", path, std::strerror(err)));
+  }
 }
 
 } // namespace loopcast::cli

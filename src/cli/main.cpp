@@ -9,6 +9,12 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <new>
+#include <system_error>
+
 int main(int argc, char** argv) {
   using namespace loopcast::cli;
   CLI::App app{"loopcast — simulate agentic LLM sessions against providers' rate limits, prices and speed,\n"
@@ -38,7 +44,27 @@ int main(int argc, char** argv) {
 
   try {
     for (const auto& c : cmds)
-      if (c.app->parsed()) return c.run();
+      if (c.app->parsed()) {
+        const int code = c.run();
+        // Output lost on the way out (a full disk, a closed pipe) is a failure, not a success.
+        std::cout.flush();
+        if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+          fmt::print(stderr, "loopcast: standard output: write failed\n");
+          return cannot_write;
+        }
+        return code;
+      }
+  } catch (const std::filesystem::filesystem_error& e) {
+    const auto p = e.path1().string();
+    fmt::print(stderr, "loopcast: {}{}\n", p.empty() ? "" : p + ": ", e.code().message());
+    return bad_input;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "loopcast: out of memory (the run's estimate fitted the memory budget; lower "
+                       "LOOPCAST_MEMORY_BUDGET_GB, or simulate less)\n");
+    return sim_failed;
+  } catch (const std::system_error& e) {
+    fmt::print(stderr, "loopcast: {}\n", e.what());
+    return sim_failed;
   } catch (const std::invalid_argument& e) {
     fmt::print(stderr, "loopcast: {}\n", e.what());
     return usage;

@@ -1,5 +1,7 @@
 #include "common.hpp"
 
+#include "../json_parse.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -70,29 +72,10 @@ void for_each_line(const std::string& path, issue_log& log,
 
 std::optional<nlohmann::json> parse_line(std::string_view text, std::int64_t line, issue_log& log) {
   if (text.find_first_not_of(" \t\r") == std::string_view::npos) return std::nullopt;  // blank
-  // The parser recurses per nesting level: refuse deep documents before they exhaust the stack.
-  bool too_deep = false;
-  nlohmann::json::parser_callback_t cb = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-    if (depth > max_json_depth) too_deep = true;
-    return !too_deep;
-  };
-  try {
-    auto j = nlohmann::json::parse(text.begin(), text.end(), cb);
-    if (too_deep) {
-      log.skip(line, "not JSON", fmt::format("nested deeper than {} levels", max_json_depth));
-      return std::nullopt;
-    }
-    return j;
-  } catch (const nlohmann::json::exception& e) {
-    if (too_deep) {
-      log.skip(line, "not JSON", fmt::format("nested deeper than {} levels", max_json_depth));
-      return std::nullopt;
-    }
-    std::string msg = e.what();
-    if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
-    log.skip(line, "not JSON", msg.substr(0, 160));
-    return std::nullopt;
-  }
+  auto r = parse_json_text<nlohmann::json>(text, max_json_depth, /*refuse_duplicates=*/false);
+  if (r.value) return std::move(r.value);
+  log.skip(line, "not JSON", r.message.substr(0, 160));
+  return std::nullopt;
 }
 
 std::optional<double> parse_iso8601(std::string_view s) {
@@ -157,7 +140,49 @@ std::int32_t model_index(recorded_trace& t, const std::string& name) {
   return static_cast<std::int32_t>(t.models.size() - 1);
 }
 
+namespace {
+
+// Every time and count as it enters loopcast: finite and within the documented bounds (times
+// within ±10^11 s, agent delays 0 to 10^7 s, the first token inside its request, costs 0 to 10^6
+// USD, prefix runs within the token cap). Out of range is an error naming the file and line:
+// such a value is never a real recording, and downstream it would overflow or mislead.
+void check_request(const recorded_trace& t, const recorded_session& s, const recorded_request& r) {
+  const long line = static_cast<long>(r.source_line);
+  auto fail = [&](const std::string& what) { throw trace_error(t.file, line, what); };
+  auto time_ok = [](double x) { return std::isfinite(x) && std::abs(x) <= max_abs_time_s; };
+  if (!time_ok(r.t_send))
+    fail(fmt::format("session {}: send time {} s is out of range (a finite time within ±10^11 s)", s.id, r.t_send));
+  if (!std::isnan(r.t_end) && !time_ok(r.t_end))
+    fail(fmt::format("session {}: end time {} s is out of range (a finite time within ±10^11 s)", s.id, r.t_end));
+  if (!std::isnan(r.t_first_token)) {
+    if (!time_ok(r.t_first_token))
+      fail(fmt::format("session {}: first-token time {} s is out of range (a finite time within ±10^11 s)", s.id,
+                       r.t_first_token));
+    // loopcast's own traces must be consistent; other logs' clocks may disagree by a little:
+    // finish_trace drops such a first token with a note.
+    if (t.format == trace_format::loopcast &&
+        (r.t_first_token < r.t_send || (!std::isnan(r.t_end) && r.t_first_token > r.t_end)))
+      fail(fmt::format("session {}: first token at {} s lies outside its request (sent {} s, ended {} s)", s.id,
+                       r.t_first_token, r.t_send, r.t_end));
+  }
+  if (!std::isnan(r.delay_before_s) && !(r.delay_before_s >= 0 && r.delay_before_s <= max_delay_s))
+    fail(fmt::format("session {}: delay_before_s {} is out of range (0 to 10^7 s)", s.id, r.delay_before_s));
+  if (!std::isnan(r.cost_usd) && !(r.cost_usd >= 0 && r.cost_usd <= max_request_cost_usd))
+    fail(fmt::format("session {}: cost_usd {} is out of range (0 to 10^6 USD per request)", s.id, r.cost_usd));
+  for (std::uint32_t k = 0; k < r.runs_count; ++k) {
+    const auto& run = t.runs[r.runs_begin + k];
+    if (run.end_tokens < 0 || run.end_tokens > max_token_count)
+      fail(fmt::format("session {}: prefix run end {} is out of range (0 to 10^13 tokens)", s.id, run.end_tokens));
+    if (t.has_prefix && run.lineage >= t.lineages)
+      fail(fmt::format("session {}: prefix lineage {} is not below the trace's {} lineages", s.id, run.lineage, t.lineages));
+  }
+}
+
+} // namespace
+
 void finish_trace(recorded_trace& t, issue_log& log) {
+  for (const auto& s : t.sessions)
+    for (const auto& r : s.requests) check_request(t, s, r);
   std::int64_t n = 0;
   for (auto& s : t.sessions) {
     for (std::size_t i = 1; i < s.requests.size(); ++i)
@@ -169,6 +194,11 @@ void finish_trace(recorded_trace& t, issue_log& log) {
       if (!std::isnan(r.t_end) && r.t_end < r.t_send) {
         log.note(r.source_line, "generation ends before the request was sent; end set to the send time");
         r.t_end = r.t_send;
+      }
+      if (!std::isnan(r.t_first_token) &&
+          (r.t_first_token < r.t_send || (!std::isnan(r.t_end) && r.t_first_token > r.t_end))) {
+        log.note(r.source_line, "first token outside its request; its time is dropped");
+        r.t_first_token = unknown_time;
       }
       if (!std::isnan(r.t_first_token)) t.has_ttft = true;
     }
@@ -208,25 +238,11 @@ nlohmann::json read_json_document(const std::string& path, std::uintmax_t max_by
   std::ostringstream ss;
   ss << in.rdbuf();
   const std::string text = ss.str();
-  bool too_deep = false;
-  nlohmann::json::parser_callback_t cb = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-    if (depth > max_json_depth) too_deep = true;
-    return !too_deep;
-  };
-  try {
-    auto j = nlohmann::json::parse(text, cb);
-    if (too_deep) throw trace_error(path, 0, fmt::format("JSON nested deeper than {} levels", max_json_depth));
-    return j;
-  } catch (const nlohmann::json::parse_error& e) {
-    if (too_deep) throw trace_error(path, 0, fmt::format("JSON nested deeper than {} levels", max_json_depth));
-    std::int64_t line = 1;
-    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) line += text[i] == '\n';
-    std::string msg = e.what();
-    if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
-    throw trace_error(path, line, fmt::format("not valid JSON: {}", msg));
-  } catch (const nlohmann::json::exception& e) {
-    throw trace_error(path, 0, fmt::format("not valid JSON: {}", e.what()));
-  }
+  auto r = parse_json_text<nlohmann::json>(text, max_json_depth, /*refuse_duplicates=*/false);
+  if (r.value) return std::move(*r.value);
+  if (r.too_deep) throw trace_error(path, 0, fmt::format("JSON nested deeper than {} levels", max_json_depth));
+  if (r.syntax) throw trace_error(path, static_cast<long>(line_column(text, r.byte).first), "not valid JSON: " + r.message);
+  throw trace_error(path, 0, "not valid JSON: " + r.message);
 }
 
 } // namespace loopcast::detail

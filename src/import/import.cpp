@@ -1,11 +1,17 @@
 // Format detection, dispatch to the importers, and the loopcast JSONL writer.
 #include "common.hpp"
 
+#include "../json_parse.hpp"
 #include "../report_json.hpp"
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <array>
 #include <cmath>
 #include <fstream>
@@ -81,24 +87,43 @@ trace_format detect_trace_format(const std::filesystem::path& path) {
   if (in.gcount() == 0) throw trace_error(file, 0, "empty file");
   if (std::string_view(magic, static_cast<std::size_t>(in.gcount())).starts_with(std::string_view("SQLite format 3\0", 16)))
     return trace_format::opencode;
-  // JSONL: the first record that parses tells; a multi-line JSON document is read whole.
-  import_summary scratch;
-  issue_log log(scratch, file);
+  // JSONL: the first records that parse tell, read from at most the first 4 MiB; a JSON
+  // document (one object over many lines, or one long line) is recognised by its first keys when
+  // they are there, else read whole once.
   std::optional<trace_format> found;
   bool first_is_document = false;
-  std::int64_t tried = 0;
   {
-    for_each_line(file, log, [&](std::int64_t, std::string_view text) {
-      if (found || first_is_document || tried >= 20) return;
-      const auto start = text.find_first_not_of(" \t\r");
-      if (start == std::string_view::npos) return;
-      ++tried;
-      try {
-        found = classify(nlohmann::json::parse(text.begin(), text.end()));
-      } catch (const nlohmann::json::exception&) {
-        if (tried == 1 && (text[start] == '{' || text[start] == '[')) first_is_document = true;
+    constexpr std::size_t sniff_bytes = 4u << 20;
+    in.clear();
+    in.seekg(0);
+    std::string head(sniff_bytes, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    const bool whole = in.gcount() < static_cast<std::streamsize>(sniff_bytes);
+    std::size_t pos = 0;
+    std::int64_t tried = 0;
+    while (!found && !first_is_document && tried < 20 && pos < head.size()) {
+      const auto nl = head.find('\n', pos);
+      if (nl == std::string::npos && !whole) {
+        // The first line runs past the sniffed bytes: a long single-line document, or garbage.
+        if (tried == 0) first_is_document = true;
+        break;
       }
-    });
+      const std::string_view text = std::string_view(head).substr(pos, (nl == std::string::npos ? head.size() : nl) - pos);
+      pos = nl == std::string::npos ? head.size() : nl + 1;
+      const auto start = text.find_first_not_of(" \t\r");
+      if (start == std::string_view::npos) continue;
+      ++tried;
+      auto r = parse_json_text<nlohmann::json>(text, max_json_depth, false);
+      if (r.value) found = classify(*r.value);
+      else if (tried == 1 && (text[start] == '{' || text[start] == '[')) first_is_document = true;
+    }
+    // kv-cache-tester traces begin with their header keys: no need to parse megabytes to know.
+    if (!found && first_is_document) {
+      const auto early = std::string_view(head).substr(0, 4096);
+      if (early.find("\"block_size\"") != std::string_view::npos && early.find("\"requests\"") != std::string_view::npos)
+        found = trace_format::kv_cache_tester;
+    }
   }
   if (found) return *found;
   if (first_is_document) {
@@ -125,18 +150,119 @@ recorded_trace import_trace(const std::filesystem::path& path, trace_format form
   throw trace_error(file, 0, "no format given");
 }
 
+namespace {
+
+// Streams that cannot be read twice (standard input as "-", a pipe, process substitution, a
+// device) are read once, at most max_stream_bytes, into a temporary regular file that detection
+// and the importer can both read; what the import reports names the stream, not that file.
+constexpr std::size_t max_stream_bytes = 512u << 20;
+
+class stream_copy {
+public:
+  stream_copy(const std::string& display, int fd) : display_(display) {
+    path_ = (std::filesystem::temp_directory_path() / "loopcast-stream-XXXXXX").string();
+    const int out = ::mkstemp(path_.data());
+    if (out < 0) throw trace_error(display, 0, fmt::format("cannot make a temporary copy: {}", std::strerror(errno)));
+    std::vector<char> buf(1 << 16);
+    std::size_t total = 0;
+    for (;;) {
+      const ssize_t n = ::read(fd, buf.data(), buf.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        const int err = errno;
+        ::close(out);
+        throw trace_error(display, 0, fmt::format("read error: {}", std::strerror(err)));
+      }
+      if (n == 0) break;
+      total += static_cast<std::size_t>(n);
+      if (total > max_stream_bytes) {
+        ::close(out);
+        throw trace_error(display, 0, fmt::format("more than {} bytes without an end: not a log (at most {} MiB are read "
+                                                  "from a stream)", max_stream_bytes, max_stream_bytes >> 20));
+      }
+      for (ssize_t done = 0; done < n;) {
+        const ssize_t w = ::write(out, buf.data() + done, static_cast<std::size_t>(n - done));
+        if (w <= 0) {
+          ::close(out);
+          throw trace_error(display, 0, "cannot make a temporary copy: write failed");
+        }
+        done += w;
+      }
+    }
+    ::close(out);
+    if (total == 0) throw trace_error(display, 0, "empty input");
+  }
+  ~stream_copy() { ::unlink(path_.c_str()); }
+  stream_copy(const stream_copy&) = delete;
+  stream_copy& operator=(const stream_copy&) = delete;
+  const std::string& path() const noexcept { return path_; }
+
+  // The import of the copy, reported under the stream's name.
+  recorded_trace import(trace_format format) const {
+    try {
+      auto t = import_trace(path_, format);
+      t.file = display_;
+      for (auto& s : t.sessions) s.file = display_;
+      for (auto& i : t.summary.issues) i.file = display_;
+      return t;
+    } catch (const trace_error& e) {
+      std::string what = e.what();
+      const std::string prefix = e.line() > 0 ? fmt::format("{}:{}: ", path_, e.line()) : path_ + ": ";
+      if (what.rfind(prefix, 0) == 0) what = what.substr(prefix.size());
+      throw trace_error(display_, e.line(), what);
+    }
+  }
+
+private:
+  std::string display_, path_;
+};
+
+recorded_trace import_stream(const std::filesystem::path& p, trace_format format) {
+  const auto display = p.string();
+  if (display == "-") return stream_copy("standard input", 0).import(format);
+  // O_NONBLOCK: opening a FIFO without a writer must not block; reading then blocks as usual.
+  const int fd = ::open(display.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw trace_error(display, 0, fmt::format("cannot open: {}", std::strerror(errno)));
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  try {
+    stream_copy copy(display, fd);
+    ::close(fd);
+    return copy.import(format);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+}
+
+} // namespace
+
 std::vector<recorded_trace> import_traces(const std::vector<std::filesystem::path>& paths, trace_format format) {
   namespace fs = std::filesystem;
   std::vector<recorded_trace> out;
   for (const auto& p : paths) {
     std::error_code ec;
+    if (p == "-") {
+      out.push_back(import_stream(p, format));
+      continue;
+    }
+    const auto st = fs::status(p, ec);
+    if (!ec && fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st)) {
+      out.push_back(import_stream(p, format));
+      continue;
+    }
     if (!fs::exists(p, ec)) throw trace_error(p.string(), 0, "no such file or directory");
     if (fs::is_directory(p, ec) && !is_opencode_folder(p)) {
       std::vector<fs::path> files;
-      for (const auto& e : fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec))
-        if (e.is_regular_file() && e.path().filename().string().front() != '.' && e.path().filename() != "LICENSE" &&
-            e.path().extension() != ".md")
-          files.push_back(e.path());
+      // Increment with an error code: a symlink loop or an unreadable folder is an input error.
+      for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec);
+           !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        std::error_code e2;
+        if (it->is_regular_file(e2) && it->path().filename().string().front() != '.' && it->path().filename() != "LICENSE" &&
+            it->path().extension() != ".md")
+          files.push_back(it->path());
+      }
+      if (ec) throw trace_error(p.string(), 0, fmt::format("cannot list the folder: {}", ec.message()));
       std::sort(files.begin(), files.end());
       if (files.empty()) throw trace_error(p.string(), 0, "directory holds no log files");
       for (const auto& f : files) out.push_back(import_trace(f, format));

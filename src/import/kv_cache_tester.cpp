@@ -68,7 +68,9 @@ recorded_trace import_kv_cache_tester(const std::string& path) {
   if (!doc.is_object() || !doc.contains("requests") || !doc["requests"].is_array())
     throw trace_error(path, 0, "not a kv-cache-tester trace (no \"requests\" array)");
   const auto block = count_at(doc, "block_size");
-  if (!block || *block == 0) throw trace_error(path, 0, "missing or invalid \"block_size\"");
+  if (!block || *block == 0 || *block > max_block_tokens)
+    throw trace_error(path, 0, fmt::format("missing or invalid \"block_size\" (a whole number of tokens from 1 to {})",
+                                           max_block_tokens));
   const std::int64_t B = *block;
   trie tr;
 

@@ -16,6 +16,7 @@ recorded_trace import_loopcast_jsonl(const std::string& path) {
   std::map<std::string, std::size_t> session_index;
   std::vector<std::string> parents;
   bool header = false;
+  std::uint64_t used_lineages = 0;
   for_each_line(path, log, [&](std::int64_t n, std::string_view text) {
     auto parsed = parse_line(text, n, log);
     if (!parsed) return;
@@ -67,18 +68,22 @@ recorded_trace import_loopcast_jsonl(const std::string& path) {
     if (t.has_prefix) {
       const auto prefix = j.find("prefix");
       if (prefix == j.end() || !prefix->is_array()) return log.skip(n, "missing prefix (the header says has_prefix)");
+      for (const auto& r : *prefix)
+        if (!r.is_array() || r.size() != 2 || !r[0].is_number_unsigned() || !r[1].is_number_unsigned() ||
+            r[0].get<std::uint64_t>() >= t.lineages || r[1].get<std::uint64_t>() > static_cast<std::uint64_t>(max_token_count))
+          return log.skip(n, "malformed prefix run", r.dump().substr(0, 160));
       q.runs_begin = static_cast<std::uint32_t>(t.runs.size());
       for (const auto& r : *prefix) {
-        if (!r.is_array() || r.size() != 2 || !r[0].is_number_unsigned() || !r[1].is_number_unsigned() ||
-            r[0].get<std::uint64_t>() >= t.lineages)
-          return log.skip(n, "malformed prefix run", r.dump());
         t.runs.push_back({r[0].get<std::uint32_t>(), r[1].get<std::int64_t>()});
+        used_lineages = std::max<std::uint64_t>(used_lineages, r[0].get<std::uint64_t>() + 1);
       }
       q.runs_count = static_cast<std::uint32_t>(t.runs.size() - q.runs_begin);
     }
     t.sessions[it->second].requests.push_back(q);
   });
   if (!header) throw trace_error(path, 0, "empty file");
+  // Lineages no run uses cost memory in every replay: keep the ones the runs need.
+  if (t.has_prefix) t.lineages = static_cast<std::uint32_t>(used_lineages);
   for (std::size_t i = 0; i < t.sessions.size(); ++i)
     if (auto it = session_index.find(parents[i]); it != session_index.end())
       t.sessions[i].parent = static_cast<std::int32_t>(it->second);

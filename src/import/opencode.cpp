@@ -191,7 +191,15 @@ recorded_trace import_opencode_folder(const std::string& path) {
         continue;
       }
       opencode_part_times pt;
-      const auto part_dir = root / "part" / string_at(m, "id").value_or(f.stem().string());
+      // The message id names its part folder: only a plain name, so that an id such as
+      // "/proc/self" or "../x" cannot reach outside the storage folder.
+      auto id = string_at(m, "id").value_or(f.stem().string());
+      if (id.empty() || id == "." || id == ".." || id.find_first_of("/\\") != std::string::npos ||
+          id.find('\0') != std::string::npos) {
+        flog.note(0, "message id is not a plain name; its parts are looked up by the file's name");
+        id = f.stem().string();
+      }
+      const auto part_dir = root / "part" / id;
       if (fs::is_directory(part_dir))
         for (const auto& p : fs::directory_iterator(part_dir)) {
           if (p.path().extension() != ".json") continue;

@@ -144,7 +144,7 @@ TEST(Cli, UsageErrorsAndHelp) {
 TEST(Cli, UnwritableTimeline) {
   const auto r = loopcast("run --timeline /nonexistent-dir/t.csv");
   EXPECT_EQ(r.code, 4);
-  EXPECT_EQ(r.err, "loopcast: /nonexistent-dir/t.csv: cannot open for writing\n");
+  EXPECT_EQ(r.err, "loopcast: /nonexistent-dir/t.csv: cannot create a file in its folder: No such file or directory\n");
 }
 
 TEST(Cli, PresetsListsEveryKind) {
@@ -305,7 +305,7 @@ TEST(CliCatalogue, CompareTellsWhichOptionsMeetTheContract) {
   EXPECT_NE(text.out.find("Contract: TTFT P50 ≤ 0.2 s, TTFT P90 ≤ 0.4 s, every session completes"), std::string::npos) << text.out;
   const auto bad = loopcast("compare task-code-completion --on rtx4090-vllm-llama-3.1-8b --score nonsense");
   EXPECT_EQ(bad.code, 2);
-  EXPECT_EQ(bad.err, "loopcast: --score expects MODEL=NUMBER, found \"nonsense\"\n");
+  EXPECT_EQ(bad.err, "loopcast: --score expects MODEL=NUMBER with a finite number, found \"nonsense\"\n");
   const auto no_contract = loopcast("compare burst-chat-256-512 --on rtx4090-vllm-llama-3.1-8b");
   EXPECT_EQ(no_contract.code, 1);
 }

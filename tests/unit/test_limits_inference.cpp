@@ -119,7 +119,7 @@ TEST(LimitsInference, Errors) {
   EXPECT_TRUE(r.buckets.empty());
   const auto bad = infer_limits(parse_header_snapshots("x-ratelimit-limit-tokens: lots\n", "h.txt"));
   ASSERT_EQ(bad.notes.size(), 2u);
-  EXPECT_EQ(bad.notes[0], "h.txt:1: x-ratelimit-limit-tokens: \"lots\" is not a limit; ignored");
+  EXPECT_EQ(bad.notes[0], "h.txt:1: x-ratelimit-limit-tokens: \"lots\" is not a limit (a whole number from 1 to 10^12); ignored");
 }
 
 // Whatever the bytes, the catalogue's parsers answer or refuse with a loopcast error: every saved

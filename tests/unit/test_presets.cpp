@@ -139,7 +139,7 @@ TEST(PresetErrors, InfiniteAndNaN) {
   ASSERT_NE(at, std::string::npos);
   auto inf_text = text;
   inf_text.replace(at, 14, "\"limit\":1e999");
-  EXPECT_EQ(target_error(inf_text), "bad.json: not valid JSON: number overflow parsing '1e999'");
+  EXPECT_EQ(target_error(inf_text), "bad.json: not valid JSON at line 1, column 1012: number overflow parsing '1e999'");
   auto nan_text = text;
   nan_text.replace(at, 14, "\"limit\":NaN");
   EXPECT_EQ(target_error(nan_text).rfind("bad.json: not valid JSON at line 1, column ", 0), 0u) << target_error(nan_text);
