@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 namespace loopcast {
 
@@ -63,6 +64,33 @@ solve_result solve_max_agents(const scenario& s, const max_agents_query& q) {
   scenario t = only_option(s, q.option);
   solve_result r;
   r.question = "max-agents";
+  // The memory budget bounds the fleets the search may try (each evaluation runs its seeds on
+  // q.threads threads at once): stop there, and say so, rather than fail midway.
+  std::int32_t cap_budget = cap;
+  {
+    const auto parallel = static_cast<std::int64_t>(
+        std::min<std::int64_t>(q.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : q.threads, q.seeds));
+    auto fits = [&](std::int32_t n) {
+      t.fleet[0].sessions = n;
+      const auto z = run_size_of(t, false, false);
+      return z.requests <= max_run_requests &&
+             static_cast<double>(estimate_run_bytes(z)) * static_cast<double>(parallel) <=
+                 static_cast<double>(memory_budget_bytes());
+    };
+    if (!fits(1)) throw config_error("scenario " + s.name, "", "even one agent does not fit the memory budget");
+    if (!fits(cap)) {
+      std::int32_t lo = 1, hi = cap;
+      while (hi - lo > 1) {
+        const std::int32_t mid = lo + (hi - lo) / 2;
+        (fits(mid) ? lo : hi) = mid;
+      }
+      cap_budget = lo;
+      r.notes.push_back(fmt::format("the memory budget ({:.1f} GiB, {} runs at once) holds at most {} agents: the search "
+                                    "stops there (LOOPCAST_MEMORY_BUDGET_GB raises it)",
+                                    static_cast<double>(memory_budget_bytes()) / (1 << 30), parallel, lo));
+    }
+  }
+  const auto cap_n = cap_budget;
   auto eval = [&](std::int32_t n) {
     t.fleet[0].sessions = n;
     montecarlo_options mo;
@@ -81,16 +109,16 @@ solve_result solve_max_agents(const scenario& s, const max_agents_query& q) {
     return r;
   }
   std::int32_t lo = 1, hi = 0;
-  for (std::int64_t n = 2; n <= cap; n *= 2) {
+  for (std::int64_t n = 2; n <= cap_n; n *= 2) {
     if (eval(static_cast<std::int32_t>(n))) lo = static_cast<std::int32_t>(n);
     else {
       hi = static_cast<std::int32_t>(n);
       break;
     }
   }
-  if (hi == 0 && lo < cap) {
-    if (eval(cap)) lo = cap;
-    else hi = cap;
+  if (hi == 0 && lo < cap_n) {
+    if (eval(cap_n)) lo = cap_n;
+    else hi = cap_n;
   }
   r.found = true;
   if (hi == 0) {

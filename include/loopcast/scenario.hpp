@@ -6,6 +6,7 @@
 // limited and billed. The client's jitter uses its own stream, derive_seed(seed, 2^32 + i).
 #pragma once
 
+#include "loopcast/budget.hpp"
 #include "loopcast/metrics.hpp"
 #include "loopcast/retry.hpp"
 #include "loopcast/simulator.hpp"
@@ -73,7 +74,11 @@ struct run_options {
   bool request_metrics = true;  ///< false: option_result::metrics is left empty (Monte Carlo rows need none)
 };
 
+/// Runs every option on the scenario's sessions. Refuses (config_error) a run over the request
+/// cap or the memory budget (budget.hpp) before generating anything.
 scenario_result run_scenario(const scenario& s, const run_options& opt = {});
+/// The size of one run of the scenario, estimated before its scripts exist (compactions at a tenth).
+run_size run_size_of(const scenario& s, bool record_attempts = true, bool record_charges = true);
 
 /// Simulates one option over the given sessions (batch from the option) and measures it (unless
 /// `measure` is false).

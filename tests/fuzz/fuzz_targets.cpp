@@ -71,7 +71,8 @@ void check_result(const simulation_result& r) {
   LC_FUZZ_CHECK(std::isfinite(r.busy_s) && r.busy_s >= 0);
   for (const auto& s : r.sessions) LC_FUZZ_CHECK(std::isfinite(s.stall_s) && s.stall_s >= 0);
   const auto m = compute_request_metrics(r.requests);
-  LC_FUZZ_CHECK(std::isfinite(m.effective_tps.p50) && std::isfinite(m.cache_hit_rate));
+  LC_FUZZ_CHECK(std::isfinite(m.effective_tps.p50) && !std::isinf(m.cache_hit_rate));
+  LC_FUZZ_CHECK(m.context_tokens.count == 0 || std::isfinite(m.cache_hit_rate));
 }
 
 // What every importer's output must satisfy, and what downstream does with it.
@@ -85,14 +86,32 @@ void check_trace(const recorded_trace& t) {
       LC_FUZZ_CHECK(r.model >= 0 && static_cast<std::size_t>(r.model) < t.models.size());
       LC_FUZZ_CHECK(static_cast<std::size_t>(r.runs_begin) + r.runs_count <= t.runs.size());
     }
-  std::vector<recorded_trace> v{t};
-  (void)stats_to_json(v, compute_trace_stats(v));
-  if (t.totals || t.request_count() > 5000) return;
-  const std::vector<scenario_option> options{{"fuzz", simple_target(), retry_policy{}, false}};
-  replay_options ro;
-  ro.record_attempts = false;
-  const auto r = run_replay(v, options, ro);
-  check_result(r.options.at(0).sim);
+  // The importers' targets stop here (fast: thousands of inputs a second); the `replay` target
+  // drives what comes after, on small traces.
+}
+
+// A target of the replay fuzzer, picked by a byte: limits with each oversize rule and a small
+// window (compactions, overflows), or an engine.
+scenario_option replay_option(std::uint8_t pick) {
+  scenario_option o{"fuzz", simple_target(), retry_policy{}, false};
+  o.tgt.context_window_tokens = 4096 << (pick % 4);
+  auto& b = o.tgt.limits.front();
+  b.limit = 1000 << (pick % 3);
+  b.oversize = static_cast<oversize_rule>((pick / 4) % 3);
+  o.client.max_retries = (pick & 0x40) ? -1 : 3;
+  if (pick & 0x80) {
+    o.tgt.kind = target_kind::local;
+    o.tgt.limits.clear();
+    o.tgt.prices.reset();
+    o.tgt.power = power_config{};
+    engine_config e;
+    e.name = "fuzz";
+    e.max_sequences = 2;
+    e.batch_slowdown = 0.1;
+    e.memory = {24, 10, 1, 4, 100000};
+    o.tgt.engine = e;
+  }
+  return o;
 }
 
 void import_as(const std::uint8_t* data, std::size_t size, trace_format f) {
@@ -133,6 +152,27 @@ void preset(const std::uint8_t* data, std::size_t size) {
     }
     case 3: (void)parse_scenario(text, "fuzz.json", preset_library({LOOPCAST_FUZZ_MODELS_DIR})); break;
     }
+  } catch (const error&) {
+  }
+}
+
+void replay(const std::uint8_t* data, std::size_t size) {
+  if (size < 2) return;
+  memfile file(data + 2, size - 2);
+  try {
+    std::vector<recorded_trace> v{import_trace(file.path, trace_format::automatic)};
+    check_trace(v.front());
+    if (v.front().totals || v.front().request_count() > 2000) return;
+    (void)stats_to_json(v, compute_trace_stats(v));
+    replay_options ro;
+    ro.record_attempts = (data[1] & 1) != 0;
+    ro.policy = static_cast<context_policy>((data[1] >> 1) % 3);
+    ro.speed = (data[1] & 8) ? replay_speed::recorded : replay_speed::target;
+    ro.max_tokens = (data[1] & 16) ? 8192 : 0;
+    const std::vector<scenario_option> options{replay_option(data[0])};
+    const auto r = run_replay(v, options, ro);
+    check_result(r.options.at(0).sim);
+    (void)replay_to_json(v, r);
   } catch (const error&) {
   }
 }
@@ -209,6 +249,7 @@ entry find(std::string_view name) {
   if (name == "swe_agent") return swe_agent;
   if (name == "opencode_rows") return opencode_rows;
   if (name == "detect") return detect;
+  if (name == "replay") return replay;
   return nullptr;
 }
 

@@ -22,6 +22,9 @@ void opencode_rows(const std::uint8_t* data, std::size_t size);   ///< a message
 void detect(const std::uint8_t* data, std::size_t size);          ///< format detection + import
 void price_list(const std::uint8_t* data, std::size_t size);      ///< LiteLLM / models.dev price lists
 void rate_limit_headers(const std::uint8_t* data, std::size_t size);  ///< header captures and 429 messages
+/// Two bytes pick a target (oversize rule, window, client, engine) and the replay's options; the
+/// rest is a log of any format, imported, measured and replayed (the simulator's path).
+void replay(const std::uint8_t* data, std::size_t size);
 
 /// The entry point called `name` (as the executables and regression folders are named), or nullptr.
 using entry = void (*)(const std::uint8_t*, std::size_t);

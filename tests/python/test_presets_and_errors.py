@@ -51,3 +51,19 @@ def test_errors_are_loopcast_exceptions_with_the_cli_messages(models):
         loopcast.import_logs("/nonexistent.jsonl")
     with pytest.raises(TypeError):
         loopcast.Scenario(name="x")
+
+
+def test_monte_carlo_and_run_refuse_bad_arguments():
+    # Each was accepted (wrapped, floored, or a raw Boost error) before: now a TypeError or ValueError.
+    with pytest.raises(ValueError, match="a seed must be from 0"):
+        loopcast.monte_carlo("reference", seeds=[-1])
+    with pytest.raises(TypeError, match="a seed must be a whole number"):
+        loopcast.monte_carlo("reference", seeds=[1.7])
+    with pytest.raises(ValueError, match="horizon_s must be a finite number"):
+        loopcast.monte_carlo("reference", seeds=2, horizon_s=-1)
+    with pytest.raises(ValueError, match="confidence must be a finite number"):
+        loopcast.monte_carlo("reference", seeds=2, confidence=5)
+    with pytest.raises(ValueError, match="seed must be from 0"):
+        loopcast.run("reference", seed=-1)
+    with pytest.raises(TypeError, match="found NoneType"):
+        loopcast.run(None)
