@@ -25,6 +25,8 @@ double lognormal_sigma(const lognormal_dist& d) { return std::log(d.p90 / d.medi
 double open01(double u) { return std::clamp(u, 0x1.0p-60, 1.0 - 0x1.0p-53); }
 } // namespace
 
+double standard_normal(rng& g) noexcept { return normal_quantile(open01(uniform01(g))); }
+
 std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) noexcept {
   std::uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (stream + 1);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;

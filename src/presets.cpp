@@ -190,12 +190,19 @@ speed_curve read_curve(const node& n, bool prefill) {
 }
 
 speed_model read_speed(const node& n) {
-  n.expect_keys({"overhead_s", "prefill", "cached_token_s", "decode"});
+  n.expect_keys({"overhead_s", "prefill", "cached_token_s", "decode", "noise"});
   speed_model m;
   m.overhead_s = n.at("overhead_s").number_in(0, 3600);
   m.prefill = read_curve(n.at("prefill"), true);
   m.cached_token_s = n.at("cached_token_s").number_in(0, 1);
   m.decode = read_curve(n.at("decode"), false);
+  if (auto z = n.find("noise")) {
+    z->expect_keys({"kind", "median", "p90"});
+    (void)z->at("kind").one_of({"lognormal"});
+    m.noise_median = z->at("median").number_in(0.01, 100);
+    const double p90 = z->at("p90").number_in(m.noise_median, 100 * m.noise_median);
+    m.noise_sigma = std::log(p90 / m.noise_median) / 1.2815515655446004;
+  }
   return m;
 }
 

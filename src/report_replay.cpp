@@ -252,6 +252,8 @@ void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& trac
     header_routes = true;
     fmt::print(os, "  {}: {}\n", r.options[i].label, fmt::join(routes, "; "));
   }
+  for (std::size_t i = 0; i < r.options.size(); ++i)
+    for (const auto& n : r.shaping[i].notes) fmt::print(os, "  note ({}): {}\n", r.options[i].label, n);
   bool header = false;
   for (const auto& o : r.options) {
     const auto e = detail::explain_stop(o);
@@ -287,13 +289,15 @@ std::string replay_to_json(const std::vector<recorded_trace>& traces, const repl
     x["compactions_added"] = r.shaping[i].compactions;
     x["truncations"] = r.shaping[i].truncations;
     x["routes"] = r.shaping[i].routes;
+    x["route_notes"] = r.shaping[i].notes;
     options.push_back(x);
   }
   j["options"] = options;
   return detail::dump(j, indent);
 }
 
-std::string fit_to_target_json(const speed_fit& f, const std::string& name, const std::vector<recorded_trace>& traces) {
+std::string fit_to_target_json(const speed_fit& f, const std::string& name, const std::vector<recorded_trace>& traces,
+                               const fit_preset_options& opt) {
   auto curve = [](const speed_curve& c) {
     const auto& l = std::get<linear_curve>(c);
     return json{{"kind", "linear"}, {"a_s_per_token", l.a_s}, {"b_s_per_token_per_position", l.b_s_per_token}};
@@ -313,7 +317,7 @@ std::string fit_to_target_json(const speed_fit& f, const std::string& name, cons
   j["type"] = "local";
   j["provider"] = "fitted";
   j["tier"] = "fitted";
-  j["model"] = name;
+  j["model"] = f.models.size() == 1 ? f.models.front() : name;
   j["source"] = files;
   {
     const auto today = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
@@ -330,17 +334,30 @@ std::string fit_to_target_json(const speed_fit& f, const std::string& name, cons
   // The logs do not record the model's window. The agent compacts at about 83% of it (Claude
   // Code; docs/replay.md), and it did not compact below the largest recorded prompt: the smallest
   // window consistent with that, rounded up to 1,024 tokens.
-  const auto needed = static_cast<std::int64_t>(std::ceil(static_cast<double>(std::max<std::int64_t>(window, 1)) /
-                                                          default_compact_at / 1024.0)) * 1024;
-  notes.push_back(fmt::format("context_window_tokens {} is assumed: the smallest window (in 1,024s) at which an agent "
-                              "compacting at {:.0f}% would not have compacted before the largest recorded request ({} "
-                              "tokens). Set the model's real window.", needed, 100 * default_compact_at, window));
+  auto needed = static_cast<std::int64_t>(std::ceil(static_cast<double>(std::max<std::int64_t>(window, 1)) /
+                                                    default_compact_at / 1024.0)) * 1024;
+  if (opt.context_window_tokens > 0) {
+    needed = opt.context_window_tokens;
+  } else {
+    notes.push_back(fmt::format("context_window_tokens {} is assumed: the smallest window (in 1,024s) at which an agent "
+                                "compacting at {:.0f}% would not have compacted before the largest recorded request ({} "
+                                "tokens). Set the model's real window (--context-window).", needed,
+                                100 * default_compact_at, window));
+  }
   j["notes"] = notes;
   j["context_window_tokens"] = needed;
   j["limits"] = {{"sends_retry_after", false}, {"buckets", json::array()}};
   j["cache"] = {{"enabled", true}, {"block_tokens", 1}, {"min_tokens", 0}, {"ttl_s", 86400}, {"write_charged", false}};
   j["speed"] = {{"overhead_s", f.model.overhead_s}, {"prefill", curve(f.model.prefill)},
                 {"cached_token_s", f.model.cached_token_s}, {"decode", curve(f.model.decode)}};
+  if (opt.noise && f.noise_sigma > 0) {
+    j["speed"]["noise"] = {{"kind", "lognormal"}, {"median", f.noise_median},
+                           {"p90", f.noise_median * std::exp(1.2815515655446004 * f.noise_sigma)}};
+    notes.push_back(fmt::format("speed.noise: each request's time is multiplied by a log-normal factor (median {:.3f}, "
+                                "log-space spread {:.3f}) fitted to the residuals, drawn from the seed",
+                                f.noise_median, f.noise_sigma));
+    j["notes"] = notes;
+  }
   j["power"] = {{"load_power_w", 0}, {"idle_power_w", 0}, {"usd_per_kwh", 0}};
   return detail::dump(j, 2);
 }

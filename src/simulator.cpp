@@ -51,6 +51,7 @@ struct session_state {
   std::size_t next = 0;        // index of the request being sent
   std::int32_t attempt = 0;    // attempts of the current request so far
   rng g;
+  rng noise;  // the target's speed noise (its own stream: the client's jitter is unchanged)
   // The request in flight.
   double t_admit = 0, t_first = 0;
   token_counts tokens;
@@ -75,6 +76,13 @@ constexpr double max_start_s = 2e11;        // a session's start (logs: times wi
 constexpr double max_delay_s = 1e7;         // agent time before a request
 constexpr std::int64_t max_tokens_count = 10'000'000'000'000;  // 10^13
 constexpr std::uint64_t max_lineages = std::uint64_t{1} << 31;
+
+// A request's times under the target's speed noise (a log-normal factor per request).
+request_timing noisy(request_timing t, const speed_model& m, rng& g) noexcept {
+  if (m.noise_sigma <= 0 && m.noise_median == 1) return t;
+  const double f = m.noise_median * std::exp(m.noise_sigma * standard_normal(g));
+  return {t.ttft_s * f, t.decode_s * f};
+}
 
 void check_plans(const target& tgt, std::span<const session_plan> plans, const sim_options& opt) {
   std::uint64_t requests = 0, lineages = 0;
@@ -188,6 +196,7 @@ simulation_result simulate(const target& tgt, const retry_policy& client,
     s.shared_base = family_base[p.family];
     s.private_base = lineages;
     s.g.seed(p.seed);
+    s.noise.seed(derive_seed(p.seed, 0x6e6f697365));
     lineages += p.script->lineages - p.script->shared_lineages;
     s.res.requests_total = static_cast<std::int32_t>(p.script->requests.size());
     s.res.outcome = session_outcome::completed;
@@ -496,7 +505,7 @@ simulation_result simulate(const target& tgt, const retry_policy& client,
             ? request_timing{std::max(0.0, static_cast<double>(req.recorded_ttft_s)),
                              std::max(0.0, static_cast<double>(req.recorded_duration_s) -
                                                std::max(0.0, static_cast<double>(req.recorded_ttft_s)))}
-            : time_request(tgt.speed, cached, req.prompt_tokens - cached, tk.generated());
+            : noisy(time_request(tgt.speed, cached, req.prompt_tokens - cached, tk.generated()), tgt.speed, s.noise);
     const double t_first = t + tm.ttft_s;
     const double t_end = eng ? bucket::never : t_first + tm.decode_s;
     a.t_first_token = eng ? t : t_first;

@@ -4,9 +4,14 @@
 
 #include <Eigen/Dense>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <fnmatch.h>
 
 #include <array>
 #include <cmath>
+#include <map>
+#include <set>
 
 namespace loopcast {
 
@@ -55,11 +60,32 @@ Eigen::VectorXd nonneg_lsq(const std::vector<std::array<double, 6>>& x, const st
   return full;
 }
 
+bool usable(const recorded_request& r) {
+  const double d = r.t_end - r.t_send;
+  return d > 0 && d <= max_duration_s && r.tokens.generated() > 0;
+}
+
+bool matches_model(const std::string& pattern, const std::string& model) {
+  return pattern.empty() || pattern == "*" || fnmatch(pattern.c_str(), model.c_str(), 0) == 0;
+}
+
 } // namespace
 
-speed_fit fit_speed_model(const std::vector<recorded_trace>& traces) {
+std::vector<std::pair<std::string, std::size_t>> fittable_models(const std::vector<recorded_trace>& traces) {
+  std::map<std::string, std::size_t> n;
+  for (const auto& t : traces)
+    for (const auto& s : t.sessions)
+      for (const auto& r : s.requests)
+        if (usable(r)) ++n[t.models.at(static_cast<std::size_t>(r.model))];
+  return {n.begin(), n.end()};
+}
+
+speed_fit fit_speed_model(const std::vector<recorded_trace>& traces) { return fit_speed_model(traces, ""); }
+
+speed_fit fit_speed_model(const std::vector<recorded_trace>& traces, const std::string& model_pattern) {
   std::vector<row> rows;
   std::string first_file;
+  std::set<std::string> models;
   for (const auto& t : traces) {
     if (t.totals)
       throw trace_error(t.file, 0, fmt::format("{} logs record per-task totals only: no request times to fit", to_string(t.format)));
@@ -67,17 +93,26 @@ speed_fit fit_speed_model(const std::vector<recorded_trace>& traces) {
     for (const auto& s : t.sessions)
       for (const auto& r : s.requests) {
         const double d = r.t_end - r.t_send;
-        if (!(d > 0) || d > max_duration_s || r.tokens.generated() <= 0) continue;
+        if (!usable(r)) continue;
+        const auto& model = t.models.at(static_cast<std::size_t>(r.model));
+        if (!matches_model(model_pattern, model)) continue;
+        models.insert(model);
         rows.push_back({static_cast<double>(r.tokens.input + r.tokens.cache_write), static_cast<double>(r.tokens.cache_read),
                         static_cast<double>(r.tokens.generated()), static_cast<double>(r.tokens.prompt()), d,
                         std::isnan(r.t_first_token) ? unknown_time : r.t_first_token - r.t_send});
       }
   }
   if (rows.size() < 5)
-    throw error(fmt::format("{}: {} usable requests (duration > 0, output > 0); fitting needs at least 5", first_file,
-                            rows.size()));
+    throw error(fmt::format("{}: {} usable requests (duration > 0, output > 0){}; fitting needs at least 5", first_file,
+                            rows.size(), model_pattern.empty() || model_pattern == "*"
+                                             ? std::string()
+                                             : fmt::format(" of models matching \"{}\"", model_pattern)));
   speed_fit fit;
   fit.samples = rows.size();
+  fit.models.assign(models.begin(), models.end());
+  if (models.size() > 1)
+    fit.notes.push_back(fmt::format("{} models pooled into one curve ({}): fit each with --model for per-model speeds",
+                                    models.size(), fmt::join(fit.models, ", ")));
   std::size_t with_ttft = 0;
   for (const auto& r : rows) with_ttft += !std::isnan(r.ttft);
   Eigen::VectorXd coef;
@@ -104,6 +139,10 @@ speed_fit fit_speed_model(const std::vector<recorded_trace>& traces) {
     }
     coef = nonneg_lsq(x, y, {0, 1, 2, 3, 4, 5}, fit.notes);
     fit.notes.push_back("the logs have no TTFT: prefill and decode are told apart only by how they scale");
+    if (coef(1) <= 0 && coef(2) <= 0)
+      fit.notes.push_back("prefill cannot be measured from these logs (no first-token times, and its term came out "
+                          "negative): the preset's prefill is a placeholder of 10^9 tokens/s, i.e. prompt time is "
+                          "folded into the overhead and decode terms; do not read prefill speed from it");
   }
   // A speed curve needs a positive per-token time: keep at least 1 ns.
   const double floor_s = 1e-9;
@@ -128,6 +167,20 @@ speed_fit fit_speed_model(const std::vector<recorded_trace>& traces) {
   }
   fit.r_squared = ss_tot > 0 ? 1.0 - ss_res / ss_tot : 1.0;
   fit.abs_rel_error = summarize(std::move(rel));
+  // The residuals as a log-normal factor: median and spread of log(recorded / predicted), robust
+  // to outliers (from the P10–P90 range rather than the standard deviation).
+  std::vector<double> logs;
+  for (const auto& r : rows) {
+    const auto tm = time_request(fit.model, static_cast<std::int64_t>(r.k), static_cast<std::int64_t>(r.u),
+                                 static_cast<std::int64_t>(r.m));
+    const double pred = tm.ttft_s + tm.decode_s;
+    if (pred > 0) logs.push_back(std::log(r.duration / pred));
+  }
+  if (logs.size() >= 5) {
+    const auto q = summarize(std::move(logs));
+    fit.noise_median = std::exp(q.p50);
+    fit.noise_sigma = std::max(0.0, (q.p90 - q.p10) / (2 * 1.2815515655446004));
+  }
   return fit;
 }
 

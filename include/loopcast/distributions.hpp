@@ -19,6 +19,9 @@ inline double uniform01(rng& g) noexcept {
   return static_cast<double>(g() >> 11) * 0x1.0p-53;
 }
 
+/// A standard normal draw by inverse transform (consumes exactly one value from g).
+double standard_normal(rng& g) noexcept;
+
 /// Mixes a seed with a stream index into an independent seed (splitmix64 finaliser).
 std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) noexcept;
 

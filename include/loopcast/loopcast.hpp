@@ -1,7 +1,9 @@
 // loopcast — umbrella header.
 #pragma once
 
+#include "loopcast/budget.hpp"
 #include "loopcast/compare.hpp"
+#include "loopcast/context.hpp"
 #include "loopcast/distributions.hpp"
 #include "loopcast/engine.hpp"
 #include "loopcast/errors.hpp"
@@ -12,6 +14,7 @@
 #include "loopcast/presets.hpp"
 #include "loopcast/prices.hpp"
 #include "loopcast/rate_limits.hpp"
+#include "loopcast/replay.hpp"
 #include "loopcast/report.hpp"
 #include "loopcast/results.hpp"
 #include "loopcast/retry.hpp"
@@ -23,5 +26,6 @@
 #include "loopcast/sweep.hpp"
 #include "loopcast/target.hpp"
 #include "loopcast/tokens.hpp"
+#include "loopcast/validate.hpp"
 #include "loopcast/version.hpp"
 #include "loopcast/workload.hpp"

@@ -126,7 +126,8 @@ enum class replay_speed : std::uint8_t {
 std::string_view to_string(replay_speed) noexcept;
 
 /// One target of a replay option, for the sessions whose model matches `pattern` (a glob: '*'
-/// matches any run of characters; "*" matches every model).
+/// matches any run of characters; "*" matches every model). A session whose models match
+/// different routes runs on the route of most of its requests (noted in the result).
 struct model_route {
   std::string pattern;
   scenario_option option;
@@ -156,6 +157,7 @@ struct replay_shaping_summary {
   std::int32_t compactions = 0;            ///< compaction requests inserted
   std::int32_t truncations = 0;            ///< requests shortened
   std::vector<std::string> routes;         ///< "pattern → target" per route used
+  std::vector<std::string> notes;          ///< e.g. sessions whose models route to different targets
 };
 
 struct replay_result {
@@ -176,7 +178,10 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
 // ---- fit -----------------------------------------------------------------------------------
 
 struct speed_fit {
-  speed_model model;
+  speed_model model;               ///< without noise (noise_median / noise_sigma below)
+  double noise_median = 1;         ///< the residual recorded / predicted time: its median …
+  double noise_sigma = 0;          ///< … and log-space spread ((P90 − P10) of the log ratio / 2·z0.9)
+  std::vector<std::string> models; ///< the models whose requests were fitted
   std::size_t samples = 0;
   bool used_ttft = false;          ///< TTFT and decode fitted separately (the log has TTFT)
   double r_squared = 0;            ///< of request durations
@@ -192,5 +197,9 @@ struct speed_fit {
 /// in the logs, TTFT is fitted on (1, u, u·(k+u/2), k) and decode time on (m, m·(c+m/2)).
 /// Throws error with fewer than 5 usable requests.
 speed_fit fit_speed_model(const std::vector<recorded_trace>& traces);
+/// Only the requests whose model matches `model_pattern` (a glob; "" or "*": every model).
+speed_fit fit_speed_model(const std::vector<recorded_trace>& traces, const std::string& model_pattern);
+/// The models of the logs with the requests each could fit (duration and output > 0).
+std::vector<std::pair<std::string, std::size_t>> fittable_models(const std::vector<recorded_trace>& traces);
 
 } // namespace loopcast

@@ -76,6 +76,11 @@ struct speed_model {
   speed_curve prefill;        ///< per uncached prompt token at its position
   double cached_token_s = 0;  ///< per cached prompt token, in seconds
   speed_curve decode;         ///< per generated token at its position
+  /// Request-to-request noise of a hosted API: each request's time is multiplied by a log-normal
+  /// factor with this median and spread (log-space standard deviation; 0: no noise), drawn
+  /// from the session's seed. Fitted by `loopcast fit` from the residuals.
+  double noise_median = 1;
+  double noise_sigma = 0;
 };
 
 /// Durations of one request, in seconds.

@@ -5,11 +5,13 @@
 #include "loopcast/price_lists.hpp"
 #include "loopcast/replay.hpp"
 #include "loopcast/trace.hpp"
+#include "loopcast/validate.hpp"
 
 #include "../json_reader.hpp"
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -170,12 +172,16 @@ int cmd_replay(const std::vector<std::string>& logs, const std::string& format, 
   return ok;
 }
 
-int cmd_fit(const std::vector<std::string>& logs, const std::string& format, const std::string& out) {
+int cmd_fit(const std::vector<std::string>& logs, const std::string& format, const std::string& out,
+            const std::string& model, std::int64_t window, bool no_noise) {
   check_not_an_input(out, logs);
   const auto traces = import_traces(as_paths(logs), format_of(format));
-  const auto fit = fit_speed_model(traces);
+  const auto fit = fit_speed_model(traces, model);
   const auto name = std::filesystem::path(out).stem().string();
-  const auto text = fit_to_target_json(fit, name, traces);
+  fit_preset_options fo;
+  fo.context_window_tokens = window;
+  fo.noise = !no_noise;
+  const auto text = fit_to_target_json(fit, name, traces, fo);
   // The preset it writes must load; if it does not, the logs are to blame, not the output file.
   try {
     (void)parse_target(text, "the preset fitted to the logs");
@@ -192,6 +198,9 @@ int cmd_fit(const std::vector<std::string>& logs, const std::string& format, con
              "at 0 ({:.0f} at 100K)\n",
              fit.model.overhead_s, 1 / p.a_s, 1 / (p.a_s + 1e5 * p.b_s_per_token), 1e6 * fit.model.cached_token_s, 1 / d.a_s,
              1 / (d.a_s + 1e5 * d.b_s_per_token));
+  if (fit.noise_sigma > 0)
+    fmt::print("  noise: recorded / predicted has median {:.3f} and log-space spread {:.3f}{}\n", fit.noise_median,
+               fit.noise_sigma, no_noise ? " (not written: --no-noise)" : " (speed.noise)");
   for (const auto& n : fit.notes) fmt::print("  note: {}\n", n);
   fmt::print("wrote {}\n", out);
   return ok;
@@ -210,6 +219,84 @@ int cmd_convert(const std::string& log, const std::string& format, const std::st
   return ok;
 }
 
+std::string pct_or_dash(double x, bool sign = false) {
+  if (std::isnan(x)) return "—";
+  return sign ? fmt::format("{:+.1f}%", 100 * x) : fmt::format("{:.1f}%", 100 * x);
+}
+
+int cmd_validate(const std::vector<std::string>& logs, const std::string& format, const globals& g,
+                 const std::vector<std::string>& fit_on, const std::string& on, std::int32_t seeds, std::uint64_t seed,
+                 bool no_noise, bool as_json) {
+  if (fit_on.empty() == on.empty())
+    throw std::invalid_argument("validate needs either --fit-on LOG... (fit there, check on LOG...) or --on TARGET");
+  const auto held_out = import_traces(as_paths(logs), format_of(format));
+  std::vector<std::string> notes;
+  replay_target rt;
+  if (!fit_on.empty()) {
+    const auto train = import_traces(as_paths(fit_on), format_of(format));
+    rt = fitted_targets(train, 30, !no_noise, &notes);
+  } else {
+    scenario_option o;
+    o.tgt = target_ref(library(g), on);
+    o.label = o.tgt.name;
+    o.client.name = "none";
+    o.client.max_retries = 0;
+    o.tgt.limits.clear();  // the speed is validated, not the limits
+    o.tgt.context_window_tokens = std::max<std::int64_t>(o.tgt.context_window_tokens, 10'000'000);
+    if (no_noise) o.tgt.speed.noise_sigma = 0, o.tgt.speed.noise_median = 1;
+    rt = {o.label, {{"*", o}}};
+    notes.push_back(fmt::format("every model on {} (its limits removed)", o.tgt.name));
+  }
+  validation_options vo;
+  vo.seeds = seeds;
+  vo.seed = seed;
+  auto r = validate_replay(held_out, rt, vo);
+  r.notes.insert(r.notes.begin(), notes.begin(), notes.end());
+  const auto& sm = r.summary;
+  if (as_json) {
+    nlohmann::ordered_json j;
+    auto num = [](double x) { return std::isnan(x) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(x); };
+    j["schema_version"] = 1;
+    j["seeds"] = r.seeds;
+    j["notes"] = r.notes;
+    auto traces = nlohmann::ordered_json::array();
+    for (const auto& v : r.traces)
+      traces.push_back({{"file", v.file}, {"requests", v.requests}, {"ape_p50", num(v.ape_p50)}, {"ape_p90", num(v.ape_p90)},
+                        {"bias_p50", num(v.bias_p50)}, {"total_error", num(v.total_error)}, {"ks", num(v.ks)},
+                        {"cache_share_diff", num(v.cache_share_diff)}});
+    j["traces"] = traces;
+    j["summary"] = {{"traces", sm.traces}, {"requests", sm.requests}, {"ape_p50_median", num(sm.ape_p50_median)},
+                    {"ape_p50_p90", num(sm.ape_p50_p90)}, {"bias_median", num(sm.bias_median)},
+                    {"total_error_abs_median", num(sm.total_error_abs_median)},
+                    {"total_error_abs_max", num(sm.total_error_abs_max)}, {"ks_median", num(sm.ks_median)},
+                    {"coverage_p10_p90", num(sm.coverage)}, {"cache_share_diff_median", num(sm.cache_share_diff_median)}};
+    std::cout << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+    return ok;
+  }
+  fmt::print("loopcast validate — {} held-out log{}, {} timed requests, {} seed{} per log\n", held_out.size(),
+             held_out.size() == 1 ? "" : "s", sm.requests, r.seeds, r.seeds == 1 ? "" : "s");
+  for (const auto& n : r.notes) fmt::print("  {}\n", n);
+  fmt::print("\n  {:<44} {:>8} {:>9} {:>9} {:>8} {:>10} {:>6} {:>8}\n", "log", "requests", "APE P50", "APE P90", "bias",
+             "total err", "KS", "cache Δ");
+  for (const auto& v : r.traces) {
+    const auto name = std::filesystem::path(v.file).filename().string();
+    fmt::print("  {:<44} {:>8} {:>9} {:>9} {:>8} {:>10} {:>6} {:>8}\n", name.size() > 44 ? name.substr(0, 43) + "~" : name,
+               v.requests, pct_or_dash(v.ape_p50), pct_or_dash(v.ape_p90), pct_or_dash(v.bias_p50, true),
+               pct_or_dash(v.total_error, true), std::isnan(v.ks) ? std::string("—") : fmt::format("{:.3f}", v.ks),
+               pct_or_dash(v.cache_share_diff, true));
+  }
+  fmt::print("\n  per-request error, median over logs of the per-log median   {} (P90 over logs {})\n",
+             pct_or_dash(sm.ape_p50_median), pct_or_dash(sm.ape_p50_p90));
+  fmt::print("  total API time per log, median |error|                       {} (max {})\n",
+             pct_or_dash(sm.total_error_abs_median), pct_or_dash(sm.total_error_abs_max));
+  fmt::print("  signed bias (median)                                         {}\n", pct_or_dash(sm.bias_median, true));
+  fmt::print("  KS distance of durations (median over logs)                  {}\n",
+             std::isnan(sm.ks_median) ? std::string("—") : fmt::format("{:.3f}", sm.ks_median));
+  fmt::print("  recorded durations inside the simulated P10–P90              {}\n", pct_or_dash(sm.coverage));
+  fmt::print("  anchors (serving simulators, docs/validation.md): BLIS 6.7% median E2E; LLMServingSim 2.0 ≤2.2%; Vidur <9%\n");
+  return ok;
+}
+
 } // namespace
 
 std::vector<command> log_commands(CLI::App& app, const globals& g) {
@@ -220,6 +307,9 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
     std::int64_t block_tokens = 1;
     bool as_json = false;
     replay_args replay;
+    std::string fit_model;
+    std::int64_t fit_window = 0;
+    bool fit_no_noise = false;
   };
   auto st = std::make_shared<state>();
   const std::string formats = "auto, claude-code, codex, opencode, kv-cache-tester, swe-agent, loopcast";
@@ -273,7 +363,34 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
   fit->add_option("logs", st->logs, "Log files or directories")->required();
   fit->add_option("-o,--output", st->out, "Where to write the preset (.json)")->required();
   fit->add_option("--format", st->format, "Log format (default: detected): " + formats);
-  cmds.push_back({fit, [st] { return cmd_fit(st->logs, st->format, st->out); }});
+  fit->add_option("--model", st->fit_model, "Fit only the requests of models matching this pattern (e.g. 'claude-opus-*')");
+  fit->add_option("--context-window", st->fit_window, "The model's context window, tokens (default: derived from the logs, with a note)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000'000'000}));
+  fit->add_flag("--no-noise", st->fit_no_noise, "Do not write the fitted request-to-request noise (speed.noise)");
+  cmds.push_back({fit, [st] { return cmd_fit(st->logs, st->format, st->out, st->fit_model, st->fit_window, st->fit_no_noise); }});
+
+  struct validate_args {
+    std::vector<std::string> fit_on;
+    std::string on;
+    std::int32_t seeds = 20;
+    std::uint64_t seed = 1;
+    bool no_noise = false, as_json = false;
+  };
+  auto va = std::make_shared<validate_args>();
+  auto* validate = app.add_subcommand("validate", "Measure replays against held-out recordings: fit speeds on some logs, replay others");
+  validate->add_option("logs", st->logs, "Held-out log files or directories")->required();
+  validate->add_option("--fit-on", va->fit_on, "Logs to fit per-model speeds on (never the held-out ones)");
+  validate->add_option("--on", va->on, "Or: a target preset (name or .json) whose speed to validate");
+  validate->add_option("--seeds", va->seeds, "Replays per log when the speed has noise")
+      ->capture_default_str()->check(CLI::Range(1, 1000));
+  validate->add_option("--seed", va->seed, "First seed")->capture_default_str()->check(seed_digits());
+  validate->add_flag("--no-noise", va->no_noise, "Replay without the fitted noise (point estimates)");
+  validate->add_option("--format", st->format, "Log format (default: detected): " + formats);
+  validate->add_flag("--json", va->as_json, "Print the result as JSON");
+  cmds.push_back({validate, [st, va, &g] {
+                    return cmd_validate(st->logs, st->format, g, va->fit_on, va->on, va->seeds, va->seed, va->no_noise,
+                                        va->as_json);
+                  }});
 
   auto* convert = app.add_subcommand("convert", "Write a log as a loopcast JSONL trace (docs/trace-format.md)");
   convert->add_option("log", st->one_log, "Log file or opencode folder")->required();

@@ -95,11 +95,13 @@ trace_format detect_trace_format(const std::filesystem::path& path) {
   {
     constexpr std::size_t sniff_bytes = 4u << 20;
     in.clear();
+    in.seekg(0, std::ios::end);
+    const auto size = static_cast<std::size_t>(std::max<std::streamoff>(0, in.tellg()));
     in.seekg(0);
-    std::string head(sniff_bytes, '\0');
+    std::string head(std::min(size, sniff_bytes), '\0');
     in.read(head.data(), static_cast<std::streamsize>(head.size()));
     head.resize(static_cast<std::size_t>(in.gcount()));
-    const bool whole = in.gcount() < static_cast<std::streamsize>(sniff_bytes);
+    const bool whole = size <= sniff_bytes;
     std::size_t pos = 0;
     std::int64_t tried = 0;
     while (!found && !first_is_document && tried < 20 && pos < head.size()) {

@@ -369,3 +369,19 @@ TEST(CliLogs, ReplayRoutesAndExplains) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("Why options stopped"), std::string::npos) << r.out;
 }
+
+// `loopcast validate` needs one source of speeds, and reports a row per held-out log.
+TEST(CliLogs, ValidateReportsPerLogAndOverall) {
+  const auto w = traces + "/claude-code-weka/";
+  auto r = loopcast("validate " + w + "trace_0043.json");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "loopcast: validate needs either --fit-on LOG... (fit there, check on LOG...) or --on TARGET\n");
+  r = loopcast("validate " + w + "trace_0043.json --fit-on " + w + "trace_0455.json " + w + "trace_0527.json --seeds 3 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["seeds"], 3);
+  ASSERT_EQ(j["traces"].size(), 1u);
+  EXPECT_EQ(j["traces"][0]["requests"], 22);
+  for (const char* k : {"ape_p50_median", "total_error_abs_median", "ks_median", "coverage_p10_p90"})
+    EXPECT_TRUE(j["summary"][k].is_number()) << k;
+}

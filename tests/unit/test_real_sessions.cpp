@@ -10,6 +10,7 @@
 #include "loopcast/replay.hpp"
 #include "loopcast/report.hpp"
 #include "loopcast/simulator.hpp"
+#include "loopcast/validate.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -603,4 +604,93 @@ TEST(RealSessions, StatisticsWithoutSamplesAreNullInEveryJsonWriter) {
   expect_nulls_without_samples(cmp, "compare");
   EXPECT_TRUE(cmp["options"][0]["effective_tps"].is_null() || cmp["options"][0]["effective_tps"]["count"] == 0)
       << cmp["options"][0]["effective_tps"];
+}
+
+// ---- validation and speed noise -----------------------------------------------------------------
+
+// A small fold of the real traces: per-model speeds fitted on three logs, checked on two. The
+// report has a row per held-out log and a summary; a deliberately wrong speed (ten times slower
+// decode) scores worse than the fitted one.
+TEST(Validate, FittedSpeedsBeatAWrongPresetOutOfSample) {
+  const std::vector<recorded_trace> held{import_trace(traces / "claude-code-weka/trace_0043.json"),
+                                         import_trace(traces / "claude-code-weka/trace_0291.json")};
+  const std::vector<recorded_trace> train{import_trace(traces / "claude-code-weka/trace_0455.json"),
+                                          import_trace(traces / "claude-code-weka/trace_0527.json"),
+                                          import_trace(traces / "claude-code-weka/trace_0729.json")};
+  std::vector<std::string> notes;
+  const auto fitted = fitted_targets(train, 30, true, &notes);
+  ASSERT_EQ(fitted.routes.size(), 4u);  // three models with >= 30 requests, then the pooled fit
+  EXPECT_EQ(fitted.routes.back().pattern, "*");
+  validation_options vo;
+  vo.seeds = 5;
+  const auto good = validate_replay(held, fitted, vo);
+  ASSERT_EQ(good.traces.size(), 2u);
+  EXPECT_EQ(good.summary.traces, 2u);
+  EXPECT_EQ(good.summary.requests, 54u);  // 22 timed requests in trace_0043, 32 in trace_0291
+  EXPECT_EQ(good.seeds, 5);
+  EXPECT_FALSE(std::isnan(good.summary.coverage));
+  for (const auto& t : good.traces) {
+    EXPECT_GE(t.ks, 0.0);
+    EXPECT_LE(t.ks, 1.0);
+    EXPECT_NEAR(t.cache_share_diff, 0.0, 0.01);  // the replay's cache holds what the recording's ideal one did
+  }
+  auto wrong = fitted;
+  for (auto& r : wrong.routes) {
+    r.option.tgt.speed.decode = constant_curve{0.2};  // 5 tokens/s
+    r.option.tgt.speed.noise_sigma = 0;
+  }
+  const auto bad = validate_replay(held, wrong, vo);
+  EXPECT_EQ(bad.seeds, 1);  // no noise: one replay per log
+  EXPECT_GT(bad.summary.ape_p50_median, 2 * good.summary.ape_p50_median);
+  EXPECT_GT(bad.summary.total_error_abs_median, good.summary.total_error_abs_median);
+}
+
+// Speed noise: the same seed gives the same durations, another seed others; the median factor
+// scales the times; the preset reads median and P90.
+TEST(Validate, SpeedNoiseIsSeededAndScalesTimes) {
+  const std::vector<recorded_trace> t{import_trace(traces / "claude-code-weka/trace_0455.json")};
+  auto o = unlimited();
+  o.tgt.speed.decode = constant_curve{0.01};
+  o.tgt.speed.noise_median = 1.0;
+  o.tgt.speed.noise_sigma = 0.3;
+  replay_options a, b;
+  a.seed = 1;
+  b.seed = 2;
+  const auto r1 = run_replay(t, std::vector<scenario_option>{o}, a);
+  const auto r1b = run_replay(t, std::vector<scenario_option>{o}, a);
+  const auto r2 = run_replay(t, std::vector<scenario_option>{o}, b);
+  const auto& x = r1.options[0].sim.requests;
+  ASSERT_EQ(x.size(), r1b.options[0].sim.requests.size());
+  for (std::size_t i = 0; i < x.size(); ++i) EXPECT_EQ(x[i].t_end, r1b.options[0].sim.requests[i].t_end);
+  EXPECT_NE(r1.options[0].sim.wall_s, r2.options[0].sim.wall_s);
+  // A median factor of 2 with no spread doubles every request's time.
+  auto slow = unlimited();
+  slow.tgt.speed = o.tgt.speed;
+  slow.tgt.speed.noise_sigma = 0;
+  slow.tgt.speed.noise_median = 2;
+  auto plain = slow;
+  plain.tgt.speed.noise_median = 1;
+  const auto s = run_replay(t, std::vector<scenario_option>{slow}).options[0].sim.requests;
+  const auto p = run_replay(t, std::vector<scenario_option>{plain}).options[0].sim.requests;
+  ASSERT_EQ(s.size(), p.size());
+  EXPECT_NEAR(s[0].t_end - s[0].t_send, 2 * (p[0].t_end - p[0].t_send), 1e-9);
+  const auto tgt = parse_target(R"({"kind":"target","name":"n","source":"s","read_on":"2026-11-30","type":"local","provider":"p",
+    "tier":"t","model":"m","context_window_tokens":1000,"limits":{"sends_retry_after":false,"buckets":[]},
+    "cache":{"enabled":false},"speed":{"overhead_s":0,"prefill":{"kind":"constant","tokens_per_second":1000},
+    "cached_token_s":0,"decode":{"kind":"constant","tokens_per_second":50},"noise":{"kind":"lognormal","median":0.9,"p90":1.2}},
+    "power":{"load_power_w":0,"idle_power_w":0,"usd_per_kwh":0}})", "n.json");
+  EXPECT_DOUBLE_EQ(tgt.speed.noise_median, 0.9);
+  EXPECT_NEAR(tgt.speed.noise_sigma, std::log(1.2 / 0.9) / 1.2815515655446004, 1e-12);
+}
+
+// fit per model: a pattern keeps that model's requests; pooling models says so.
+TEST(Validate, FitPerModel) {
+  const std::vector<recorded_trace> t{import_trace(traces / "claude-code-weka/trace_0291.json")};
+  const auto opus = fit_speed_model(t, "claude-opus-*");
+  EXPECT_EQ(opus.models, std::vector<std::string>{"claude-opus-4-5-20251101"});
+  const auto all = fit_speed_model(t);
+  ASSERT_EQ(all.models.size(), 2u);
+  EXPECT_NE(all.notes.front().find("2 models pooled into one curve"), std::string::npos);
+  EXPECT_GT(all.noise_sigma, 0.0);
+  EXPECT_THROW((void)fit_speed_model(t, "gpt-*"), error);
 }

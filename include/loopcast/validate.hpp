@@ -1,0 +1,64 @@
+// loopcast — how close replays come to what was recorded, measured out of sample.
+//
+// validate_speed replays held-out recorded sessions on a target (or per-model targets fitted on
+// other logs) with no limits, and compares each timed request's simulated duration (send to
+// end) with the recorded one. With a target whose speed has noise, it replays several seeds:
+// the prediction is the per-request median, and the P10–P90 of the seeds is the interval whose
+// coverage of the recorded durations is reported.
+#pragma once
+
+#include "loopcast/replay.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace loopcast {
+
+struct trace_validation {
+  std::string file;
+  std::size_t requests = 0;           ///< timed requests compared
+  double ape_p50 = unknown_time;      ///< |simulated − recorded| / recorded, median over requests
+  double ape_p90 = unknown_time;
+  double bias_p50 = unknown_time;     ///< (simulated − recorded) / recorded, median (signed)
+  double total_error = unknown_time;  ///< Σ simulated / Σ recorded − 1 (API time of the trace)
+  double ks = unknown_time;           ///< Kolmogorov–Smirnov distance of the two duration samples
+  double coverage = unknown_time;     ///< share of recorded durations inside the simulated P10–P90 (noise only)
+  double cache_share_diff = unknown_time;  ///< simulated − recorded cache-read share of prompt tokens
+};
+
+struct validation_summary {
+  std::size_t traces = 0, requests = 0;
+  double ape_p50_median = unknown_time;      ///< median over traces of the per-trace median APE
+  double ape_p50_p90 = unknown_time;         ///< P90 over traces of the per-trace median APE
+  double bias_median = unknown_time;
+  double total_error_abs_median = unknown_time;  ///< median over traces of |total_error|
+  double total_error_abs_max = unknown_time;
+  double ks_median = unknown_time;
+  double coverage = unknown_time;            ///< over all requests
+  double cache_share_diff_median = unknown_time;
+};
+
+struct validation_result {
+  std::vector<trace_validation> traces;
+  validation_summary summary;
+  std::vector<std::string> notes;            ///< which speeds were used, for which models
+  std::int32_t seeds = 1;
+};
+
+struct validation_options {
+  std::uint64_t seed = 1;
+  std::int32_t seeds = 20;                   ///< replays per trace when the speed has noise
+};
+
+/// Replays each held-out trace on `on` (no limits are removed: give targets without buckets).
+validation_result validate_replay(const std::vector<recorded_trace>& held_out, const replay_target& on,
+                                  const validation_options& opt = {});
+
+/// The speeds fitted on `fit_on`: one target per model with at least `min_requests` usable
+/// requests (routed by exact model name), and a pooled one for every other model. Each has no
+/// limits, a cache that holds everything (64-token blocks, no expiry) and a 10^7-token window.
+replay_target fitted_targets(const std::vector<recorded_trace>& fit_on, std::size_t min_requests = 30,
+                             bool noise = true, std::vector<std::string>* notes = nullptr);
+
+} // namespace loopcast
