@@ -10,6 +10,7 @@
 #include "loopcast/replay.hpp"
 #include "loopcast/report.hpp"
 #include "loopcast/simulator.hpp"
+#include "loopcast/solve.hpp"
 #include "loopcast/validate.hpp"
 
 #include <nlohmann/json.hpp>
@@ -600,6 +601,10 @@ TEST(RealSessions, StatisticsWithoutSamplesAreNullInEveryJsonWriter) {
   std::vector<scenario_option> opts{scn.options.front()};
   compare_options co;
   co.seeds = 2;
+  max_agents_query mq;
+  mq.seeds = 2;
+  mq.max_agents = 2;
+  expect_nulls_without_samples(nlohmann::json::parse(solve_to_json(scn, solve_max_agents(scn, mq))), "solve");
   const auto cmp = nlohmann::json::parse(compare_to_json(compare_on(wl, opts, co)));
   expect_nulls_without_samples(cmp, "compare");
   EXPECT_TRUE(cmp["options"][0]["effective_tps"].is_null() || cmp["options"][0]["effective_tps"]["count"] == 0)
