@@ -28,6 +28,7 @@ struct json_parse_result {
 
 namespace json_parse_impl {
 
+/// A key as a JSON pointer token (RFC 6901: '~' → "~0", '/' → "~1").
 inline std::string escape_token(std::string_view key) {
   std::string out;
   for (char c : key) {

@@ -15,15 +15,7 @@ namespace {
 constexpr int max_depth = 64;
 constexpr std::uintmax_t max_file_bytes = 64u << 20;
 
-std::string escape_pointer_token(std::string_view key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
-  }
-  return out;
-}
+using json_parse_impl::escape_token;  // a key as a JSON pointer token (RFC 6901)
 
 std::string fmt_number(double x) { return fmt::format("{}", x); }
 
@@ -91,7 +83,7 @@ void node::expect_keys(std::initializer_list<std::string_view> allowed) const {
     bool ok = false;
     for (auto a : allowed) ok = ok || a == k;
     if (!ok) {
-      node(v, ptr_ + "/" + escape_pointer_token(k), *file_)
+      node(v, ptr_ + "/" + escape_token(k), *file_)
           .fail(fmt::format("unknown key \"{}\" (allowed here: {})", k, fmt::join(allowed, ", ")));
     }
   }
@@ -101,14 +93,14 @@ node node::at(std::string_view key) const {
   if (!j_->is_object()) fail(fmt::format("expected an object, found {}", describe(*j_)));
   auto it = j_->find(key);
   if (it == j_->end()) fail(fmt::format("missing key \"{}\"", key));
-  return node(*it, ptr_ + "/" + escape_pointer_token(key), *file_);
+  return node(*it, ptr_ + "/" + escape_token(key), *file_);
 }
 
 std::optional<node> node::find(std::string_view key) const {
   if (!j_->is_object()) fail(fmt::format("expected an object, found {}", describe(*j_)));
   auto it = j_->find(key);
   if (it == j_->end()) return std::nullopt;
-  return node(*it, ptr_ + "/" + escape_pointer_token(key), *file_);
+  return node(*it, ptr_ + "/" + escape_token(key), *file_);
 }
 
 bool node::has(std::string_view key) const { return j_->is_object() && j_->contains(key); }
