@@ -116,8 +116,47 @@ void register_replay(py::module_& m) {
       "Replays the logs on (label, [(model pattern, target JSON)], client JSON) options.");
   m.def(
       "fit_json",
-      [](const traces_holder& h, const std::string& name) { return fit_to_target_json(fit_speed_model(h.traces), name, h.traces); },
-      py::arg("traces"), py::arg("name"), "A target preset (JSON) whose speed is fitted to the logs.");
+      [](const traces_holder& h, const std::string& name, const std::string& model, std::int64_t window, bool noise) {
+        if (window < 0) throw std::invalid_argument("context_window must be >= 1 (or None)");
+        fit_preset_options fo;
+        fo.context_window_tokens = window;
+        fo.noise = noise;
+        return fit_to_target_json(fit_speed_model(h.traces, model), name, h.traces, fo);
+      },
+      py::arg("traces"), py::arg("name"), py::arg("model") = "", py::arg("context_window") = 0, py::arg("noise") = true,
+      "A target preset (JSON) whose speed is fitted to the logs.");
+  m.def(
+      "validate_json",
+      [](const traces_holder& held_out, std::optional<std::shared_ptr<traces_holder>> fit_on,
+         std::optional<std::string> target_json, std::int32_t seeds, std::uint64_t seed, bool noise) {
+        if (fit_on.has_value() == target_json.has_value())
+          throw std::invalid_argument("give fit_on= (logs to fit speeds on) or on= (a target), not both or neither");
+        if (seeds < 1 || seeds > 1000) throw std::invalid_argument("seeds must be from 1 to 1000");
+        std::vector<std::string> notes;
+        replay_target rt;
+        if (fit_on) {
+          rt = fitted_targets((*fit_on)->traces, 30, noise, &notes);
+        } else {
+          scenario_option o;
+          o.tgt = parse_target(*target_json, "<on>");
+          o.label = o.tgt.name;
+          o.client.name = "none";
+          o.client.max_retries = 0;
+          o.tgt.limits.clear();
+          o.tgt.context_window_tokens = std::max<std::int64_t>(o.tgt.context_window_tokens, 10'000'000);
+          if (!noise) o.tgt.speed.noise_sigma = 0, o.tgt.speed.noise_median = 1;
+          rt = {o.label, {{"*", o}}};
+        }
+        validation_options vo;
+        vo.seeds = seeds;
+        vo.seed = seed;
+        py::gil_scoped_release release;
+        auto r = validate_replay(held_out.traces, rt, vo);
+        r.notes.insert(r.notes.begin(), notes.begin(), notes.end());
+        return validation_to_json(r);
+      },
+      py::arg("held_out"), py::arg("fit_on") = py::none(), py::arg("target_json") = py::none(), py::arg("seeds") = 20,
+      py::arg("seed") = 1, py::arg("noise") = true, "`loopcast validate --json` as a string.");
 }
 
 } // namespace loopcast::python

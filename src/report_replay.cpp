@@ -1,5 +1,6 @@
 // Reports of `loopcast stats`, `replay` and `fit`.
 #include "loopcast/report.hpp"
+#include "loopcast/validate.hpp"
 #include "loopcast/version.hpp"
 
 #include "report_common.hpp"
@@ -360,6 +361,27 @@ std::string fit_to_target_json(const speed_fit& f, const std::string& name, cons
   }
   j["power"] = {{"load_power_w", 0}, {"idle_power_w", 0}, {"usd_per_kwh", 0}};
   return detail::dump(j, 2);
+}
+
+std::string validation_to_json(const validation_result& r, int indent) {
+  const auto& sm = r.summary;
+  json j;
+  j["schema_version"] = 1;
+  j["loopcast_version"] = version_string;
+  j["seeds"] = r.seeds;
+  j["notes"] = r.notes;
+  json traces = json::array();
+  for (const auto& v : r.traces)
+    traces.push_back({{"file", v.file}, {"requests", v.requests}, {"ape_p50", nan_or(v.ape_p50)}, {"ape_p90", nan_or(v.ape_p90)},
+                      {"bias_p50", nan_or(v.bias_p50)}, {"total_error", nan_or(v.total_error)}, {"ks", nan_or(v.ks)},
+                      {"cache_share_diff", nan_or(v.cache_share_diff)}});
+  j["traces"] = traces;
+  j["summary"] = {{"traces", sm.traces}, {"requests", sm.requests}, {"ape_p50_median", nan_or(sm.ape_p50_median)},
+                  {"ape_p50_p90", nan_or(sm.ape_p50_p90)}, {"bias_median", nan_or(sm.bias_median)},
+                  {"total_error_abs_median", nan_or(sm.total_error_abs_median)},
+                  {"total_error_abs_max", nan_or(sm.total_error_abs_max)}, {"ks_median", nan_or(sm.ks_median)},
+                  {"coverage_p10_p90", nan_or(sm.coverage)}, {"cache_share_diff_median", nan_or(sm.cache_share_diff_median)}};
+  return detail::dump(j, indent);
 }
 
 } // namespace loopcast

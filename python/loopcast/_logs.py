@@ -10,7 +10,7 @@ from loopcast import _core
 from loopcast._presets import Client, Target, models_dir
 from loopcast._results import Run, Table
 
-__all__ = ["Logs", "import_logs", "stats", "replay", "fit"]
+__all__ = ["Logs", "import_logs", "stats", "replay", "fit", "validate"]
 
 
 class Logs:
@@ -126,6 +126,32 @@ def replay(logs: "Logs | str | Sequence[str]", on: "Iterable[Target | str | Mapp
                             None if price_list is None else os.fspath(price_list), models_dir(models)))
 
 
-def fit(logs: "Logs | str | Sequence[str]", name: str = "fitted") -> Target:
-    """A :class:`Target` (type local) whose speed is least-squares fitted to the logs."""
-    return Target.from_dict(json.loads(_core.fit_json(_logs(logs)._handle, name)))
+def fit(logs: "Logs | str | Sequence[str]", name: str = "fitted", *, model: str = "",
+        context_window: int | None = None, noise: bool = True) -> Target:
+    """A :class:`Target` (type local) whose speed is least-squares fitted to the logs.
+
+    ``model`` keeps the requests of models matching a pattern (``"claude-opus-*"``);
+    ``context_window`` is the model's window (default: derived from the logs, with a note);
+    ``noise`` writes the residuals as a per-request log-normal factor (``speed.noise``).
+    """
+    if context_window is not None and (isinstance(context_window, bool) or int(context_window) < 1):
+        raise ValueError(f"context_window must be a whole number >= 1, not {context_window!r}")
+    return Target.from_dict(json.loads(_core.fit_json(_logs(logs)._handle, name, model,
+                                                      0 if context_window is None else int(context_window), noise)))
+
+
+def validate(held_out: "Logs | str | Sequence[str]", *, fit_on: "Logs | str | Sequence[str] | None" = None,
+             on: "Target | str | None" = None, seeds: int = 20, seed: int = 1, noise: bool = True) -> dict[str, Any]:
+    """``loopcast validate --json`` as a dict: replays of held-out logs against their recordings.
+
+    Give ``fit_on`` (logs to fit per-model speeds on, never the held-out ones) or ``on`` (a target
+    whose speed to check). Per log and overall: per-request error, bias, total API time error,
+    KS distance of durations, and the share of recorded durations inside the simulated P10–P90.
+    """
+    if (fit_on is None) == (on is None):
+        raise TypeError("give fit_on= or on=, not both or neither")
+    target_json = None
+    if on is not None:
+        target_json = json.dumps((on if isinstance(on, Target) else Target.load(on)).to_dict())
+    return json.loads(_core.validate_json(_logs(held_out)._handle, None if fit_on is None else _logs(fit_on)._handle,
+                                          target_json, seeds, seed, noise))

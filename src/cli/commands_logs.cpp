@@ -254,23 +254,7 @@ int cmd_validate(const std::vector<std::string>& logs, const std::string& format
   r.notes.insert(r.notes.begin(), notes.begin(), notes.end());
   const auto& sm = r.summary;
   if (as_json) {
-    nlohmann::ordered_json j;
-    auto num = [](double x) { return std::isnan(x) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(x); };
-    j["schema_version"] = 1;
-    j["seeds"] = r.seeds;
-    j["notes"] = r.notes;
-    auto traces = nlohmann::ordered_json::array();
-    for (const auto& v : r.traces)
-      traces.push_back({{"file", v.file}, {"requests", v.requests}, {"ape_p50", num(v.ape_p50)}, {"ape_p90", num(v.ape_p90)},
-                        {"bias_p50", num(v.bias_p50)}, {"total_error", num(v.total_error)}, {"ks", num(v.ks)},
-                        {"cache_share_diff", num(v.cache_share_diff)}});
-    j["traces"] = traces;
-    j["summary"] = {{"traces", sm.traces}, {"requests", sm.requests}, {"ape_p50_median", num(sm.ape_p50_median)},
-                    {"ape_p50_p90", num(sm.ape_p50_p90)}, {"bias_median", num(sm.bias_median)},
-                    {"total_error_abs_median", num(sm.total_error_abs_median)},
-                    {"total_error_abs_max", num(sm.total_error_abs_max)}, {"ks_median", num(sm.ks_median)},
-                    {"coverage_p10_p90", num(sm.coverage)}, {"cache_share_diff_median", num(sm.cache_share_diff_median)}};
-    std::cout << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+    std::cout << validation_to_json(r) << "\n";
     return ok;
   }
   fmt::print("loopcast validate — {} held-out log{}, {} timed requests, {} seed{} per log\n", held_out.size(),

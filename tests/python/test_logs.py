@@ -79,3 +79,16 @@ def test_stats_price_each_model_and_a_provider_cache(traces):
     cache = groups["all"]["provider_cache"]
     assert cache["ttl_s"] == 300 and 0 < cache["cache_hit_rate"] <= groups["all"]["cache_hit_rate"]
     assert s["unpriced_models"] == []
+
+
+def test_validate_and_fit_per_model(traces):
+    w = traces / "claude-code-weka"
+    r = loopcast.validate([w / "trace_0043.json"], fit_on=[w / "trace_0455.json", w / "trace_0527.json"], seeds=3)
+    assert r["seeds"] == 3 and len(r["traces"]) == 1 and r["traces"][0]["requests"] == 22
+    assert 0 <= r["summary"]["coverage_p10_p90"] <= 1
+    fitted = loopcast.fit(w / "trace_0291.json", name="opus", model="claude-opus-*", context_window=200000)
+    d = fitted.to_dict()
+    assert d["model"] == "claude-opus-4-5-20251101" and d["context_window_tokens"] == 200000
+    assert d["speed"]["noise"]["kind"] == "lognormal"
+    with pytest.raises(TypeError, match="fit_on= or on="):
+        loopcast.validate([w / "trace_0043.json"])
