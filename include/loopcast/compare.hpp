@@ -1,10 +1,10 @@
 // loopcast — comparing options on one task: does each meet the task's contract, and at what price?
 //
-// A task is a workload with a contract (the task types of DESIGN.md §9: code completion wants a
+// A task is a workload with a contract (the task types of docs/model.md §9: code completion wants a
 // short TTFT, an agent loop steady throughput without stalls, batch work a low unit cost, a
 // one-off script a short wait). Each option runs the same sessions over several seeds; its row
 // holds effective throughput and TTFT (P50/P90, pooled over the seeds), wall clock per task, 429s,
-// stall share, context lifetime, $ per task and per hour, and the usability factors of DESIGN.md
+// stall share, context lifetime, $ per task and per hour, and the usability factors of docs/model.md
 // §8 side by side: intelligence is a gate the user sets per model (a score against a bar), not a
 // multiplier. A row meets the contract when the gate passes and every clause holds; otherwise it
 // says which clauses fail and by how much.

@@ -1,4 +1,4 @@
-// loopcast — distributions of sizes and times (DESIGN.md §7).
+// loopcast — distributions of sizes and times (docs/model.md §7).
 //
 // Every distribution is sampled by inverse transform from one uniform draw, so a sample is a
 // pure function of the generator's state: the same seed gives bit-identical workloads. The

@@ -1,4 +1,4 @@
-// loopcast — metrics with the exact definitions of DESIGN.md §8.
+// loopcast — metrics with the exact definitions of docs/model.md §8.
 //
 //   effective throughput = (output + reasoning) / (t_end − t_send) of the attempt that succeeded;
 //                          kept only if output + reasoning >= 50 and 0.2 s <= duration <= 3600 s
@@ -28,7 +28,7 @@ struct percentiles {
 double percentile(std::vector<double>& values, double q);
 percentiles summarize(std::vector<double> values);
 
-/// Throughput filters of DESIGN.md §8.
+/// Throughput filters of docs/model.md §8.
 inline constexpr std::int64_t min_generated_tokens = 50;
 inline constexpr double min_duration_s = 0.2;
 inline constexpr double max_duration_s = 3600.0;
@@ -59,7 +59,7 @@ struct request_medians {
 };
 request_medians compute_request_medians(std::span<const request_sample> requests);
 
-/// A fleet's outcome (DESIGN.md §8, for many sessions on one organisation's limits). A task is a
+/// A fleet's outcome (docs/model.md §8, for many sessions on one organisation's limits). A task is a
 /// session; it is completed when every request of it was served.
 ///   429 rate      = 429s / attempts
 ///   stall share   = time waiting after 429s / the sessions' summed durations (first send to end)

@@ -1,4 +1,4 @@
-// loopcast — energy and ownership cost of a local deployment (DESIGN.md §6).
+// loopcast — energy and ownership cost of a local deployment (docs/model.md §6).
 //
 // A local run costs energy × price: the machine draws load_power_w while it serves a request and
 // idle_power_w otherwise (set both to the whole machine's draw to charge the wall clock at one

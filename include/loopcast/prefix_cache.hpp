@@ -1,4 +1,4 @@
-// loopcast — the provider's prefix cache (DESIGN.md §4).
+// loopcast — the provider's prefix cache (docs/model.md §4).
 //
 // A prompt is a sequence of tokens cached in whole blocks of `block_tokens`. Whether block i of
 // two prompts holds the same content depends on everything before it, so a block is identified

@@ -1,4 +1,4 @@
-// loopcast — prices (DESIGN.md §6).
+// loopcast — prices (docs/model.md §6).
 //
 // Prices are USD per million tokens per class. Above a long-context threshold the whole request
 // is priced at that tier (Claude and Gemini above 200K). A batch discount, a time-of-day

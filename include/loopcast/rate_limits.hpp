@@ -1,4 +1,4 @@
-// loopcast — rate-limit buckets (DESIGN.md §3).
+// loopcast — rate-limit buckets (docs/model.md §3).
 //
 // A provider tier has a set of buckets. Each bucket counts one quantity (requests, requests in
 // flight, or a set of token classes) over a period with one algorithm, and charges a request's

@@ -1,7 +1,7 @@
 // loopcast — what the recorded sessions say, and what they would have done elsewhere.
 //
 //   stats   the reference article's measurement on real logs: throughput percentiles with the
-//           definitions and filters of DESIGN.md §8, per model, overall and per context bin
+//           definitions and filters of docs/model.md §8, per model, overall and per context bin
 //   replay  keep the recorded token sequence, prefix structure and agent (tool/think) times;
 //           re-time every request with a target's speed, limits, retry policy and prices
 //   fit     least-squares speed model (overhead, prefill, cached tokens, decode) from the logs

@@ -51,7 +51,7 @@ struct attempt_record {
   double cost_usd = 0;          ///< billed cost of this attempt (0 unless ok)
 };
 
-/// One served request, for the metrics of DESIGN.md §8.
+/// One served request, for the metrics of docs/model.md §8.
 struct request_sample {
   std::uint32_t session = 0;
   double t_send = 0, t_first_token = 0, t_end = 0;  ///< s

@@ -1,4 +1,4 @@
-// loopcast — what the client does on a 429 (DESIGN.md §3, "Client retry policy").
+// loopcast — what the client does on a 429 (docs/model.md §3, "Client retry policy").
 //
 // On a 429 the client either waits the provider's retry_after (when it honours it and the
 // value is within its cap), or backs off exponentially: delay = min(base · multiplier^n, max)

@@ -1,4 +1,4 @@
-// loopcast — speed as a function of context (DESIGN.md §5).
+// loopcast — speed as a function of context (docs/model.md §5).
 //
 // A speed curve gives the time to process one token at position x (in seconds per token).
 // Processing positions x0..x1 takes the integral of that curve over [x0, x1], computed exactly:

@@ -1,4 +1,4 @@
-// loopcast — token classes (DESIGN.md §2).
+// loopcast — token classes (docs/model.md §2).
 //
 // Every request is described by five counts. prompt = input + cache_read + cache_write is the
 // request's context; output + reasoning is what the model generated.

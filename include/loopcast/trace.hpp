@@ -1,7 +1,7 @@
-// loopcast — recorded agent sessions (DESIGN.md §7, "replayed session").
+// loopcast — recorded agent sessions (docs/model.md §7, "replayed session").
 //
 // An importer turns a log into a recorded_trace: sessions of recorded requests with the times
-// and token counts the log shows, converted into loopcast's token classes (DESIGN.md §2). Times
+// and token counts the log shows, converted into loopcast's token classes (docs/model.md §2). Times
 // are seconds on the log's own clock: Unix time for timestamped logs (Claude Code, Codex,
 // opencode), seconds from the trace start for kv-cache-tester traces. A request's t_end is the
 // end of its generation, cut at its first tool's start when the turn ends in a tool call, so

@@ -1,4 +1,4 @@
-// loopcast — synthetic agentic sessions (DESIGN.md §7).
+// loopcast — synthetic agentic sessions (docs/model.md §7).
 //
 // The agent loop: the first request carries the system prompt (tools included) and the task.
 // Each turn the model writes output (and reasoning), the tool runs for tool_time_s, its result
@@ -28,7 +28,7 @@ struct compaction_rule {
   distribution summary_tokens = fixed_dist{4000};  ///< summary length (output of the compaction request), in tokens
 };
 
-/// What a task needs from an option (DESIGN.md §9's task types); a clause that is not set is not
+/// What a task needs from an option (docs/model.md §9's task types); a clause that is not set is not
 /// checked. Used by compare (include/loopcast/compare.hpp).
 struct task_contract {
   std::string task;                            ///< e.g. "code completion"

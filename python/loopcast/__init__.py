@@ -6,7 +6,7 @@ happen entirely in C++, and results come back as numpy structured arrays that vi
 records without copying.
 
 >>> import loopcast
->>> run = loopcast.run("reference")                 # DESIGN.md §9: Cerebras vs a local GPU
+>>> run = loopcast.run("reference")                 # docs/model.md §9: Cerebras vs a local GPU
 >>> run["cloud"].summary["first_429"]["bucket"]
 'total_tpm'
 >>> run["cloud"].timeline.to_pandas()               # one row per request attempt

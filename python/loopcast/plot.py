@@ -122,7 +122,7 @@ def _effective_by_bin(o: OptionResult) -> list[float]:
 
 
 def throughput_by_context(run: Run, ax: Any = None):
-    """Effective throughput P50 (DESIGN.md §8 filters) in each context bin, one bar per option."""
+    """Effective throughput P50 (docs/model.md §8 filters) in each context bin, one bar per option."""
     ax = _axes(ax)
     width = 0.8 / max(len(run), 1)
     x = np.arange(len(CONTEXT_BINS))

@@ -299,7 +299,7 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
   const std::string formats = "auto, claude-code, codex, opencode, kv-cache-tester, swe-agent, loopcast";
   std::vector<command> cmds;
 
-  auto* stats = app.add_subcommand("stats", "Measure recorded agent sessions (DESIGN.md §8): throughput, context, cache, cost");
+  auto* stats = app.add_subcommand("stats", "Measure recorded agent sessions (docs/model.md §8): throughput, context, cache, cost");
   stats->add_option("logs", st->logs, "Log files or directories")->required();
   stats->add_option("--format", st->format, "Log format (default: detected): " + formats);
   stats->add_option("--price", st->price, "Price every request with this target preset (name or .json) instead of its own model's prices");

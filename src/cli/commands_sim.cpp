@@ -247,7 +247,7 @@ std::vector<command> simulation_commands(CLI::App& app, const globals& g) {
   auto st = std::make_shared<state>();
   std::vector<command> cmds;
 
-  auto* run = app.add_subcommand("run", "Simulate a scenario (default: the reference case of DESIGN.md §9)");
+  auto* run = app.add_subcommand("run", "Simulate a scenario (default: the reference case of docs/model.md §9)");
   run->add_option("scenario", st->scenario, "Scenario file or preset name")->capture_default_str();
   auto* seed_opt = run->add_option("--seed", st->seed, "Random seed (default: the scenario's)")->check(seed_digits());
   run->add_flag("--json", st->as_json, "Print the whole result as JSON (schema: docs/output.md)");

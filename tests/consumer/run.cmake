@@ -20,7 +20,7 @@ endif()
 # The installed command finds the installed presets beside itself.
 step("${WORK_DIR}/prefix/bin/loopcast" presets)
 string(FIND "${step_output}" "presets in ${WORK_DIR}/prefix/share/loopcast/models" at)
-string(FIND "${step_output}" "\nreference                    DESIGN.md" at2)
+string(FIND "${step_output}" "\nreference                    docs/model.md" at2)
 if(at EQUAL -1 OR at2 EQUAL -1)
   message(FATAL_ERROR "installed loopcast does not list the installed presets:\n${step_output}")
 endif()

@@ -1,5 +1,5 @@
 // The provider catalogue: every preset carries its provenance, and its buckets and prices behave
-// as PROVIDERS.md says on hand-computed requests.
+// as docs/providers.md says on hand-computed requests.
 #include "loopcast/presets.hpp"
 #include "loopcast/prices.hpp"
 #include "loopcast/rate_limits.hpp"

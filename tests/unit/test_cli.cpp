@@ -150,10 +150,10 @@ TEST(Cli, UnwritableTimeline) {
 TEST(Cli, PresetsListsEveryKind) {
   const auto r = loopcast("presets");
   ASSERT_EQ(r.code, 0);
-  for (const char* s : {"cerebras-developer-qwen-3.8-27b              cerebras   developer          qwen-3.8-27b               2026-11-01 no    DESIGN.md",
+  for (const char* s : {"cerebras-developer-qwen-3.8-27b              cerebras   developer          qwen-3.8-27b               2026-11-01 no    docs/model.md",
                         "deepseek-v4-pro                              deepseek   default            deepseek-v4-pro",
                         "\nopencode                     opencode: retries", "\nreference-agent-loop         The reference",
-                        "\nreference                    DESIGN.md §9"})
+                        "\nreference                    docs/model.md §9"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
 }
 

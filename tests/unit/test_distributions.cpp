@@ -1,4 +1,4 @@
-// Distributions (DESIGN.md §7): quantiles, means and reproducible sampling.
+// Distributions (docs/model.md §7): quantiles, means and reproducible sampling.
 #include "loopcast/distributions.hpp"
 
 #include <gtest/gtest.h>

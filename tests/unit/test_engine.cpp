@@ -1,5 +1,5 @@
 // A local engine under concurrency: first-come prefill, processor-shared decode, slots and KV
-// pool, memory checks; and the three RTX 4090 engines of DESIGN.md §9 against the article.
+// pool, memory checks; and the three RTX 4090 engines of docs/model.md §9 against the article.
 #include "loopcast/errors.hpp"
 #include "loopcast/presets.hpp"
 #include "loopcast/scenario.hpp"
@@ -155,7 +155,7 @@ TEST(EnginePresets, ConfigurationThatDoesNotFitIsRefused) {
   EXPECT_EQ(target_error(cloud), "gpu.json: /engine: only a local target has an engine");
 }
 
-// The companion article of DESIGN.md §9: 32 concurrent requests on one RTX 4090, Llama-3.1-8B.
+// The companion article of docs/model.md §9: 32 concurrent requests on one RTX 4090, Llama-3.1-8B.
 // Each engine's simulated burst must give its TTFT, aggregate throughput and VRAM within ±15%.
 TEST(EnginePresets, BurstReproducesTheArticleWithin15Percent) {
   const preset_library lib({models});

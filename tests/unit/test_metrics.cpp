@@ -1,4 +1,4 @@
-// Metrics with the definitions and filters of DESIGN.md §8.
+// Metrics with the definitions and filters of docs/model.md §8.
 #include "loopcast/metrics.hpp"
 
 #include <gtest/gtest.h>

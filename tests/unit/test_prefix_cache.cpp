@@ -1,4 +1,4 @@
-// The prefix cache (DESIGN.md §4): whole blocks, minimum size, TTL refreshed on hit, lineages.
+// The prefix cache (docs/model.md §4): whole blocks, minimum size, TTL refreshed on hit, lineages.
 #include "loopcast/prefix_cache.hpp"
 
 #include <gtest/gtest.h>

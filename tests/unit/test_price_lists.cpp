@@ -115,7 +115,7 @@ TEST(PriceLists, ImportedPricesLoadInATargetPreset) {
   t["prices"] = nlohmann::json::parse(price_sheet_json(l.models[0].prices));
   t["prices"]["batch_discounts_cache"] = true;
   const auto loaded = parse_target(t.dump(), "imported.json");
-  // The same prices as the catalogue's preset, which was written from PROVIDERS.md by hand.
+  // The same prices as the catalogue's preset, which was written from docs/providers.md by hand.
   const auto preset = preset_library({LOOPCAST_TEST_MODELS_DIR}).load_target("anthropic-tier1-claude-sonnet-4.5");
   const token_counts tokens{250000, 10000, 5000, 2000, 1000};
   EXPECT_NEAR(price_request(*loaded.prices, tokens, 0).total_usd, price_request(*preset.prices, tokens, 0).total_usd, 1e-12);

@@ -1,4 +1,4 @@
-// Prices (DESIGN.md §6) and local energy cost.
+// Prices (docs/model.md §6) and local energy cost.
 #include "loopcast/power.hpp"
 #include "loopcast/prices.hpp"
 

@@ -1,4 +1,4 @@
-// Rate-limit buckets (DESIGN.md §3): each algorithm and charging rule against hand-derived numbers.
+// Rate-limit buckets (docs/model.md §3): each algorithm and charging rule against hand-derived numbers.
 #include "loopcast/rate_limits.hpp"
 
 #include <gtest/gtest.h>

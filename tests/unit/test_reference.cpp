@@ -1,4 +1,4 @@
-// The reference case of DESIGN.md §9, with the default seed: the ranges the issue requires.
+// The reference case of docs/model.md §9, with the default seed: the ranges the issue requires.
 #include "loopcast/presets.hpp"
 #include "loopcast/scenario.hpp"
 

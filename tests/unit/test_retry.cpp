@@ -1,4 +1,4 @@
-// Client retry policies (DESIGN.md §3).
+// Client retry policies (docs/model.md §3).
 #include "loopcast/retry.hpp"
 
 #include <gtest/gtest.h>

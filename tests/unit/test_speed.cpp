@@ -1,4 +1,4 @@
-// Speed curves (DESIGN.md §5): integrals against closed forms, tables, rooflines, fitting.
+// Speed curves (docs/model.md §5): integrals against closed forms, tables, rooflines, fitting.
 #include "loopcast/errors.hpp"
 #include "loopcast/speed.hpp"
 

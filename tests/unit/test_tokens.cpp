@@ -1,4 +1,4 @@
-// Token classes (DESIGN.md §2).
+// Token classes (docs/model.md §2).
 #include "loopcast/tokens.hpp"
 
 #include <gtest/gtest.h>

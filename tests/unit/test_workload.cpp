@@ -1,4 +1,4 @@
-// The synthetic workload generator (DESIGN.md §7).
+// The synthetic workload generator (docs/model.md §7).
 #include "loopcast/workload.hpp"
 
 #include <gtest/gtest.h>
