@@ -605,8 +605,15 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
   out.speed = opt.speed;
   out.recorded = measure_recorded(traces, opt.recorded_prices);
   // The sessions as recorded: which model each runs, in the order every option numbers them.
-  const auto recorded = make_replay_sessions(traces, opt.default_max_tokens);
-  const std::size_t n = recorded.scripts.size();
+  // The sessions every option numbers alike (those with requests, trace by trace).
+  std::vector<std::string> source;
+  for (const auto& t : traces) {
+    refuse_totals_only(t);
+    for (const auto& s : t.sessions)
+      if (!s.requests.empty()) source.push_back(fmt::format("{} session {}", t.file, s.id));
+  }
+  if (source.empty()) throw trace_error(traces.empty() ? "" : traces.front().file, 0, "nothing to replay");
+  const std::size_t n = source.size();
   // The models of each session, to check that a session does not mix targets.
   std::vector<std::map<std::string, std::size_t>> models(n);  // requests per model, per session
   {
@@ -654,7 +661,7 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
         if (route_of[i] < 0 || count > per_route[route_of[i]]) route_of[i] = r;
       if (per_route.size() > 1) {
         ++mixed;
-        if (mixed_example.empty()) mixed_example = recorded.scripts[i].source;
+        if (mixed_example.empty()) mixed_example = source[i];
       }
     }
     if (!unmatched.empty()) {

@@ -34,7 +34,7 @@ run_size run_size_of(const scenario& s, bool record_attempts, bool record_charge
 }
 
 scenario_result run_scenario(const scenario& s, const run_options& opt) {
-  check_run_size(run_size_of(s, opt.record_attempts, opt.record_charges), "scenario " + s.name);
+  check_run_size(run_size_of(s, opt.record_attempts, opt.record_charges), "scenario", s.name);
   scenario_result r;
   r.scn = &s;
   r.seed = opt.seed.value_or(s.seed);
@@ -105,7 +105,7 @@ std::vector<run_summary> run_seeds(const scenario& s, std::span<const std::uint6
   const std::size_t no = s.options.size();
   // Runs in flight at once, each with its own scripts and results.
   const auto parallel = static_cast<std::int64_t>(std::min<std::size_t>(detail::resolve_threads(threads), std::max<std::size_t>(seeds.size(), 1)));
-  check_run_size(run_size_of(s, false, false), "scenario " + s.name, parallel);
+  check_run_size(run_size_of(s, false, false), "scenario", s.name, parallel);
   std::vector<run_summary> out(seeds.size() * no);
   detail::parallel_for(seeds.size(), threads, [&](std::size_t i) {
     run_options ro;

@@ -51,7 +51,6 @@ struct session_state {
   std::size_t next = 0;        // index of the request being sent
   std::int32_t attempt = 0;    // attempts of the current request so far
   rng g;
-  rng noise;  // the target's speed noise (its own stream: the client's jitter is unchanged)
   // The request in flight.
   double t_admit = 0, t_first = 0;
   token_counts tokens;
@@ -79,7 +78,6 @@ constexpr std::uint64_t max_lineages = std::uint64_t{1} << 31;
 
 // A request's times under the target's speed noise (a log-normal factor per request).
 request_timing noisy(request_timing t, const speed_model& m, rng& g) noexcept {
-  if (m.noise_sigma <= 0 && m.noise_median == 1) return t;
   const double f = m.noise_median * std::exp(m.noise_sigma * standard_normal(g));
   return {t.ttft_s * f, t.decode_s * f};
 }
@@ -137,7 +135,7 @@ void check_plans(const target& tgt, std::span<const session_plan> plans, const s
   z.scripts = false;
   z.record_attempts = opt.record_attempts;
   z.record_charges = opt.record_charges;
-  check_run_size(z, "simulation on " + tgt.name);
+  check_run_size(z, "simulation on", tgt.name);
 }
 
 } // namespace
@@ -196,11 +194,19 @@ simulation_result simulate(const target& tgt, const retry_policy& client,
     s.shared_base = family_base[p.family];
     s.private_base = lineages;
     s.g.seed(p.seed);
-    s.noise.seed(derive_seed(p.seed, 0x6e6f697365));
     lineages += p.script->lineages - p.script->shared_lineages;
     s.res.requests_total = static_cast<std::int32_t>(p.script->requests.size());
     s.res.outcome = session_outcome::completed;
     ss.push_back(std::move(s));
+  }
+
+  // The target's speed noise draws from its own stream per session (the client's jitter is
+  // unchanged); seeded only when the target has noise (seeding a generator is not free).
+  const bool has_noise = !opt.recorded_speed && (tgt.speed.noise_sigma > 0 || tgt.speed.noise_median != 1);
+  std::vector<rng> noise_g;
+  if (has_noise) {
+    noise_g.reserve(plans.size());
+    for (const auto& p : plans) noise_g.emplace_back(derive_seed(p.seed, 0x6e6f697365));
   }
 
   std::vector<bucket> buckets;
@@ -505,7 +511,9 @@ simulation_result simulate(const target& tgt, const retry_policy& client,
             ? request_timing{std::max(0.0, static_cast<double>(req.recorded_ttft_s)),
                              std::max(0.0, static_cast<double>(req.recorded_duration_s) -
                                                std::max(0.0, static_cast<double>(req.recorded_ttft_s)))}
-            : noisy(time_request(tgt.speed, cached, req.prompt_tokens - cached, tk.generated()), tgt.speed, s.noise);
+        : has_noise ? noisy(time_request(tgt.speed, cached, req.prompt_tokens - cached, tk.generated()), tgt.speed,
+                            noise_g[ev.session])
+                    : time_request(tgt.speed, cached, req.prompt_tokens - cached, tk.generated());
     const double t_first = t + tm.ttft_s;
     const double t_end = eng ? bucket::never : t_first + tm.decode_s;
     a.t_first_token = eng ? t : t_first;

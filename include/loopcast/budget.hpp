@@ -29,13 +29,14 @@ struct run_size {
 std::int64_t estimate_run_bytes(const run_size& s) noexcept;
 
 /// The budget in bytes: set_memory_budget_bytes, else $LOOPCAST_MEMORY_BUDGET_GB, else half the
-/// machine's memory, at most 8 GiB.
+/// machine's memory, at most 8 GiB (the environment and the machine are read once per process).
 std::int64_t memory_budget_bytes();
 /// Overrides the budget for this process (0: back to the default).
 void set_memory_budget_bytes(std::int64_t bytes) noexcept;
 
 /// Throws config_error when the run has more than max_run_requests requests, or `parallel` runs
-/// of it at once would pass the memory budget. `what` names the run in the message.
-void check_run_size(const run_size& s, std::string_view what, std::int64_t parallel = 1);
+/// of it at once would pass the memory budget. "`kind` `name`" names the run in the message (no
+/// string is built unless it fails: the check runs before every simulation).
+void check_run_size(const run_size& s, std::string_view kind, std::string_view name, std::int64_t parallel = 1);
 
 } // namespace loopcast
