@@ -80,6 +80,9 @@ void settle(class_prices& c, bool has_read, bool has_reasoning, const reader& r,
     if (notes) notes->push_back("no cache-read price: cache reads are priced as input");
   }
   if (!has_reasoning) c.reasoning = c.output;
+  if (has_read && c.cache_read == 0 && c.input > 0)
+    r.warn(f.read, fmt::format("cache reads priced at $0 while input costs ${:g}/M: probably a missing price (a replay "
+                               "would read its cache for free)", c.input));
   if (c.cache_read > c.input)
     r.warn(f.read, fmt::format("cache reads (${:g}/M) cost more than input (${:g}/M)", c.cache_read, c.input));
   for (auto [w, name, limit] : {std::tuple{c.cache_write_5m, &f.write_5m, 3.0}, {c.cache_write_1h, &f.write_1h, 4.0}}) {
@@ -283,7 +286,7 @@ bool looks_like_modelsdev(const json& j) {
 } // namespace
 
 price_list parse_price_list(std::string_view text, const std::string& file, price_list_format format,
-                            const std::vector<std::string>& only) {
+                            const std::vector<std::string>& only, bool all_modes) {
   const auto j = detail::parse_json(text, file);
   if (!j.is_object()) throw config_error(file, "", fmt::format("expected a JSON object of models, found {}", detail::describe(j)));
   price_list out;
@@ -296,6 +299,13 @@ price_list parse_price_list(std::string_view text, const std::string& file, pric
   if (out.format == price_list_format::litellm) {
     for (const auto& [id, m] : j.items()) {
       if (id == "sample_spec" || !m.is_object() || !keep(id)) continue;
+      if (const auto mode = m.find("mode"); !all_modes && wanted.empty() && mode != m.end() && mode->is_string()) {
+        const auto md = mode->get<std::string>();
+        if (md != "chat" && md != "completion" && md != "responses") {
+          ++out.skipped_modes[md];
+          continue;
+        }
+      }
       out.models.push_back(litellm_model(id, m, out.warnings));
     }
     if (out.models.empty() && wanted.empty())
@@ -315,8 +325,9 @@ price_list parse_price_list(std::string_view text, const std::string& file, pric
   return out;
 }
 
-price_list import_price_list(const std::string& path, price_list_format format, const std::vector<std::string>& only) {
-  return parse_price_list(detail::read_file(path), path, format, only);
+price_list import_price_list(const std::string& path, price_list_format format, const std::vector<std::string>& only,
+                             bool all_modes) {
+  return parse_price_list(detail::read_file(path), path, format, only, all_modes);
 }
 
 std::string price_sheet_json(const price_sheet& p, int indent) {

@@ -20,6 +20,7 @@
 #include "loopcast/prices.hpp"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,15 +54,20 @@ struct price_list {
   price_list_format format = price_list_format::automatic;
   std::vector<imported_model> models;
   std::vector<price_warning> warnings;
+  /// LiteLLM entries left out because their "mode" is not a text model's (chat, completion,
+  /// responses), by mode; empty with all_modes.
+  std::map<std::string, std::size_t> skipped_modes;
 };
 
 /// Parses a price list; throws config_error naming the file for a file that is neither format.
 /// `only` keeps the models whose id is in it (all when empty); an id that matches nothing is an error.
+/// LiteLLM entries of other modes (image generation, embeddings, audio, …) are left out unless
+/// `all_modes` (or named in `only`): agents' logs price text models.
 price_list parse_price_list(std::string_view json_text, const std::string& file,
                             price_list_format format = price_list_format::automatic,
-                            const std::vector<std::string>& only = {});
+                            const std::vector<std::string>& only = {}, bool all_modes = false);
 price_list import_price_list(const std::string& path, price_list_format format = price_list_format::automatic,
-                             const std::vector<std::string>& only = {});
+                             const std::vector<std::string>& only = {}, bool all_modes = false);
 
 /// Prices by model from a price list (ids as the list names them, e.g. LiteLLM's
 /// "claude-opus-4-5-20251101" or models.dev's "anthropic/claude-opus-4-5").

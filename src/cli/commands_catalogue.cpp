@@ -10,6 +10,8 @@
 #include "loopcast/price_lists.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -91,12 +93,43 @@ int show_preset(const globals& g, const std::string& name, const std::string& ki
   return ok;
 }
 
-int import_prices(const std::string& file, const std::string& format, const std::vector<std::string>& only, bool as_json) {
+int import_prices(const std::string& file, const std::string& format, const std::vector<std::string>& only, bool as_json,
+                  bool all_modes) {
   auto f = price_list_format::automatic;
   if (format == "litellm") f = price_list_format::litellm;
   else if (format == "models.dev") f = price_list_format::models_dev;
-  const auto list = import_price_list(file, f, only);
-  for (const auto& w : list.warnings) fmt::print(stderr, "loopcast: warning: {}: {}: {}: {}\n", file, w.model, w.field, w.message);
+  const auto list = import_price_list(file, f, only, all_modes);
+  // Two kinds of warning come by the hundred in real lists: each is summarised in one line (the
+  // JSON keeps every warning); the rest are printed one by one.
+  std::vector<std::string> unpriced, free_reads;
+  for (const auto& w : list.warnings) {
+    if (w.message.find("listed without token prices") != std::string::npos) unpriced.push_back(w.model);
+    else if (w.message.find("cache reads priced at $0") != std::string::npos) free_reads.push_back(w.model);
+    else fmt::print(stderr, "loopcast: warning: {}: {}: {}: {}\n", file, w.model, w.field, w.message);
+  }
+  auto some = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (std::size_t i = 0; i < v.size() && i < 6; ++i) out += (i ? ", " : "") + v[i];
+    return v.size() > 6 ? out + fmt::format(", … {} more", v.size() - 6) : out;
+  };
+  if (!free_reads.empty())
+    fmt::print(stderr, "loopcast: warning: {}: {} model{} price cache reads at $0 while input is not (probably missing "
+                       "prices; a replay would read their cache for free): {}\n",
+               file, free_reads.size(), free_reads.size() == 1 ? "" : "s", some(free_reads));
+  if (!unpriced.empty())
+    fmt::print(stderr, "loopcast: {}: {} model{} listed without token prices, not priced: {}\n", file, unpriced.size(),
+               unpriced.size() == 1 ? "" : "s", some(unpriced));
+  if (!list.skipped_modes.empty()) {
+    std::vector<std::pair<std::string, std::size_t>> modes(list.skipped_modes.begin(), list.skipped_modes.end());
+    std::sort(modes.begin(), modes.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::size_t n = 0;
+    std::string parts;
+    for (const auto& [mode, count] : modes) {
+      n += count;
+      parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", mode, count);
+    }
+    fmt::print(stderr, "loopcast: {}: {} entries of other modes left out ({}); --all keeps them\n", file, n, parts);
+  }
   if (as_json) {
     auto models = nlohmann::ordered_json::array();
     for (const auto& m : list.models) {
@@ -215,7 +248,7 @@ std::vector<command> catalogue_commands(CLI::App& app, const globals& g) {
   struct price_state {
     std::string file, format = "auto";
     std::vector<std::string> models;
-    bool as_json = false;
+    bool as_json = false, all_modes = false;
   };
   auto ps = std::make_shared<price_state>();
   auto* prices = app.add_subcommand("prices", "Price lists");
@@ -227,7 +260,8 @@ std::vector<command> catalogue_commands(CLI::App& app, const globals& g) {
       ->check(CLI::IsMember({"auto", "litellm", "models.dev"}));
   imp->add_option("--model", ps->models, "Only this model id (LiteLLM key, or provider/model for models.dev); repeatable");
   imp->add_flag("--json", ps->as_json, "Print the prices as JSON");
-  cmds.push_back({imp, [ps] { return import_prices(ps->file, ps->format, ps->models, ps->as_json); }});
+  imp->add_flag("--all", ps->all_modes, "Keep every LiteLLM entry (by default only chat, completion and responses models)");
+  cmds.push_back({imp, [ps] { return import_prices(ps->file, ps->format, ps->models, ps->as_json, ps->all_modes); }});
 
   struct limit_state {
     std::vector<std::string> files;

@@ -4,6 +4,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -384,4 +385,16 @@ TEST(CliLogs, ValidateReportsPerLogAndOverall) {
   EXPECT_EQ(j["traces"][0]["requests"], 22);
   for (const char* k : {"ape_p50_median", "total_error_abs_median", "ks_median", "coverage_p10_p90"})
     EXPECT_TRUE(j["summary"][k].is_number()) << k;
+}
+
+// The real LiteLLM map (2,983 entries) imports with at most a few dozen lines of warnings: the
+// hundreds of image/audio entries and unpriced models are summarised.
+TEST(CliCatalogue, RealLiteLlmImportIsQuiet) {
+  const auto r = loopcast("prices import " + std::string(LOOPCAST_TEST_DATA_DIR) +
+                          "/prices/litellm-real/model_prices_and_context_window.json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto lines = std::count(r.err.begin(), r.err.end(), '\n');
+  EXPECT_LE(lines, 50);
+  EXPECT_NE(r.err.find("entries of other modes left out (image_generation 209, embedding 124"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("143 models listed without token prices, not priced"), std::string::npos);
 }

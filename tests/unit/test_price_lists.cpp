@@ -143,3 +143,20 @@ TEST(PriceLists, Errors) {
   }
   EXPECT_THROW((void)parse_price_list("{\"a\": ", "list.json"), config_error);
 }
+
+// Real lists: entries of other modes are left out unless asked for, and a cache read priced at 0
+// while input is not is a warning (a replay's cost fell 46× on such an entry).
+TEST(PriceLists, ModesAndFreeCacheReads) {
+  const std::string text = R"({"img": {"mode": "image_generation", "input_cost_per_token": 1e-6},
+                               "chat": {"mode": "chat", "input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}})";
+  const auto l = parse_price_list(text, "l.json");
+  ASSERT_EQ(l.models.size(), 1u);
+  EXPECT_EQ(l.models[0].id, "chat");
+  EXPECT_EQ(l.skipped_modes.at("image_generation"), 1u);
+  EXPECT_EQ(parse_price_list(text, "l.json", price_list_format::automatic, {}, true).models.size(), 2u);
+  const auto md = parse_price_list(R"({"p": {"models": {"m": {"cost": {"input": 2.0, "output": 8.0, "cache_read": 0}}}}})",
+                                   "api.json");
+  ASSERT_EQ(md.warnings.size(), 1u);
+  EXPECT_EQ(md.warnings[0].message, "cache reads priced at $0 while input costs $2/M: probably a missing price (a replay "
+                                    "would read its cache for free)");
+}
