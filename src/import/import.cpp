@@ -159,12 +159,25 @@ namespace {
 // and the importer can both read; what the import reports names the stream, not that file.
 constexpr std::size_t max_stream_bytes = 512u << 20;
 
+// A temporary file, removed when this object is: also when the constructor that holds it
+// throws (a destructor of the holder itself would not run then).
+struct temp_file {
+  std::string path;
+  temp_file() : path((std::filesystem::temp_directory_path() / "loopcast-stream-XXXXXX").string()) {}
+  ~temp_file() {
+    if (created) ::unlink(path.c_str());
+  }
+  temp_file(const temp_file&) = delete;
+  temp_file& operator=(const temp_file&) = delete;
+  bool created = false;
+};
+
 class stream_copy {
 public:
   stream_copy(const std::string& display, int fd) : display_(display) {
-    path_ = (std::filesystem::temp_directory_path() / "loopcast-stream-XXXXXX").string();
-    const int out = ::mkstemp(path_.data());
+    const int out = ::mkstemp(tmp_.path.data());
     if (out < 0) throw trace_error(display, 0, fmt::format("cannot make a temporary copy: {}", std::strerror(errno)));
+    tmp_.created = true;
     std::vector<char> buf(1 << 16);
     std::size_t total = 0;
     for (;;) {
@@ -194,29 +207,26 @@ public:
     ::close(out);
     if (total == 0) throw trace_error(display, 0, "empty input");
   }
-  ~stream_copy() { ::unlink(path_.c_str()); }
-  stream_copy(const stream_copy&) = delete;
-  stream_copy& operator=(const stream_copy&) = delete;
-  const std::string& path() const noexcept { return path_; }
-
   // The import of the copy, reported under the stream's name.
   recorded_trace import(trace_format format) const {
+    const std::string& path = tmp_.path;
     try {
-      auto t = import_trace(path_, format);
+      auto t = import_trace(path, format);
       t.file = display_;
       for (auto& s : t.sessions) s.file = display_;
       for (auto& i : t.summary.issues) i.file = display_;
       return t;
     } catch (const trace_error& e) {
       std::string what = e.what();
-      const std::string prefix = e.line() > 0 ? fmt::format("{}:{}: ", path_, e.line()) : path_ + ": ";
+      const std::string prefix = e.line() > 0 ? fmt::format("{}:{}: ", path, e.line()) : path + ": ";
       if (what.rfind(prefix, 0) == 0) what = what.substr(prefix.size());
       throw trace_error(display_, e.line(), what);
     }
   }
 
 private:
-  std::string display_, path_;
+  std::string display_;
+  temp_file tmp_;
 };
 
 recorded_trace import_stream(const std::filesystem::path& p, trace_format format) {
@@ -244,12 +254,8 @@ std::vector<recorded_trace> import_traces(const std::vector<std::filesystem::pat
   std::vector<recorded_trace> out;
   for (const auto& p : paths) {
     std::error_code ec;
-    if (p == "-") {
-      out.push_back(import_stream(p, format));
-      continue;
-    }
     const auto st = fs::status(p, ec);
-    if (!ec && fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st)) {
+    if (p == "-" || (!ec && fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st))) {
       out.push_back(import_stream(p, format));
       continue;
     }

@@ -238,6 +238,14 @@ TEST(Hostile, ThreadsThatCannotStartDegradeGracefully) {
 // 6. Streams: /dev/zero ends with an error after a bounded read, /dev/null is empty, a pipe and
 // standard input are read once.
 TEST(Hostile, StreamsAreReadOnceAndBounded) {
+  // The temporary copies of streams are removed, also when the stream is refused.
+  auto copies = [] {
+    std::size_t n = 0;
+    for (const auto& e : fs::directory_iterator(fs::temp_directory_path()))
+      n += e.path().filename().string().rfind("loopcast-stream-", 0) == 0 ? 1 : 0;
+    return n;
+  };
+  const auto copies_before = copies();
   auto r = loopcast_cli("stats /dev/null");
   EXPECT_EQ(r.code, 3);
   EXPECT_EQ(r.err, "loopcast: /dev/null: empty input\n");
@@ -261,6 +269,7 @@ TEST(Hostile, StreamsAreReadOnceAndBounded) {
   r = loopcast_cli("stats " + fifo.string() + " --json");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("\"requests\": 33"), std::string::npos);
+  EXPECT_EQ(copies(), copies_before);
 }
 
 // 7. Parsing is linear: 200,000 empty objects parse (the depth callback made this quadratic).
