@@ -29,7 +29,6 @@ void register_solve(py::module_& m);
 struct run_holder {
   std::unique_ptr<scenario> scn;                      // scenario runs
   std::unique_ptr<scenario_result> result;
-  std::vector<scenario_option> replay_options;         // replays
   std::unique_ptr<replay_result> replay;
   std::vector<recorded_trace> traces;
 

@@ -44,14 +44,6 @@ double agent_delay(const recorded_request& prev, const recorded_request& r) {
   return std::max(0.0, r.t_send - prev.t_send);
 }
 
-// The model of a session (its first request's); sessions are single-model in every log format
-// we read, and run_replay refuses a session whose models route to different targets.
-const std::string& session_model(const recorded_trace& t, const recorded_session& s) {
-  static const std::string none = "unknown";
-  if (s.requests.empty()) return none;
-  return t.models.at(static_cast<std::size_t>(s.requests.front().model));
-}
-
 } // namespace
 
 
@@ -402,19 +394,19 @@ session_script shape_session(const recorded_trace& t, const recorded_session& s,
       since_compaction = 0;
     }
     q.prompt_tokens = prompt;
-    if (windowed && r.compaction && prompt + generated > sh.window_tokens) {
+    const bool overflows = windowed && prompt + generated > sh.window_tokens;
+    if (overflows && r.compaction && sh.policy != context_policy::truncate) {
       // A recorded compaction that the window cannot hold reads as much of the history as fits.
       q.prompt_tokens = std::max<std::int64_t>(0, sh.window_tokens - generated);
       ++truncations;
     }
-    if (windowed && sh.policy == context_policy::truncate && prompt + generated > sh.window_tokens) {
+    if (overflows && sh.policy == context_policy::truncate) {
       // The oldest history is dropped: the prompt fits, and nothing after the base is cached.
+      // Its own lineage: the next request is truncated afresh (or fits as recorded).
       q.prompt_tokens = std::max<std::int64_t>(0, sh.window_tokens - generated);
-      own_context = true;
       own_lineage = next_private++;
       ++truncations;
       push_own_runs(q, own_lineage, s.requests.front());
-      own_context = false;  // the next request is truncated afresh (or fits as recorded)
     } else if (own_context) {
       push_own_runs(q, own_lineage, s.requests.front());
     } else {
@@ -452,7 +444,6 @@ replay_sessions make_replay_sessions(const std::vector<recorded_trace>& traces, 
       rs.truncations += k;
       rs.start_s.push_back(s.requests.front().t_send - origin);
       rs.family.push_back(static_cast<std::uint32_t>(ti));
-      rs.model.push_back(session_model(t, s));
     }
   }
   if (rs.scripts.empty()) throw trace_error(traces.empty() ? "" : traces.front().file, 0, "nothing to replay");
@@ -525,7 +516,6 @@ option_result merge_routes(std::string label, const scenario_option* described, 
   std::size_t nb_total = 0;
   for (const auto& p : parts) nb_total += p.sim.buckets.size();
   m.sessions.resize(sessions);
-  std::vector<request_sample> samples;
   double first = std::numeric_limits<double>::infinity(), last = -first;
   std::size_t bucket_offset = 0;
   for (std::size_t k = 0; k < parts.size(); ++k) {
@@ -580,7 +570,7 @@ option_result merge_routes(std::string label, const scenario_option* described, 
     if (p.engine && !m.engine) m.engine = p.engine;
     bucket_offset += nb;
   }
-  // A first 429 before the parts' other buckets were known: their snapshots stay zero.
+  // A first 429's snapshots of the other routes' buckets stay zero: they are other organisations.
   std::sort(m.requests.begin(), m.requests.end(), [](const request_sample& a, const request_sample& b) {
     return a.t_send < b.t_send || (a.t_send == b.t_send && a.session < b.session);
   });
@@ -604,29 +594,21 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
   out.policy = opt.policy;
   out.speed = opt.speed;
   out.recorded = measure_recorded(traces, opt.recorded_prices);
-  // The sessions as recorded: which model each runs, in the order every option numbers them.
-  // The sessions every option numbers alike (those with requests, trace by trace).
+  // The sessions every option numbers alike (those with requests, trace by trace), and the
+  // requests per model of each, which decide its route.
   std::vector<std::string> source;
+  std::vector<std::map<std::string, std::size_t>> models;
   for (const auto& t : traces) {
     refuse_totals_only(t);
-    for (const auto& s : t.sessions)
-      if (!s.requests.empty()) source.push_back(fmt::format("{} session {}", t.file, s.id));
+    for (const auto& s : t.sessions) {
+      if (s.requests.empty()) continue;
+      source.push_back(fmt::format("{} session {}", t.file, s.id));
+      auto& per_model = models.emplace_back();
+      for (const auto& r : s.requests) ++per_model[t.models.at(static_cast<std::size_t>(r.model))];
+    }
   }
   if (source.empty()) throw trace_error(traces.empty() ? "" : traces.front().file, 0, "nothing to replay");
   const std::size_t n = source.size();
-  // The models of each session, to check that a session does not mix targets.
-  std::vector<std::map<std::string, std::size_t>> models(n);  // requests per model, per session
-  {
-    std::size_t k = 0;
-    for (const auto& t : traces) {
-      if (t.totals) continue;
-      for (const auto& s : t.sessions) {
-        if (s.requests.empty()) continue;
-        for (const auto& r : s.requests) ++models[k][t.models.at(static_cast<std::size_t>(r.model))];
-        ++k;
-      }
-    }
-  }
   sim_options so;
   so.record_attempts = opt.record_attempts;
   so.start_unix_s = opt.start_unix_s;
@@ -696,7 +678,8 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
       sh.compact_at = opt.compact_at > 0 ? opt.compact_at
                       : o.client.agent_compact_at > 0 ? o.client.agent_compact_at : default_compact_at;
       sh.summary_tokens = opt.summary_tokens > 0 ? opt.summary_tokens : default_summary_tokens;
-      // Shape only this route's sessions: the others' scripts are built and left unused.
+      // Every session is shaped (the plans need each session's index, start and family), but
+      // only this route's run on its target.
       const auto rs = make_replay_sessions(traces, sh);
       std::int32_t compactions = 0, truncations = 0;
       std::vector<session_plan> plans;

@@ -90,7 +90,6 @@ struct replay_sessions {
   std::vector<session_script> scripts;
   std::vector<double> start_s;        ///< each session's first send, s after the earliest
   std::vector<std::uint32_t> family;  ///< sessions of one trace share its prefix lineages
-  std::vector<std::string> model;     ///< each session's model (its first request's)
   std::int32_t compactions = 0;       ///< compaction requests the context policy inserted
   std::int32_t truncations = 0;       ///< requests the context policy shortened
   std::vector<std::int32_t> script_compactions, script_truncations;  ///< the same per script
