@@ -1,8 +1,6 @@
 // Recorded logs: import, stats, replay, fit.
 #include "common.hpp"
 
-#include <loopcast/price_lists.hpp>
-
 #include <cmath>
 
 namespace loopcast::python {
@@ -53,8 +51,8 @@ void register_replay(py::module_& m) {
         if (t) {
           so.price_all = &*t->prices;
         } else {
-          book = price_list ? price_book_of(import_price_list(*price_list))
-                            : catalogue_price_book(models_dir ? preset_library({*models_dir}) : preset_library::standard());
+          book = load_price_book(price_list.value_or(""),
+                                 models_dir ? preset_library({*models_dir}) : preset_library::standard());
           so.prices = &book;
         }
         if (cache_ttl_s < 0 || !std::isfinite(cache_ttl_s)) throw std::invalid_argument("cache_ttl_s must be >= 0");
@@ -102,10 +100,9 @@ void register_replay(py::module_& m) {
         if (compact_at != 0 && !(compact_at >= 0.05 && compact_at <= 1))
           throw std::invalid_argument("compact_at must be in [0.05, 1] (or None for the client's)");
         ro.compact_at = compact_at;
-        auto book = std::make_shared<model_price_book>(
-            price_list ? price_book_of(import_price_list(*price_list))
-                       : catalogue_price_book(models_dir ? preset_library({*models_dir}) : preset_library::standard()));
-        ro.recorded_prices = book.get();
+        const auto book = load_price_book(price_list.value_or(""),
+                                          models_dir ? preset_library({*models_dir}) : preset_library::standard());
+        ro.recorded_prices = &book;
         py::gil_scoped_release release;
         r->replay = std::make_unique<replay_result>(run_replay(r->traces, targets, ro));
         return r;
@@ -137,15 +134,7 @@ void register_replay(py::module_& m) {
         if (fit_on) {
           rt = fitted_targets((*fit_on)->traces, 30, noise, &notes);
         } else {
-          scenario_option o;
-          o.tgt = parse_target(*target_json, "<on>");
-          o.label = o.tgt.name;
-          o.client.name = "none";
-          o.client.max_retries = 0;
-          o.tgt.limits.clear();
-          o.tgt.context_window_tokens = std::max<std::int64_t>(o.tgt.context_window_tokens, 10'000'000);
-          if (!noise) o.tgt.speed.noise_sigma = 0, o.tgt.speed.noise_median = 1;
-          rt = {o.label, {{"*", o}}};
+          rt = validation_target(parse_target(*target_json, "<on>"), noise);
         }
         validation_options vo;
         vo.seeds = seeds;

@@ -1,6 +1,7 @@
 // Loading presets (models/*.json) strictly. The accepted keys of every kind are documented in
 // docs/presets.md; keep the two in step.
 #include "loopcast/presets.hpp"
+#include "loopcast/price_lists.hpp"
 
 #include "json_reader.hpp"
 
@@ -813,6 +814,10 @@ model_price_book catalogue_price_book(const preset_library& lib) {
     book.add({normalize_model_name(t.model), t.model, t.name, *t.prices, t.cache.enabled && t.cache.write_charged});
   }
   return book;
+}
+
+model_price_book load_price_book(const std::string& price_list, const preset_library& lib) {
+  return price_list.empty() ? catalogue_price_book(lib) : price_book_of(import_price_list(price_list));
 }
 
 } // namespace loopcast

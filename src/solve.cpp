@@ -2,6 +2,7 @@
 
 #include "loopcast/errors.hpp"
 
+#include "parallel.hpp"
 #include "report_common.hpp"
 
 #include <fmt/format.h>
@@ -9,13 +10,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <thread>
 
 namespace loopcast {
 
 namespace {
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-constexpr std::int64_t max_requests_per_run = 100'000'000;
 
 void check_common(const scenario& s, const solve_common& q) {
   if (q.option >= s.options.size())
@@ -60,22 +59,18 @@ solve_result solve_max_agents(const scenario& s, const max_agents_query& q) {
   if (q.max_agents < 1) throw simulation_error(fmt::format("max agents must be at least 1, found {}", q.max_agents));
   if (!(q.horizon_s > 0)) throw simulation_error(fmt::format("the horizon must be > 0 s, found {}", q.horizon_s));
   const auto cap = static_cast<std::int32_t>(std::min<std::int64_t>(
-      q.max_agents, std::min<std::int64_t>(1'000'000, max_requests_per_run / std::max(1, s.fleet[0].wl.turns))));
+      q.max_agents, std::min<std::int64_t>(1'000'000, max_run_requests / std::max(1, s.fleet[0].wl.turns))));
   scenario t = only_option(s, q.option);
   solve_result r;
   r.question = "max-agents";
   // The memory budget bounds the fleets the search may try (each evaluation runs its seeds on
   // q.threads threads at once): stop there, and say so, rather than fail midway.
-  std::int32_t cap_budget = cap;
+  std::int32_t cap_n = cap;
   {
-    const auto parallel = static_cast<std::int64_t>(
-        std::min<std::int64_t>(q.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : q.threads, q.seeds));
+    const auto parallel = static_cast<std::int64_t>(std::min<std::int64_t>(detail::resolve_threads(q.threads), q.seeds));
     auto fits = [&](std::int32_t n) {
       t.fleet[0].sessions = n;
-      const auto z = run_size_of(t, false, false);
-      return z.requests <= max_run_requests &&
-             static_cast<double>(estimate_run_bytes(z)) * static_cast<double>(parallel) <=
-                 static_cast<double>(memory_budget_bytes());
+      return run_fits(run_size_of(t, false, false), parallel);
     };
     if (!fits(1)) throw config_error("scenario " + s.name, "", "even one agent does not fit the memory budget");
     if (!fits(cap)) {
@@ -84,13 +79,12 @@ solve_result solve_max_agents(const scenario& s, const max_agents_query& q) {
         const std::int32_t mid = lo + (hi - lo) / 2;
         (fits(mid) ? lo : hi) = mid;
       }
-      cap_budget = lo;
+      cap_n = lo;
       r.notes.push_back(fmt::format("the memory budget ({:.1f} GiB, {} runs at once) holds at most {} agents: the search "
                                     "stops there (LOOPCAST_MEMORY_BUDGET_GB raises it)",
                                     static_cast<double>(memory_budget_bytes()) / (1 << 30), parallel, lo));
     }
   }
-  const auto cap_n = cap_budget;
   auto eval = [&](std::int32_t n) {
     t.fleet[0].sessions = n;
     montecarlo_options mo;

@@ -55,6 +55,21 @@ scenario_option fitted_option(const speed_fit& f, const std::string& name, bool 
 
 } // namespace
 
+replay_target validation_target(target tgt, bool noise) {
+  scenario_option o;
+  o.tgt = std::move(tgt);
+  o.label = o.tgt.name;
+  o.client.name = "none";
+  o.client.max_retries = 0;
+  o.tgt.limits.clear();  // the speed is validated, not the limits
+  o.tgt.context_window_tokens = std::max<std::int64_t>(o.tgt.context_window_tokens, 10'000'000);
+  if (!noise) {
+    o.tgt.speed.noise_sigma = 0;
+    o.tgt.speed.noise_median = 1;
+  }
+  return {o.label, {{"*", o}}};
+}
+
 replay_target fitted_targets(const std::vector<recorded_trace>& fit_on, std::size_t min_requests, bool noise,
                              std::vector<std::string>* notes) {
   replay_target rt;

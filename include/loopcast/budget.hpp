@@ -34,6 +34,9 @@ std::int64_t memory_budget_bytes();
 /// Overrides the budget for this process (0: back to the default).
 void set_memory_budget_bytes(std::int64_t bytes) noexcept;
 
+/// Whether `parallel` runs of that size at once stay within the request cap and the budget.
+bool run_fits(const run_size& s, std::int64_t parallel = 1);
+
 /// Throws config_error when the run has more than max_run_requests requests, or `parallel` runs
 /// of it at once would pass the memory budget. "`kind` `name`" names the run in the message (no
 /// string is built unless it fails: the check runs before every simulation).

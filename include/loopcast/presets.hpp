@@ -55,6 +55,9 @@ private:
 /// Prices by model from the library's cloud targets (the first target of a model, by name,
 /// wins; every tier of a provider bills a model alike). For pricing recorded requests.
 model_price_book catalogue_price_book(const preset_library& lib);
+/// The prices to price recorded requests with: the LiteLLM or models.dev list at `price_list`
+/// when one is given, else the library's catalogue.
+model_price_book load_price_book(const std::string& price_list, const preset_library& lib);
 
 /// The models directory: $LOOPCAST_MODELS; else <exe>/../share/loopcast/models (an installed
 /// program); else the source tree's models/ (a build-tree program); else the install prefix's.

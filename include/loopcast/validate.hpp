@@ -55,6 +55,10 @@ struct validation_options {
 validation_result validate_replay(const std::vector<recorded_trace>& held_out, const replay_target& on,
                                   const validation_options& opt = {});
 
+/// A target whose speed alone is validated: its limits removed, its window at least 10^7 tokens,
+/// a client that never retries; without `noise`, its speed noise off.
+replay_target validation_target(target tgt, bool noise = true);
+
 /// The speeds fitted on `fit_on`: one target per model with at least `min_requests` usable
 /// requests (routed by exact model name), and a pooled one for every other model. Each has no
 /// limits, a cache that holds everything (64-token blocks, no expiry) and a 10^7-token window.

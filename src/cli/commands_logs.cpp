@@ -2,7 +2,6 @@
 #include "cli.hpp"
 
 #include "loopcast/loopcast.hpp"
-#include "loopcast/price_lists.hpp"
 #include "loopcast/replay.hpp"
 #include "loopcast/trace.hpp"
 #include "loopcast/validate.hpp"
@@ -30,15 +29,12 @@ trace_format format_of(const std::string& name) {
 
 std::vector<std::filesystem::path> as_paths(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
 
-// A mapping file is a JSON object of strings ({"claude-opus-*": "TARGET", …}); a target preset
-// is an object with "kind".
-bool detail_is_mapping_file(const std::string& path) {
-  const auto j = nlohmann::json::parse(detail::read_file(path), nullptr, false);
-  return j.is_object() && !j.contains("kind");
-}
-
-std::vector<std::pair<std::string, std::string>> read_mapping_file(const std::string& path) {
+// The pairs of a mapping file, a JSON object of strings ({"claude-opus-*": "TARGET", …}); nullopt
+// for anything else (a target preset is an object with "kind"; a bad file is left to the preset
+// loader's messages).
+std::optional<std::vector<std::pair<std::string, std::string>>> read_mapping_file(const std::string& path) {
   const auto j = nlohmann::ordered_json::parse(detail::read_file(path), nullptr, false);
+  if (!j.is_object() || j.contains("kind")) return std::nullopt;
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& [k, v] : j.items()) {
     if (!v.is_string() || k.empty())
@@ -47,12 +43,6 @@ std::vector<std::pair<std::string, std::string>> read_mapping_file(const std::st
   }
   if (out.empty()) throw config_error(path, "", "expected at least one \"MODEL-PATTERN\": \"TARGET\" pair");
   return out;
-}
-
-// Prices for recorded requests: the price list given, else the catalogue's targets.
-model_price_book price_book(const globals& g, const std::string& price_list) {
-  if (!price_list.empty()) return price_book_of(import_price_list(price_list));
-  return catalogue_price_book(library(g));
 }
 
 int cmd_stats(const std::vector<std::string>& logs, const std::string& format, const globals& g,
@@ -66,8 +56,11 @@ int cmd_stats(const std::vector<std::string>& logs, const std::string& format, c
     if (!priced->prices) throw config_error(price, "", "has no prices to price the logs with");
     so.price_all = &*priced->prices;
   }
-  const auto book = price_book(g, price_list);
-  if (!priced) so.prices = &book;
+  model_price_book book;  // each request at its own model, unless --price prices them all
+  if (!priced) {
+    book = load_price_book(price_list, library(g));
+    so.prices = &book;
+  }
   so.cache_ttl_s = cache_ttl_s;
   so.cache_block_tokens = block_tokens;
   const auto st = compute_trace_stats(traces, so);
@@ -96,10 +89,12 @@ replay_target parse_on(const preset_library& lib, const std::string& ref, const 
                        bool no_limits) {
   replay_target rt;
   std::vector<std::pair<std::string, std::string>> pairs;
-  const bool mapping_file = ref.size() > 5 && ref.ends_with(".json") && std::filesystem::exists(ref) &&
-                            detail_is_mapping_file(ref);
+  const auto mapping = ref.size() > 5 && ref.ends_with(".json") && std::filesystem::exists(ref)
+                           ? read_mapping_file(ref)
+                           : std::nullopt;
+  const bool mapping_file = mapping.has_value();
   if (mapping_file) {
-    pairs = read_mapping_file(ref);
+    pairs = *mapping;
     rt.label = std::filesystem::path(ref).stem().string();
   } else if (ref.find('=') != std::string::npos) {
     std::size_t start = 0;
@@ -113,7 +108,6 @@ replay_target parse_on(const preset_library& lib, const std::string& ref, const 
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
-    rt.label = ref;
   } else {
     pairs.emplace_back("*", ref);
   }
@@ -159,7 +153,7 @@ int cmd_replay(const std::vector<std::string>& logs, const std::string& format, 
   ro.speed = a.speed == "recorded" ? replay_speed::recorded : replay_speed::target;
   ro.policy = *parse_context_policy(a.context);
   ro.compact_at = a.compact_at;
-  const auto book = price_book(g, a.price_list);
+  const auto book = load_price_book(a.price_list, lib);
   ro.recorded_prices = &book;
   const auto r = run_replay(traces, targets, ro);
   if (!a.timeline.empty()) {
@@ -236,16 +230,8 @@ int cmd_validate(const std::vector<std::string>& logs, const std::string& format
     const auto train = import_traces(as_paths(fit_on), format_of(format));
     rt = fitted_targets(train, 30, !no_noise, &notes);
   } else {
-    scenario_option o;
-    o.tgt = target_ref(library(g), on);
-    o.label = o.tgt.name;
-    o.client.name = "none";
-    o.client.max_retries = 0;
-    o.tgt.limits.clear();  // the speed is validated, not the limits
-    o.tgt.context_window_tokens = std::max<std::int64_t>(o.tgt.context_window_tokens, 10'000'000);
-    if (no_noise) o.tgt.speed.noise_sigma = 0, o.tgt.speed.noise_median = 1;
-    rt = {o.label, {{"*", o}}};
-    notes.push_back(fmt::format("every model on {} (its limits removed)", o.tgt.name));
+    rt = validation_target(target_ref(library(g), on), !no_noise);
+    notes.push_back(fmt::format("every model on {} (its limits removed)", rt.label));
   }
   validation_options vo;
   vo.seeds = seeds;
