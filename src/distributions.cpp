@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
+#include <stdexcept>
 
 namespace loopcast {
 
@@ -51,6 +53,15 @@ double quantile(const distribution& d, double p) {
       auto i = static_cast<std::size_t>(p * static_cast<double>(n));
       return e.values[std::min(i, n - 1)];
     }
+    double operator()(const quantile_dist& q) const {
+      // The first point with probability >= p, interpolated from the one before it.
+      const auto it = std::lower_bound(q.p.begin(), q.p.end(), p);
+      if (it == q.p.begin()) return q.values.front();
+      if (it == q.p.end()) return q.values.back();
+      const auto i = static_cast<std::size_t>(it - q.p.begin());
+      const double w = (p - q.p[i - 1]) / (q.p[i] - q.p[i - 1]);
+      return q.values[i - 1] + w * (q.values[i] - q.values[i - 1]);
+    }
   };
   return std::visit(visitor{p}, d);
 }
@@ -69,8 +80,53 @@ double mean(const distribution& d) {
     double operator()(const empirical_dist& e) const {
       return std::accumulate(e.values.begin(), e.values.end(), 0.0) / static_cast<double>(e.values.size());
     }
+    double operator()(const quantile_dist& q) const {
+      // Piecewise linear inverse CDF: each segment contributes its width times its midpoint.
+      double m = 0;
+      for (std::size_t i = 1; i < q.p.size(); ++i) m += (q.p[i] - q.p[i - 1]) * 0.5 * (q.values[i] + q.values[i - 1]);
+      return m;
+    }
   };
   return std::visit(visitor{}, d);
+}
+
+double upper_bound(const distribution& d) {
+  struct visitor {
+    double operator()(const fixed_dist& f) const { return f.value; }
+    double operator()(const uniform_dist& u) const { return u.high; }
+    double operator()(const lognormal_dist& l) const {
+      return l.p90 == l.median ? l.median : std::numeric_limits<double>::infinity();
+    }
+    double operator()(const gamma_dist&) const { return std::numeric_limits<double>::infinity(); }
+    double operator()(const empirical_dist& e) const { return *std::max_element(e.values.begin(), e.values.end()); }
+    double operator()(const quantile_dist& q) const { return q.values.back(); }
+  };
+  return std::visit(visitor{}, d);
+}
+
+quantile_dist quantile_table(std::vector<double> sample, int points) {
+  if (sample.empty()) throw std::invalid_argument("quantile_table: empty sample");
+  std::sort(sample.begin(), sample.end());
+  std::vector<double> ps{0.0, 0.001, 0.005};
+  for (int i = 1; i < points; ++i) ps.push_back(static_cast<double>(i) / points);
+  ps.insert(ps.end(), {0.995, 0.999, 1.0});
+  std::sort(ps.begin(), ps.end());
+  ps.erase(std::unique(ps.begin(), ps.end()), ps.end());
+  quantile_dist q;
+  const double last = static_cast<double>(sample.size() - 1);
+  for (double p : ps) {
+    const double x = p * last;
+    const auto lo = static_cast<std::size_t>(x);
+    const auto hi = std::min(lo + 1, sample.size() - 1);
+    const double v = sample[lo] + (x - static_cast<double>(lo)) * (sample[hi] - sample[lo]);
+    // Rounded to 4 significant digits: the table is written to presets, and the sample's own
+    // noise is far larger than that.
+    const double r = v == 0 ? 0 : std::round(v / std::pow(10.0, std::floor(std::log10(std::abs(v))) - 3)) *
+                                       std::pow(10.0, std::floor(std::log10(std::abs(v))) - 3);
+    q.p.push_back(p);
+    q.values.push_back(q.values.empty() ? r : std::max(r, q.values.back()));
+  }
+  return q;
 }
 
 } // namespace loopcast

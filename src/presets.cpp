@@ -111,7 +111,7 @@ std::vector<std::string> read_string_list(const node& n) {
 
 // ---- distributions -----------------------------------------------------------------------------
 distribution read_distribution(const node& n) {
-  const auto kind = n.at("kind").one_of({"fixed", "uniform", "lognormal", "gamma", "empirical"});
+  const auto kind = n.at("kind").one_of({"fixed", "uniform", "lognormal", "gamma", "empirical", "quantiles"});
   if (kind == "fixed") {
     n.expect_keys({"kind", "value"});
     return fixed_dist{n.at("value").non_negative()};
@@ -133,6 +133,24 @@ distribution read_distribution(const node& n) {
   if (kind == "gamma") {
     n.expect_keys({"kind", "shape", "scale"});
     return gamma_dist{n.at("shape").positive(), n.at("scale").positive()};
+  }
+  if (kind == "quantiles") {
+    n.expect_keys({"kind", "p", "values"});
+    quantile_dist q;
+    for (const auto& v : n.at("p").array(2)) q.p.push_back(v.number_in(0, 1));
+    for (const auto& v : n.at("values").array(2)) q.values.push_back(v.non_negative());
+    if (q.p.size() != q.values.size())
+      n.at("values").fail(fmt::format("expected as many values as probabilities ({}), found {}", q.p.size(), q.values.size()));
+    if (q.p.front() != 0.0 || q.p.back() != 1.0)
+      n.at("p").fail(fmt::format("expected probabilities from 0 to 1, found {} to {}", q.p.front(), q.p.back()));
+    for (std::size_t i = 1; i < q.p.size(); ++i) {
+      if (q.p[i] <= q.p[i - 1])
+        n.at("p").fail(fmt::format("expected rising probabilities, found {} after {} (entry {})", q.p[i], q.p[i - 1], i));
+      if (q.values[i] < q.values[i - 1])
+        n.at("values").fail(fmt::format("expected values that never fall, found {} after {} (entry {})", q.values[i],
+                                        q.values[i - 1], i));
+    }
+    return q;
   }
   n.expect_keys({"kind", "values"});
   empirical_dist e;
@@ -497,22 +515,60 @@ retry_policy read_client(const node& root) {
 
 workload read_workload(const node& root) {
   check_kind(root, preset_kind::workload);
-  root.expect_keys({LOOPCAST_HEADER_KEYS, "system_prompt_tokens", "task_tokens", "turns", "output_tokens",
-                    "reasoning_tokens", "tool_result_tokens", "front_load", "tool_time_s", "tool_time_ramp", "reasoning_in_context",
-                    "max_tokens", "context_window_tokens", "compaction", "contract", "calibration"});
+  root.expect_keys({LOOPCAST_HEADER_KEYS, "system_prompt_tokens", "task_tokens", "turns", "max_turns", "output_tokens",
+                    "reasoning_tokens", "tool_result_tokens", "tool_result_bands", "session_scale", "cache_breaks",
+                    "front_load", "tool_time_s", "tool_time_ramp", "reasoning_in_context", "max_tokens",
+                    "context_window_tokens", "compaction", "contract", "calibration", "fitted_on"});
   workload w;
   w.name = read_name(root);
   (void)read_provenance(root);
   w.system_prompt_tokens = root.at("system_prompt_tokens").integer(0, max_tokens_value);
-  w.task_tokens = root.at("task_tokens").integer(0, max_tokens_value);
-  w.turns = static_cast<std::int32_t>(root.at("turns").integer(1, max_turns));
+  // A number is a fixed value; an object, a distribution.
+  auto count_or_distribution = [](const node& n, std::int64_t lo, std::int64_t hi) -> distribution {
+    if (n.is_object()) return read_distribution(n);
+    return fixed_dist{static_cast<double>(n.integer(lo, hi))};
+  };
+  w.task_tokens = count_or_distribution(root.at("task_tokens"), 0, max_tokens_value);
+  w.turns = count_or_distribution(root.at("turns"), 1, max_turns);
+  if (auto m = root.find("max_turns")) w.max_turns = static_cast<std::int32_t>(m->integer(1, max_turns));
   w.output_tokens = read_distribution(root.at("output_tokens"));
   w.reasoning_tokens = read_distribution(root.at("reasoning_tokens"));
-  w.tool_result_tokens = read_distribution(root.at("tool_result_tokens"));
-  const auto fl = root.at("front_load");
-  fl.expect_keys({"factor", "decay_turns"});
-  w.front_load_factor = fl.at("factor").number_in(0, 1e3);
-  w.front_load_decay_turns = fl.at("decay_turns").number_in(1e-3, 1e6);
+  if (auto bands = root.find("tool_result_bands")) {
+    std::int32_t prev = 0;
+    for (const auto& b : bands->array(1)) {
+      b.expect_keys({"from_turn", "tokens"});
+      turn_band tb;
+      tb.from_turn = static_cast<std::int32_t>(b.at("from_turn").integer(1, max_turns));
+      if (prev == 0 && tb.from_turn != 1) b.at("from_turn").fail("the first band must start at turn 1");
+      if (prev != 0 && tb.from_turn <= prev)
+        b.at("from_turn").fail(fmt::format("expected bands in rising turn order, found {} after {}", tb.from_turn, prev));
+      prev = tb.from_turn;
+      tb.tokens = read_distribution(b.at("tokens"));
+      w.tool_result_bands.push_back(std::move(tb));
+    }
+    if (root.has("tool_result_tokens") || root.has("front_load"))
+      root.at("tool_result_bands").fail("give either \"tool_result_bands\" or \"tool_result_tokens\" and \"front_load\", not both");
+  } else {
+    w.tool_result_tokens = read_distribution(root.at("tool_result_tokens"));
+    const auto fl = root.at("front_load");
+    fl.expect_keys({"factor", "decay_turns"});
+    w.front_load_factor = fl.at("factor").number_in(0, 1e3);
+    w.front_load_decay_turns = fl.at("decay_turns").number_in(1e-3, 1e6);
+  }
+  if (auto sc = root.find("session_scale")) {
+    sc->expect_keys({"sigma", "turns_correlation"});
+    w.session_scale.sigma = sc->at("sigma").number_in(0, 5);
+    w.session_scale.turns_correlation = sc->at("turns_correlation").number_in(-1, 1);
+  }
+  if (auto cb = root.find("cache_breaks")) {
+    cb->expect_keys({"probability", "kept_fraction"});
+    w.cache_breaks.probability = cb->at("probability").number_in(0, 1);
+    w.cache_breaks.kept_fraction = read_distribution(cb->at("kept_fraction"));
+    if (upper_bound(w.cache_breaks.kept_fraction) > 1)
+      cb->at("kept_fraction").fail(fmt::format("expected fractions in [0, 1], found values up to {}",
+                                               upper_bound(w.cache_breaks.kept_fraction)));
+  }
+  if (auto f = root.find("fitted_on"); f && !f->is_object()) f->fail("expected an object describing the fitted logs");
   w.tool_time_s = read_distribution(root.at("tool_time_s"));
   const auto ramp = root.at("tool_time_ramp");
   ramp.expect_keys({"factor", "ramp_turns"});
@@ -521,10 +577,12 @@ workload read_workload(const node& root) {
   w.reasoning_in_context = root.at("reasoning_in_context").boolean();
   w.max_tokens = root.at("max_tokens").integer(1, max_tokens_value);
   w.context_window_tokens = root.at("context_window_tokens").integer(1, max_tokens_value);
-  if (w.system_prompt_tokens + w.task_tokens >= w.context_window_tokens)
+  // The smallest task must fit (larger draws are capped at the compaction threshold).
+  const auto task_min = static_cast<std::int64_t>(std::llround(quantile(w.task_tokens, 0)));
+  if (w.system_prompt_tokens + task_min >= w.context_window_tokens)
     root.at("context_window_tokens")
         .fail(fmt::format("the window ({} tokens) does not hold the system prompt and task ({} tokens)",
-                          w.context_window_tokens, w.system_prompt_tokens + w.task_tokens));
+                          w.context_window_tokens, w.system_prompt_tokens + task_min));
   const auto c = root.at("compaction");
   c.expect_keys({"enabled", "at_fraction", "summary_tokens"});
   w.compaction.enabled = c.at("enabled").boolean();
@@ -532,10 +590,10 @@ workload read_workload(const node& root) {
     w.compaction.at_fraction = c.at("at_fraction").number_in(0.01, 1);
     w.compaction.summary_tokens = read_distribution(c.at("summary_tokens"));
     const double threshold = w.compaction.at_fraction * static_cast<double>(w.context_window_tokens);
-    if (static_cast<double>(w.system_prompt_tokens + w.task_tokens) >= threshold)
+    if (static_cast<double>(w.system_prompt_tokens + task_min) >= threshold)
       c.at("at_fraction").fail(fmt::format("compaction at {} tokens would trigger before the first turn "
                                            "(system prompt and task are {} tokens)",
-                                           threshold, w.system_prompt_tokens + w.task_tokens));
+                                           threshold, w.system_prompt_tokens + task_min));
   } else if (c.has("at_fraction") || c.has("summary_tokens")) {
     c.fail("at_fraction and summary_tokens apply only when compaction is enabled");
   }
@@ -636,7 +694,7 @@ scenario read_scenario(const node& root, const preset_library& lib) {
   std::int64_t sessions = 0, requests = 0;
   for (const auto& g : s.fleet) {
     sessions += g.sessions;
-    requests += static_cast<std::int64_t>(g.sessions) * g.wl.turns;
+    requests += static_cast<std::int64_t>(g.sessions) * turns_cap(g.wl);
   }
   const node where = root.has("fleet") ? root.at("fleet") : root.at("sessions");
   if (sessions > max_sessions)
@@ -644,7 +702,7 @@ scenario read_scenario(const node& root, const preset_library& lib) {
   if (requests > max_scenario_turns) {
     if (s.fleet.size() == 1)
       where.fail(fmt::format("{} sessions × {} turns = {} requests; one run simulates at most {}", sessions,
-                             s.fleet[0].wl.turns, requests, max_scenario_turns));
+                             turns_cap(s.fleet[0].wl), requests, max_scenario_turns));
     where.fail(fmt::format("the fleet's {} sessions make {} requests; one run simulates at most {}", sessions, requests,
                            max_scenario_turns));
   }

@@ -23,7 +23,7 @@ run_size run_size_of(const scenario& s, bool record_attempts, bool record_charge
   for (const auto& o : s.options) buckets = std::max(buckets, o.tgt.limits.size());
   for (const auto& g : s.fleet) {
     z.sessions += g.sessions;
-    const std::int64_t turns = static_cast<std::int64_t>(g.sessions) * g.wl.turns;
+    const std::int64_t turns = static_cast<std::int64_t>(g.sessions) * turns_cap(g.wl);
     z.requests += turns + (g.wl.compaction.enabled ? turns / 10 : 0);
   }
   z.lineages = z.sessions * 2 + z.requests / 10;

@@ -59,7 +59,7 @@ solve_result solve_max_agents(const scenario& s, const max_agents_query& q) {
   if (q.max_agents < 1) throw simulation_error(fmt::format("max agents must be at least 1, found {}", q.max_agents));
   if (!(q.horizon_s > 0)) throw simulation_error(fmt::format("the horizon must be > 0 s, found {}", q.horizon_s));
   const auto cap = static_cast<std::int32_t>(std::min<std::int64_t>(
-      q.max_agents, std::min<std::int64_t>(1'000'000, max_run_requests / std::max(1, s.fleet[0].wl.turns))));
+      q.max_agents, std::min<std::int64_t>(1'000'000, max_run_requests / std::max(1, turns_cap(s.fleet[0].wl)))));
   scenario t = only_option(s, q.option);
   solve_result r;
   r.question = "max-agents";

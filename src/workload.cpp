@@ -15,20 +15,55 @@ std::int64_t tokens_of(double x) {
 }
 } // namespace
 
-// Lineage 0 is the system prompt (shared by every session of the workload); lineage 1 + e is
-// the conversation of compaction epoch e. Each quantity has its own random stream, so changing
-// one distribution leaves the others' draws unchanged.
+std::int32_t turns_cap(const workload& w) {
+  constexpr double limit = 1'000'000;
+  if (w.max_turns > 0) return static_cast<std::int32_t>(std::min<double>(w.max_turns, limit));
+  double top = upper_bound(w.turns);
+  if (!std::isfinite(top)) top = quantile(w.turns, 0.999);
+  return static_cast<std::int32_t>(std::clamp(std::round(top), 1.0, limit));
+}
+
+// Lineage 0 is the system prompt (shared by every session of the workload); the conversation
+// starts lineage 1, and each compaction or cache break starts the next one. Each quantity has its
+// own random stream, so changing one distribution leaves the others' draws unchanged (and a
+// workload without the fitted features draws exactly what it did before they existed).
 session_script generate_session(const workload& w, std::uint64_t seed) {
   rng g_output(derive_seed(seed, 1)), g_reasoning(derive_seed(seed, 2)),
-      g_tool(derive_seed(seed, 3)), g_time(derive_seed(seed, 4)), g_summary(derive_seed(seed, 5));
+      g_tool(derive_seed(seed, 3)), g_time(derive_seed(seed, 4)), g_summary(derive_seed(seed, 5)),
+      g_session(derive_seed(seed, 6)), g_break(derive_seed(seed, 7)), g_task(derive_seed(seed, 8));
+
+  // Per session: the number of turns and the tool-result scale (Gaussian copula), the task.
+  const std::int64_t cap = turns_cap(w);
+  std::int32_t turns = 0;
+  double z = 0;  // the session's normal score (its turns' quantile is Φ(z))
+  if (const auto* f = std::get_if<fixed_dist>(&w.turns)) {
+    turns = static_cast<std::int32_t>(std::clamp<std::int64_t>(std::llround(f->value), 1, cap));
+  } else {
+    z = standard_normal(g_session);
+    turns = static_cast<std::int32_t>(std::clamp<std::int64_t>(std::llround(quantile(w.turns, 0.5 * std::erfc(-z / std::sqrt(2.0)))),
+                                                 1, cap));
+  }
+  double scale = 1;
+  if (w.session_scale.sigma > 0) {
+    const double rho = w.session_scale.turns_correlation;
+    scale = std::exp(w.session_scale.sigma * (rho * z + std::sqrt(1 - rho * rho) * standard_normal(g_session)));
+  }
+  const double first_limit = w.compaction.enabled
+                                 ? std::floor(w.compaction.at_fraction * static_cast<double>(w.context_window_tokens)) - 1
+                                 : static_cast<double>(w.context_window_tokens) - 1;
+  const std::int64_t task = std::min(tokens_of(sample(w.task_tokens, g_task)),
+                                     std::max<std::int64_t>(0, static_cast<std::int64_t>(first_limit) - w.system_prompt_tokens));
 
   session_script s;
   s.source = fmt::format("workload {} seed {}", w.name, seed);
-  s.requests.reserve(static_cast<std::size_t>(w.turns) + 8);
-  s.runs.reserve(2 * (static_cast<std::size_t>(w.turns) + 8));
+  s.requests.reserve(static_cast<std::size_t>(turns) + 8);
+  s.runs.reserve(2 * (static_cast<std::size_t>(turns) + 8));
   s.shared_lineages = 1;
-  std::uint32_t epoch = 1;
-  std::int64_t history = w.task_tokens;  // tokens after the system prompt
+  std::uint32_t next_lineage = 2;
+  // The current prompt's runs: the system prompt, then the conversation's lineages; the last run
+  // is open and ends at each request's prompt.
+  std::vector<prefix_run> stack{{0, w.system_prompt_tokens}, {1, 0}};
+  std::int64_t history = task;  // tokens after the system prompt
   std::int32_t turns_in_epoch = 0;
   double delay = 0;
 
@@ -40,21 +75,30 @@ session_script generate_session(const workload& w, std::uint64_t seed) {
     r.max_tokens = w.max_tokens;
     r.delay_before_s = delay;
     r.runs_begin = static_cast<std::uint32_t>(s.runs.size());
-    r.runs_count = 2;
+    r.runs_count = static_cast<std::uint32_t>(stack.size());
     r.turn = turn;
     r.compaction = compaction;
-    s.runs.push_back({0, w.system_prompt_tokens});
-    s.runs.push_back({epoch, r.prompt_tokens});
+    stack.back().end_tokens = r.prompt_tokens;
+    s.runs.insert(s.runs.end(), stack.begin(), stack.end());
     s.requests.push_back(r);
   };
 
-  for (std::int32_t turn = 1; turn <= w.turns; ++turn) {
+  for (std::int32_t turn = 1; turn <= turns; ++turn) {
     std::int64_t out = std::min(tokens_of(sample(w.output_tokens, g_output)), w.max_tokens);
     std::int64_t reasoning =
         std::min(tokens_of(sample(w.reasoning_tokens, g_reasoning)), w.max_tokens - out);
-    const double front =
-        1.0 + (w.front_load_factor - 1.0) * std::exp(-(turn - 1) / w.front_load_decay_turns);
-    const std::int64_t tool = tokens_of(sample(w.tool_result_tokens, g_tool) * front);
+    double tool_draw = 0;
+    if (w.tool_result_bands.empty()) {
+      const double front =
+          1.0 + (w.front_load_factor - 1.0) * std::exp(-(turn - 1) / w.front_load_decay_turns);
+      tool_draw = sample(w.tool_result_tokens, g_tool) * front;
+    } else {
+      auto band = std::upper_bound(w.tool_result_bands.begin(), w.tool_result_bands.end(), turn,
+                                   [](std::int32_t t, const turn_band& b) { return t < b.from_turn; });
+      if (band != w.tool_result_bands.begin()) --band;
+      tool_draw = sample(band->tokens, g_tool);
+    }
+    const std::int64_t tool = tokens_of(tool_draw * scale);
     const double ramp =
         1.0 + (w.tool_time_ramp_factor - 1.0) * (1.0 - std::exp(-(turn - 1) / w.tool_time_ramp_turns));
     const double tool_time = std::max(0.0, sample(w.tool_time_s, g_time) * ramp);
@@ -64,17 +108,27 @@ session_script generate_session(const workload& w, std::uint64_t seed) {
       const std::int64_t summary =
           std::min(tokens_of(sample(w.compaction.summary_tokens, g_summary)), w.max_tokens);
       add(summary, 0, turn, true);
-      ++epoch;
-      history = w.task_tokens + summary;
+      stack.resize(1);
+      stack.push_back({next_lineage++, 0});
+      history = task + summary;
       turns_in_epoch = 0;
       delay = 0;
+    } else if (w.cache_breaks.probability > 0 && turn > 1 && uniform01(g_break) < w.cache_breaks.probability) {
+      // The prompt keeps a prefix of the previous one (never less than the system prompt); the
+      // rest is written anew under a lineage of its own.
+      const double kept_share = std::clamp(sample(w.cache_breaks.kept_fraction, g_break), 0.0, 1.0);
+      const std::int64_t prev = stack.back().end_tokens;
+      const std::int64_t kept = std::max(w.system_prompt_tokens, tokens_of(kept_share * static_cast<double>(prev)));
+      while (stack.size() > 1 && stack[stack.size() - 2].end_tokens >= kept) stack.pop_back();
+      stack.back().end_tokens = kept;
+      stack.push_back({next_lineage++, 0});
     }
     add(out, reasoning, turn, false);
     history += out + (w.reasoning_in_context ? reasoning : 0) + tool;
     ++turns_in_epoch;
     delay = tool_time;
   }
-  s.lineages = epoch + 1;
+  s.lineages = next_lineage;
   return s;
 }
 

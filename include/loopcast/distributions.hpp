@@ -33,8 +33,13 @@ struct lognormal_dist { double median = 1, p90 = 1; };
 struct gamma_dist { double shape = 1, scale = 1; };
 /// Resampling of observed values, each equally likely.
 struct empirical_dist { std::vector<double> values; };
+/// A quantile table: values[i] is the quantile at cumulative probability p[i]; p rises from 0 to 1
+/// and values never fall. Sampled by inverse CDF with linear interpolation between the points, so
+/// it reproduces a fitted sample's shape, tails included, with a few dozen numbers
+/// (`loopcast fit-workload` writes these).
+struct quantile_dist { std::vector<double> p, values; };
 
-using distribution = std::variant<fixed_dist, uniform_dist, lognormal_dist, gamma_dist, empirical_dist>;
+using distribution = std::variant<fixed_dist, uniform_dist, lognormal_dist, gamma_dist, empirical_dist, quantile_dist>;
 
 /// One draw (consumes exactly one value from g).
 double sample(const distribution& d, rng& g);
@@ -42,5 +47,12 @@ double sample(const distribution& d, rng& g);
 double quantile(const distribution& d, double p);
 /// Mean of the distribution.
 double mean(const distribution& d);
+/// The largest value it can give (+infinity for the unbounded log-normal and gamma).
+double upper_bound(const distribution& d);
+
+/// A quantile table of `points` + 1 points at evenly spaced probabilities, with finer steps in
+/// both tails (p = 0.001, 0.005, 0.995, 0.999 added), from a sample (linear-interpolated order
+/// statistics). Throws std::invalid_argument on an empty sample.
+quantile_dist quantile_table(std::vector<double> sample, int points = 40);
 
 } // namespace loopcast

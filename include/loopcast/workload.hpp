@@ -11,6 +11,15 @@
 // compaction.at_fraction of the context window, a compaction request is sent first: it reads
 // the whole history and writes a summary (summary_tokens of output); the history is then replaced
 // by the summary, after the system prompt and the task.
+//
+// Workloads fitted to real sessions (`loopcast fit-workload`, workload_fit.hpp) also use: a
+// number of turns and a task size drawn per session; tool results drawn from the band of the
+// turn's index (tool_result_bands, replacing tool_result_tokens and the front-load curve); one
+// scale per session multiplying all its tool results, log-normal and correlated with the number
+// of turns (a Gaussian copula: the session draws z, its turns are the turns distribution's
+// quantile at Φ(z), its scale exp(σ·(ρz + √(1−ρ²)·z′))); and cache breaks, a request whose prompt
+// keeps only a fraction of the previous prompt as its prefix (an edited earlier message, a
+// reordered tool list): the rest is new to the cache, though the context does not shrink.
 #pragma once
 
 #include "loopcast/distributions.hpp"
@@ -19,6 +28,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace loopcast {
 
@@ -42,16 +52,39 @@ struct task_contract {
   double stagger_s = 0;
 };
 
+/// Tool results of the turns from `from_turn` until the next band's.
+struct turn_band {
+  std::int32_t from_turn = 1;
+  distribution tokens = fixed_dist{1000};  ///< tool result appended per turn, in tokens
+};
+
+/// One log-normal scale per session on all its tool results, correlated with its number of turns.
+struct session_scale_rule {
+  double sigma = 0;              ///< standard deviation of the scale's logarithm (0: no scale)
+  double turns_correlation = 0;  ///< ρ between the log scale and the turns' normal score, in [−1, 1]
+};
+
+/// Requests whose prompt does not extend the previous one.
+struct cache_break_rule {
+  double probability = 0;                        ///< per request after a session's first
+  distribution kept_fraction = fixed_dist{0};    ///< share of the previous prompt kept as prefix, in [0, 1]
+};
+
 struct workload {
   std::string name;
   std::int64_t system_prompt_tokens = 0;  ///< system prompt and tool definitions (shared by sessions), in tokens
-  std::int64_t task_tokens = 0;           ///< the initial user message, in tokens
-  std::int32_t turns = 1;                 ///< agent turns (requests other than compaction)
+  distribution task_tokens = fixed_dist{0};  ///< the initial user message, in tokens (capped so the
+                                             ///< first prompt stays under the compaction threshold)
+  distribution turns = fixed_dist{1};     ///< agent turns per session (requests other than compaction), rounded
+  std::int32_t max_turns = 0;             ///< the most turns a session has; 0: the distribution's top (or P99.9)
   distribution output_tokens = fixed_dist{200};     ///< visible output per turn, in tokens
   distribution reasoning_tokens = fixed_dist{0};    ///< thinking per turn, in tokens
   distribution tool_result_tokens = fixed_dist{1000};  ///< tool result appended per turn, in tokens
   double front_load_factor = 1;           ///< multiplier of the first turn's tool result
   double front_load_decay_turns = 1;      ///< e-folding of that multiplier, in turns
+  std::vector<turn_band> tool_result_bands;  ///< when set: tool results by turn index (no front load)
+  session_scale_rule session_scale;
+  cache_break_rule cache_breaks;
   distribution tool_time_s = fixed_dist{1};         ///< tool run time per turn, in seconds
   double tool_time_ramp_factor = 1;       ///< multiplier the tool time tends to over the session
   double tool_time_ramp_turns = 1;        ///< e-folding of the ramp, in turns
@@ -64,5 +97,9 @@ struct workload {
 
 /// Generates one session of the workload. A pure function of (workload, seed).
 session_script generate_session(const workload& w, std::uint64_t seed);
+
+/// The most turns a session of `w` can have: max_turns when set, else the top of its turns
+/// distribution (its P99.9 when it has none), at least 1 and at most 10^6.
+std::int32_t turns_cap(const workload& w);
 
 } // namespace loopcast

@@ -15,7 +15,7 @@ namespace {
 loopcast::scenario fleet(std::int32_t sessions, double limits_x) {
   const loopcast::preset_library lib({LOOPCAST_BENCH_MODELS_DIR});
   auto s = lib.load_scenario("reference");
-  s.fleet[0].wl.turns = 200;
+  s.fleet[0].wl.turns = loopcast::fixed_dist{200};
   s.fleet[0].sessions = sessions;
   s.fleet[0].stagger_s = 1;
   s.options.resize(1);  // the cloud option

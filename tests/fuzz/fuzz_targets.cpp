@@ -144,7 +144,7 @@ void preset(const std::uint8_t* data, std::size_t size) {
     case 1: (void)parse_client(text, "fuzz.json"); break;
     case 2: {
       const auto w = parse_workload(text, "fuzz.json");
-      if (w.turns <= 2000) {
+      if (turns_cap(w) <= 2000) {
         const auto s = generate_session(w, 1);
         for (const auto& r : s.requests) LC_FUZZ_CHECK(r.prompt_tokens >= 0 && r.output_tokens >= 0);
       }

@@ -12,8 +12,8 @@ inline workload single_request_workload(const std::string& name) {
   workload w;
   w.name = name;
   w.system_prompt_tokens = 0;
-  w.task_tokens = 1000;
-  w.turns = 1;
+  w.task_tokens = fixed_dist{1000};
+  w.turns = fixed_dist{1};
   w.output_tokens = fixed_dist{100};
   w.reasoning_tokens = fixed_dist{0};
   w.tool_result_tokens = fixed_dist{0};

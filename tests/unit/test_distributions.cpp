@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 using namespace loopcast;
@@ -39,6 +40,36 @@ TEST(Distributions, EmpiricalResamplesItsValues) {
   EXPECT_EQ(mean(d), 18.75);
   EXPECT_EQ(quantile(d, 0.0), 5.0);
   EXPECT_EQ(quantile(d, 0.999), 40.0);
+}
+
+// Inverse CDF, linear between the points: p 0 / 0.5 / 1 at 0 / 10 / 30.
+TEST(Distributions, QuantileTableInterpolates) {
+  const distribution d = quantile_dist{{0, 0.5, 1}, {0, 10, 30}};
+  EXPECT_EQ(quantile(d, 0.0), 0.0);
+  EXPECT_EQ(quantile(d, 0.25), 5.0);
+  EXPECT_EQ(quantile(d, 0.75), 20.0);
+  EXPECT_EQ(quantile(d, 1.0), 30.0);
+  EXPECT_EQ(mean(d), 0.5 * 5 + 0.5 * 20);  // each half: width × midpoint
+  EXPECT_EQ(upper_bound(d), 30.0);
+  rng g(5);
+  double sum = 0;
+  const int n = 100000;
+  for (int i = 0; i < n; ++i) sum += sample(d, g);
+  EXPECT_NEAR(sum / n, 12.5, 0.15);  // sd 7.9 / sqrt(n) = 0.025
+}
+
+// A table of the sample 0, 1, …, 100 at 4 points (plus the tails' finer steps) reads the order
+// statistics: quantile p is 100p.
+TEST(Distributions, QuantileTableFromSample) {
+  std::vector<double> xs;
+  for (int i = 100; i >= 0; --i) xs.push_back(i);
+  const auto q = quantile_table(xs, 4);
+  EXPECT_EQ(q.p, (std::vector<double>{0, 0.001, 0.005, 0.25, 0.5, 0.75, 0.995, 0.999, 1}));
+  EXPECT_EQ(q.values, (std::vector<double>{0, 0.1, 0.5, 25, 50, 75, 99.5, 99.9, 100}));
+  // Four significant digits are kept.
+  EXPECT_EQ(quantile_table({123456.0}).values.front(), 123500.0);
+  EXPECT_THROW(quantile_table({}), std::invalid_argument);
+  EXPECT_EQ(upper_bound(distribution{lognormal_dist{1, 2}}), std::numeric_limits<double>::infinity());
 }
 
 TEST(Distributions, SameSeedSameDraws) {

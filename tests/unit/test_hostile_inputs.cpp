@@ -290,14 +290,14 @@ TEST(Hostile, RunsBeyondTheCapsAreRefusedAtOnce) {
   const preset_library lib({LOOPCAST_TEST_MODELS_DIR});
   auto scn = lib.load_scenario("reference");
   scn.fleet[0].sessions = 100;
-  scn.fleet[0].wl.turns = 1'000'000;
+  scn.fleet[0].wl.turns = fixed_dist{1'000'000};
   try {
     (void)run_scenario(scn);
     FAIL();
   } catch (const config_error& e) {
     EXPECT_EQ(std::string(e.what()), "scenario reference: 110000000 requests in one run; at most 100000000 are simulated");
   }
-  scn.fleet[0].wl.turns = 100'000;  // 1.1·10^7 requests: within the cap, over a 1 GiB budget
+  scn.fleet[0].wl.turns = fixed_dist{100'000};  // 1.1·10^7 requests: within the cap, over a 1 GiB budget
   set_memory_budget_bytes(std::int64_t{1} << 30);
   try {
     (void)run_scenario(scn);

@@ -165,8 +165,8 @@ workload random_workload(rng& g) {
   workload w;
   w.name = "random";
   w.system_prompt_tokens = static_cast<std::int64_t>(uniform(g, 0, 20000));
-  w.task_tokens = static_cast<std::int64_t>(uniform(g, 0, 5000));
-  w.turns = static_cast<std::int32_t>(uniform(g, 1, 40));
+  w.task_tokens = fixed_dist{std::floor(uniform(g, 0, 5000))};
+  w.turns = fixed_dist{std::floor(uniform(g, 1, 40))};
   w.output_tokens = lognormal_dist{uniform(g, 10, 500), uniform(g, 500, 2000)};
   w.reasoning_tokens = uniform01(g) < 0.5 ? distribution{fixed_dist{0}} : distribution{gamma_dist{uniform(g, 0.5, 3), 300}};
   w.tool_result_tokens = lognormal_dist{uniform(g, 100, 3000), uniform(g, 3000, 9000)};

@@ -249,8 +249,8 @@ scenario fleet_scenario() {
   workload& wl = s.fleet[0].wl;
   wl.name = "w";
   wl.system_prompt_tokens = 8000;
-  wl.task_tokens = 2000;
-  wl.turns = 40;
+  wl.task_tokens = fixed_dist{2000};
+  wl.turns = fixed_dist{40};
   wl.output_tokens = lognormal_dist{200, 600};
   wl.reasoning_tokens = lognormal_dist{500, 2000};
   wl.tool_result_tokens = lognormal_dist{1500, 4000};

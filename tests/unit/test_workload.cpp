@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 using namespace loopcast;
 
@@ -12,8 +14,8 @@ workload fixed_workload() {
   workload w;
   w.name = "fixed";
   w.system_prompt_tokens = 1000;
-  w.task_tokens = 500;
-  w.turns = 4;
+  w.task_tokens = fixed_dist{500};
+  w.turns = fixed_dist{4};
   w.output_tokens = fixed_dist{100};
   w.reasoning_tokens = fixed_dist{50};
   w.tool_result_tokens = fixed_dist{1000};
@@ -113,7 +115,7 @@ TEST(Workload, SameSeedSameSessionOtherSeedAnother) {
   auto w = fixed_workload();
   w.output_tokens = lognormal_dist{200, 800};
   w.tool_result_tokens = lognormal_dist{1500, 6000};
-  w.turns = 30;
+  w.turns = fixed_dist{30};
   const auto a = generate_session(w, 5), b = generate_session(w, 5), c = generate_session(w, 6);
   ASSERT_EQ(a.requests.size(), b.requests.size());
   bool differs = false;
@@ -123,4 +125,64 @@ TEST(Workload, SameSeedSameSessionOtherSeedAnother) {
     differs = differs || a.requests[i].prompt_tokens != c.requests[i].prompt_tokens;
   }
   EXPECT_TRUE(differs);
+}
+
+// Tool results by turn band: turn 1 adds 5,000, later turns 300 (outputs 100 each):
+// 1,500; 6,600; 7,000; 7,400.
+TEST(Workload, ToolResultBandsByTurn) {
+  auto w = fixed_workload();
+  w.tool_result_bands = {{1, fixed_dist{5000}}, {2, fixed_dist{300}}};
+  const auto s = generate_session(w, 1);
+  const std::int64_t expected[] = {1500, 6600, 7000, 7400};
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(s.requests[i].prompt_tokens, expected[i]);
+}
+
+// A cache break every request, keeping half the previous prompt: request 2 (2,600 tokens) keeps
+// 750 of request 1's 1,500 — less than the 1,000-token system prompt, so the system prompt is
+// kept; request 3 keeps 1,300 of 2,600, inside lineage 2, and starts lineage 3.
+TEST(Workload, CacheBreaksStartLineages) {
+  auto w = fixed_workload();
+  w.cache_breaks = {1.0, fixed_dist{0.5}};
+  const auto s = generate_session(w, 1);
+  ASSERT_EQ(s.requests.size(), 4u);
+  auto runs = s.runs_of(s.requests[1]);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].end_tokens, 1000);
+  EXPECT_EQ(runs[1].lineage, 2u);
+  EXPECT_EQ(runs[1].end_tokens, 2600);
+  runs = s.runs_of(s.requests[2]);
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[1].lineage, 2u);
+  EXPECT_EQ(runs[1].end_tokens, 1300);
+  EXPECT_EQ(runs[2].lineage, 3u);
+  EXPECT_EQ(runs[2].end_tokens, 3700);
+  EXPECT_EQ(s.lineages, 5u);  // 0, 1 and one per break
+  // The context grows as without breaks: only its cacheable prefix changes.
+  EXPECT_EQ(s.requests[3].prompt_tokens, 4800);
+}
+
+// Turns drawn per session; the session's tool-result scale is tied to them (ρ = −1: the longest
+// sessions have the smallest tool results). Same seed, same session.
+TEST(Workload, TurnsAndScalePerSession) {
+  auto w = fixed_workload();
+  w.turns = quantile_dist{{0, 1}, {2, 60}};
+  w.session_scale = {0.5, -1.0};
+  std::vector<std::pair<std::size_t, double>> seen;  // turns, first tool result
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    const auto s = generate_session(w, seed);
+    ASSERT_GE(s.requests.size(), 2u);
+    ASSERT_LE(s.requests.size(), 60u);
+    seen.emplace_back(s.requests.size(), static_cast<double>(s.requests[1].prompt_tokens - 1600));
+    EXPECT_EQ(s.requests.size(), generate_session(w, seed).requests.size());
+  }
+  // With ρ = −1 the scale is a falling function of the session's score, and the turns a rising
+  // one: a session with more turns never has larger tool results than one with fewer.
+  std::sort(seen.begin(), seen.end(), [](auto& a, auto& b) { return a.first != b.first ? a.first < b.first : a.second > b.second; });
+  for (std::size_t i = 1; i < seen.size(); ++i)
+    if (seen[i].first != seen[i - 1].first) {
+      EXPECT_LE(seen[i].second, seen[i - 1].second + 1) << i;
+    }
+  EXPECT_LT(seen.back().second, 1000);
+  EXPECT_GT(seen.front().second, 1000);
+  EXPECT_EQ(turns_cap(w), 60);
 }
