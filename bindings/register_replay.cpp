@@ -146,6 +146,37 @@ void register_replay(py::module_& m) {
       },
       py::arg("held_out"), py::arg("fit_on") = py::none(), py::arg("target_json") = py::none(), py::arg("seeds") = 20,
       py::arg("seed") = 1, py::arg("noise") = true, "`loopcast validate --json` as a string.");
+  m.def(
+      "fit_workload_json",
+      [](const traces_holder& h, const std::string& name, const std::string& model, std::int64_t window,
+         std::int64_t max_tokens, int points, std::vector<std::string> sources) {
+        if (window < 0) throw std::invalid_argument("context_window must be >= 1 (or None)");
+        if (max_tokens < 1) throw std::invalid_argument("max_tokens must be >= 1");
+        if (points < 4 || points > 1000) throw std::invalid_argument("points must be from 4 to 1000");
+        workload_fit_options fo;
+        fo.name = name;
+        fo.model_pattern = model;
+        fo.context_window_tokens = window;
+        fo.max_tokens = max_tokens;
+        fo.quantile_points = points;
+        return workload_fit_to_json(fit_workload(h.traces, fo), sources);
+      },
+      py::arg("traces"), py::arg("name"), py::arg("model") = "", py::arg("context_window") = 0,
+      py::arg("max_tokens") = 32000, py::arg("points") = 40, py::arg("sources") = std::vector<std::string>{},
+      "A workload preset (JSON) fitted to the logs' sessions.");
+  m.def(
+      "validate_workload_json",
+      [](const traces_holder& held_out, const std::string& workload_json, const std::string& price_target_json,
+         std::int32_t sessions, std::uint64_t seed) {
+        if (sessions < 1 || sessions > 1'000'000) throw std::invalid_argument("sessions must be from 1 to 1,000,000");
+        const auto w = parse_workload(workload_json, "<workload>");
+        const auto t = parse_target(price_target_json, "<price>");
+        if (!t.prices) throw std::invalid_argument("price: the target has no prices (a local target is priced by its power)");
+        py::gil_scoped_release release;
+        return workload_validation_to_json(validate_workload(held_out.traces, w, *t.prices, sessions, seed));
+      },
+      py::arg("held_out"), py::arg("workload_json"), py::arg("price_target_json"), py::arg("sessions") = 1000,
+      py::arg("seed") = 1, "`loopcast validate --workload --json` as a string.");
 }
 
 } // namespace loopcast::python

@@ -27,6 +27,8 @@ double lognormal_sigma(const lognormal_dist& d) { return std::log(d.p90 / d.medi
 double open01(double u) { return std::clamp(u, 0x1.0p-60, 1.0 - 0x1.0p-53); }
 } // namespace
 
+double standard_normal_quantile(double p) noexcept { return normal_quantile(open01(p)); }
+
 double standard_normal(rng& g) noexcept { return normal_quantile(open01(uniform01(g))); }
 
 std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) noexcept {

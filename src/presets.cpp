@@ -516,8 +516,8 @@ retry_policy read_client(const node& root) {
 workload read_workload(const node& root) {
   check_kind(root, preset_kind::workload);
   root.expect_keys({LOOPCAST_HEADER_KEYS, "system_prompt_tokens", "task_tokens", "turns", "max_turns", "output_tokens",
-                    "reasoning_tokens", "tool_result_tokens", "tool_result_bands", "session_scale", "cache_breaks",
-                    "front_load", "tool_time_s", "tool_time_ramp", "reasoning_in_context", "max_tokens",
+                    "reasoning_tokens", "tool_result_tokens", "tool_result_bands", "session_scale", "task_turns_correlation", "cache_breaks",
+                    "front_load", "tool_time_s", "tool_time_ramp", "reasoning_in_context", "output_in_context", "max_tokens",
                     "context_window_tokens", "compaction", "contract", "calibration", "fitted_on"});
   workload w;
   w.name = read_name(root);
@@ -560,6 +560,7 @@ workload read_workload(const node& root) {
     w.session_scale.sigma = sc->at("sigma").number_in(0, 5);
     w.session_scale.turns_correlation = sc->at("turns_correlation").number_in(-1, 1);
   }
+  if (auto r = root.find("task_turns_correlation")) w.task_turns_correlation = r->number_in(-1, 1);
   if (auto cb = root.find("cache_breaks")) {
     cb->expect_keys({"probability", "kept_fraction"});
     w.cache_breaks.probability = cb->at("probability").number_in(0, 1);
@@ -575,6 +576,7 @@ workload read_workload(const node& root) {
   w.tool_time_ramp_factor = ramp.at("factor").number_in(0, 1e3);
   w.tool_time_ramp_turns = ramp.at("ramp_turns").number_in(1e-3, 1e6);
   w.reasoning_in_context = root.at("reasoning_in_context").boolean();
+  if (auto o = root.find("output_in_context")) w.output_in_context = o->boolean();
   w.max_tokens = root.at("max_tokens").integer(1, max_tokens_value);
   w.context_window_tokens = root.at("context_window_tokens").integer(1, max_tokens_value);
   // The smallest task must fit (larger draws are capped at the compaction threshold).
@@ -584,18 +586,20 @@ workload read_workload(const node& root) {
         .fail(fmt::format("the window ({} tokens) does not hold the system prompt and task ({} tokens)",
                           w.context_window_tokens, w.system_prompt_tokens + task_min));
   const auto c = root.at("compaction");
-  c.expect_keys({"enabled", "at_fraction", "summary_tokens"});
+  c.expect_keys({"enabled", "at_fraction", "summary_tokens", "late_share", "late_fraction"});
   w.compaction.enabled = c.at("enabled").boolean();
   if (w.compaction.enabled) {
     w.compaction.at_fraction = c.at("at_fraction").number_in(0.01, 1);
     w.compaction.summary_tokens = read_distribution(c.at("summary_tokens"));
+    if (auto l = c.find("late_share")) w.compaction.late_share = l->number_in(0, 1);
+    if (auto l = c.find("late_fraction")) w.compaction.late_fraction = l->number_in(0.01, 1);
     const double threshold = w.compaction.at_fraction * static_cast<double>(w.context_window_tokens);
     if (static_cast<double>(w.system_prompt_tokens + task_min) >= threshold)
       c.at("at_fraction").fail(fmt::format("compaction at {} tokens would trigger before the first turn "
                                            "(system prompt and task are {} tokens)",
                                            threshold, w.system_prompt_tokens + task_min));
-  } else if (c.has("at_fraction") || c.has("summary_tokens")) {
-    c.fail("at_fraction and summary_tokens apply only when compaction is enabled");
+  } else if (c.has("at_fraction") || c.has("summary_tokens") || c.has("late_share") || c.has("late_fraction")) {
+    c.fail("at_fraction, summary_tokens, late_share and late_fraction apply only when compaction is enabled");
   }
   if (auto k = root.find("contract")) {
     k->expect_keys({"task", "ttft_p50_max_s", "ttft_p90_max_s", "effective_tps_p50_min", "wall_per_task_max_s",

@@ -36,14 +36,6 @@ double origin_of(const std::vector<recorded_trace>& traces, const recorded_trace
   return std::isfinite(o) ? o : 0.0;
 }
 
-// The agent's own time between two requests: as recorded, else send − previous end, else (no
-// end recorded) send − previous send.
-double agent_delay(const recorded_request& prev, const recorded_request& r) {
-  if (!std::isnan(r.delay_before_s)) return r.delay_before_s;
-  if (!std::isnan(prev.t_end)) return std::max(0.0, r.t_send - prev.t_end);
-  return std::max(0.0, r.t_send - prev.t_send);
-}
-
 } // namespace
 
 

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <fnmatch.h>
 
 #include <array>
 #include <cmath>
@@ -65,10 +64,6 @@ bool usable(const recorded_request& r) {
   return d > 0 && d <= max_duration_s && r.tokens.generated() > 0;
 }
 
-bool matches_model(const std::string& pattern, const std::string& model) {
-  return pattern.empty() || pattern == "*" || fnmatch(pattern.c_str(), model.c_str(), 0) == 0;
-}
-
 } // namespace
 
 std::vector<std::pair<std::string, std::size_t>> fittable_models(const std::vector<recorded_trace>& traces) {
@@ -95,7 +90,7 @@ speed_fit fit_speed_model(const std::vector<recorded_trace>& traces, const std::
         const double d = r.t_end - r.t_send;
         if (!usable(r)) continue;
         const auto& model = t.models.at(static_cast<std::size_t>(r.model));
-        if (!matches_model(model_pattern, model)) continue;
+        if (!model_matches(model_pattern, model)) continue;
         models.insert(model);
         rows.push_back({static_cast<double>(r.tokens.input + r.tokens.cache_write), static_cast<double>(r.tokens.cache_read),
                         static_cast<double>(r.tokens.generated()), static_cast<double>(r.tokens.prompt()), d,

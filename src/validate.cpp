@@ -1,6 +1,7 @@
 #include "loopcast/validate.hpp"
 
 #include "loopcast/errors.hpp"
+#include "loopcast/workload_fit.hpp"
 
 #include <fmt/format.h>
 
@@ -190,6 +191,55 @@ validation_result validate_replay(const std::vector<recorded_trace>& held_out, c
   if (!per_trace_cache.empty()) sm.cache_share_diff_median = median_of(per_trace_cache);
   if (covered_of > 0) sm.coverage = static_cast<double>(covered) / static_cast<double>(covered_of);
   return out;
+}
+
+workload_validation validate_workload(const std::vector<recorded_trace>& held_out, const workload& w,
+                                      const price_sheet& prices, std::int32_t sessions, std::uint64_t seed) {
+  workload_validation v;
+  struct sample {
+    std::vector<double> requests, growth, prompts, cost;
+    void add(const session_shape& s) {
+      requests.push_back(s.requests);
+      growth.insert(growth.end(), s.growth.begin(), s.growth.end());
+      prompts.insert(prompts.end(), s.prompts.begin(), s.prompts.end());
+      cost.push_back(s.cost_usd);
+    }
+  } real, synthetic;
+  for (const auto& t : held_out)
+    for (const auto& s : t.sessions)
+      if (s.parent < 0 && !s.requests.empty()) {
+        real.add(shape_of(s, prices));
+        ++v.real_sessions;
+      }
+  if (v.real_sessions == 0)
+    throw trace_error(held_out.empty() ? std::string{"(no logs)"} : held_out.front().file, 0,
+                      "no top-level session to compare the workload with");
+  for (std::int32_t i = 0; i < sessions; ++i) {
+    synthetic.add(shape_of(generate_session(w, seed + static_cast<std::uint64_t>(i)), prices));
+    ++v.synthetic_sessions;
+  }
+  auto spread_of = [](std::vector<double> xs) {
+    spread s;
+    if (xs.empty()) return s;
+    s.p10 = percentile(xs, 0.1);
+    s.p50 = percentile(xs, 0.5);
+    s.p90 = percentile(xs, 0.9);
+    return s;
+  };
+  auto measure = [&](const char* name, const char* unit, const std::vector<double>& a, const std::vector<double>& b) {
+    v.measures.push_back({name, unit, ks_distance(a, b), spread_of(a), spread_of(b)});
+  };
+  measure("requests per session", "requests", real.requests, synthetic.requests);
+  measure("context growth per request", "tokens", real.growth, synthetic.growth);
+  measure("prompt tokens per request", "tokens", real.prompts, synthetic.prompts);
+  measure("cost per session", "USD", real.cost, synthetic.cost);
+  const auto& c = v.measures.back();
+  if (v.real_sessions >= 2 && c.real.p90 > c.real.p10)
+    v.cost_spread_ratio = (c.synthetic.p90 - c.synthetic.p10) / (c.real.p90 - c.real.p10);
+  if (v.real_sessions < 10)
+    v.notes.push_back(fmt::format("only {} real sessions: the KS distances are coarse (steps of 1/{})", v.real_sessions,
+                                  v.real_sessions));
+  return v;
 }
 
 } // namespace loopcast

@@ -30,7 +30,8 @@ std::int32_t turns_cap(const workload& w) {
 session_script generate_session(const workload& w, std::uint64_t seed) {
   rng g_output(derive_seed(seed, 1)), g_reasoning(derive_seed(seed, 2)),
       g_tool(derive_seed(seed, 3)), g_time(derive_seed(seed, 4)), g_summary(derive_seed(seed, 5)),
-      g_session(derive_seed(seed, 6)), g_break(derive_seed(seed, 7)), g_task(derive_seed(seed, 8));
+      g_session(derive_seed(seed, 6)), g_break(derive_seed(seed, 7)), g_task(derive_seed(seed, 8)),
+      g_window(derive_seed(seed, 9));
 
   // Per session: the number of turns and the tool-result scale (Gaussian copula), the task.
   const std::int64_t cap = turns_cap(w);
@@ -48,11 +49,28 @@ session_script generate_session(const workload& w, std::uint64_t seed) {
     const double rho = w.session_scale.turns_correlation;
     scale = std::exp(w.session_scale.sigma * (rho * z + std::sqrt(1 - rho * rho) * standard_normal(g_session)));
   }
+  // A session compacts at at_fraction of the window, or late (late_fraction) when it runs in a
+  // larger window: drawn with late_share, and always when its task alone passes half the usual
+  // threshold (a session resumed into a large window).
+  bool late = w.compaction.late_share > 0 && uniform01(g_window) < w.compaction.late_share;
+  const double rho_task = w.task_turns_correlation;
+  const std::int64_t task_draw = tokens_of(
+      rho_task == 0 ? sample(w.task_tokens, g_task)
+                    : quantile(w.task_tokens, 0.5 * std::erfc(-(rho_task * z + std::sqrt(1 - rho_task * rho_task) *
+                                                                                   standard_normal(g_task)) /
+                                                               std::sqrt(2.0))));
+  if (w.compaction.late_share > 0 &&
+      static_cast<double>(w.system_prompt_tokens + task_draw) >
+          0.5 * w.compaction.at_fraction * static_cast<double>(w.context_window_tokens))
+    late = true;
+  const double compact_at = late ? std::max(w.compaction.at_fraction, w.compaction.late_fraction) : w.compaction.at_fraction;
+  // The task is capped so that the first prompt stays under half the compaction threshold (a
+  // compaction keeps the task: a larger one would compact again at once), or under the window.
   const double first_limit = w.compaction.enabled
-                                 ? std::floor(w.compaction.at_fraction * static_cast<double>(w.context_window_tokens)) - 1
+                                 ? std::floor(0.5 * compact_at * static_cast<double>(w.context_window_tokens))
                                  : static_cast<double>(w.context_window_tokens) - 1;
-  const std::int64_t task = std::min(tokens_of(sample(w.task_tokens, g_task)),
-                                     std::max<std::int64_t>(0, static_cast<std::int64_t>(first_limit) - w.system_prompt_tokens));
+  const std::int64_t task =
+      std::min(task_draw, std::max<std::int64_t>(0, static_cast<std::int64_t>(first_limit) - w.system_prompt_tokens));
 
   session_script s;
   s.source = fmt::format("workload {} seed {}", w.name, seed);
@@ -104,7 +122,7 @@ session_script generate_session(const workload& w, std::uint64_t seed) {
     const double tool_time = std::max(0.0, sample(w.tool_time_s, g_time) * ramp);
 
     if (w.compaction.enabled && turns_in_epoch > 0 &&
-        needs_compaction(w.system_prompt_tokens + history, w.context_window_tokens, w.compaction.at_fraction)) {
+        needs_compaction(w.system_prompt_tokens + history, w.context_window_tokens, compact_at)) {
       const std::int64_t summary =
           std::min(tokens_of(sample(w.compaction.summary_tokens, g_summary)), w.max_tokens);
       add(summary, 0, turn, true);
@@ -124,7 +142,7 @@ session_script generate_session(const workload& w, std::uint64_t seed) {
       stack.push_back({next_lineage++, 0});
     }
     add(out, reasoning, turn, false);
-    history += out + (w.reasoning_in_context ? reasoning : 0) + tool;
+    history += (w.output_in_context ? out : 0) + (w.reasoning_in_context ? reasoning : 0) + tool;
     ++turns_in_epoch;
     delay = tool_time;
   }

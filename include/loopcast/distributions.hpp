@@ -19,6 +19,9 @@ inline double uniform01(rng& g) noexcept {
   return static_cast<double>(g() >> 11) * 0x1.0p-53;
 }
 
+/// Φ⁻¹(p): the standard normal quantile, for p in (0, 1) (clamped inside it).
+double standard_normal_quantile(double p) noexcept;
+
 /// A standard normal draw by inverse transform (consumes exactly one value from g).
 double standard_normal(rng& g) noexcept;
 

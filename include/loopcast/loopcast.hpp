@@ -29,3 +29,4 @@
 #include "loopcast/validate.hpp"
 #include "loopcast/version.hpp"
 #include "loopcast/workload.hpp"
+#include "loopcast/workload_fit.hpp"

@@ -49,11 +49,19 @@ std::string stats_to_json(const std::vector<recorded_trace>& traces, const trace
 /// `loopcast replay`: recorded against each option, side by side.
 void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& traces, const replay_result& r);
 std::string replay_to_json(const std::vector<recorded_trace>& traces, const replay_result& r, int indent = 2);
-/// `loopcast fit`: a local target preset whose speed is the fitted model (loadable with --on).
 struct validation_result;
 /// `loopcast validate --json` (docs/output.md).
 std::string validation_to_json(const validation_result& r, int indent = 2);
+struct workload_validation;
+/// `loopcast validate --workload --json` (docs/output.md).
+std::string workload_validation_to_json(const workload_validation& r, int indent = 2);
 
+struct workload_fit;
+/// `loopcast fit-workload`: a workload preset (docs/presets.md) with what it was fitted on.
+/// `sources` are the logs as the user named them (files or folders).
+std::string workload_fit_to_json(const workload_fit& f, const std::vector<std::string>& sources);
+
+/// `loopcast fit`: a local target preset whose speed is the fitted model (loadable with --on).
 struct fit_preset_options {
   std::int64_t context_window_tokens = 0;  ///< the model's window (0: derived from the logs, with a note)
   bool noise = true;                       ///< write the fitted residual noise (speed.noise)

@@ -112,6 +112,13 @@ struct recorded_trace {
   std::size_t request_count() const noexcept;
 };
 
+/// The agent's own time between two requests of a session: as recorded, else send − previous end,
+/// else (no end recorded) send − previous send (docs/trace-format.md, "kv-cache-tester timing").
+double agent_delay(const recorded_request& prev, const recorded_request& r) noexcept;
+
+/// Whether a model name matches a shell pattern ("claude-opus-*"); an empty pattern or "*" matches all.
+bool model_matches(const std::string& pattern, const std::string& model) noexcept;
+
 /// Detects the format of a file or directory from its content (throws trace_error if unknown).
 trace_format detect_trace_format(const std::filesystem::path& path);
 

@@ -51,6 +51,33 @@ struct validation_options {
   std::int32_t seeds = 20;                   ///< replays per trace when the speed has noise
 };
 
+/// P10, P50, P90 of a sample; NaN without samples.
+struct spread {
+  double p10 = unknown_time, p50 = unknown_time, p90 = unknown_time;
+};
+
+/// One quantity compared between real and synthetic sessions.
+struct shape_measure {
+  std::string name;          ///< "requests per session", "context growth per request", "prompt tokens per request", "cost per session"
+  std::string unit;          ///< "requests", "tokens", "USD"
+  double ks = unknown_time;  ///< Kolmogorov–Smirnov distance of the real and synthetic samples
+  spread real, synthetic;
+};
+
+/// validate_workload's answer (`loopcast validate --workload`).
+struct workload_validation {
+  std::size_t real_sessions = 0, synthetic_sessions = 0;
+  std::vector<shape_measure> measures;
+  double cost_spread_ratio = unknown_time;  ///< synthetic (P90 − P10) / real (P90 − P10) of the cost per session
+  std::vector<std::string> notes;
+};
+
+/// Compares a workload's synthetic sessions (seeds seed … seed + sessions − 1) with the held-out
+/// logs' top-level sessions (workload_fit.hpp's session_shape): KS distances of session length,
+/// context growth, prompt size and cost per session at `prices`, and the cost spreads.
+workload_validation validate_workload(const std::vector<recorded_trace>& held_out, const workload& w,
+                                      const price_sheet& prices, std::int32_t sessions = 1000, std::uint64_t seed = 1);
+
 /// Replays each held-out trace on `on` (no limits are removed: give targets without buckets).
 validation_result validate_replay(const std::vector<recorded_trace>& held_out, const replay_target& on,
                                   const validation_options& opt = {});

@@ -7,7 +7,8 @@
 //     1 + (front_load_factor − 1) · exp(−(n − 1) / front_load_decay_turns).
 // Tool run times ramp up the other way (reads early, tests and builds later): turn n's tool time
 // is multiplied by 1 + (tool_time_ramp_factor − 1) · (1 − exp(−(n − 1) / tool_time_ramp_turns)).
-// Reasoning stays in the context only if reasoning_in_context. When the next prompt would reach
+// Reasoning stays in the context only if reasoning_in_context; the visible output unless
+// output_in_context is false (fitted workloads fold it into the measured tool results). When the next prompt would reach
 // compaction.at_fraction of the context window, a compaction request is sent first: it reads
 // the whole history and writes a summary (summary_tokens of output); the history is then replaced
 // by the summary, after the system prompt and the task.
@@ -36,6 +37,12 @@ struct compaction_rule {
   bool enabled = false;
   double at_fraction = 0.8;    ///< compact when the prompt would reach this fraction of the window
   distribution summary_tokens = fixed_dist{4000};  ///< summary length (output of the compaction request), in tokens
+  /// Share of sessions that run in a larger window than the others: they compact only at
+  /// late_fraction of the window (fitted workloads: sessions seen growing far past the point where
+  /// the rest compact, e.g. a 1M-token beta window beside 200K ones). When it is above 0, a
+  /// session whose first prompt passes half the at_fraction threshold is such a session too.
+  double late_share = 0;
+  double late_fraction = 0.95;
 };
 
 /// What a task needs from an option (docs/model.md §9's task types); a clause that is not set is not
@@ -74,7 +81,7 @@ struct workload {
   std::string name;
   std::int64_t system_prompt_tokens = 0;  ///< system prompt and tool definitions (shared by sessions), in tokens
   distribution task_tokens = fixed_dist{0};  ///< the initial user message, in tokens (capped so the
-                                             ///< first prompt stays under the compaction threshold)
+                                             ///< first prompt stays under half the compaction threshold)
   distribution turns = fixed_dist{1};     ///< agent turns per session (requests other than compaction), rounded
   std::int32_t max_turns = 0;             ///< the most turns a session has; 0: the distribution's top (or P99.9)
   distribution output_tokens = fixed_dist{200};     ///< visible output per turn, in tokens
@@ -84,11 +91,13 @@ struct workload {
   double front_load_decay_turns = 1;      ///< e-folding of that multiplier, in turns
   std::vector<turn_band> tool_result_bands;  ///< when set: tool results by turn index (no front load)
   session_scale_rule session_scale;
+  double task_turns_correlation = 0;      ///< ρ between the task's and the turns' normal scores (copula)
   cache_break_rule cache_breaks;
   distribution tool_time_s = fixed_dist{1};         ///< tool run time per turn, in seconds
   double tool_time_ramp_factor = 1;       ///< multiplier the tool time tends to over the session
   double tool_time_ramp_turns = 1;        ///< e-folding of the ramp, in turns
   bool reasoning_in_context = false;
+  bool output_in_context = true;
   std::int64_t max_tokens = 16384;        ///< max_tokens of every request; output+reasoning are capped to it
   std::int64_t context_window_tokens = 131072;  ///< the agent's configured window
   compaction_rule compaction;

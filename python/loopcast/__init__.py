@@ -21,13 +21,13 @@ from loopcast._core import ConfigError, Error, SimulationError, TraceError
 from loopcast._presets import Client, Option, Preset, Scenario, Target, Workload, load_preset, models_dir, presets
 from loopcast._results import OptionResult, Run, Table
 from loopcast._run import compare, monte_carlo, run, solve
-from loopcast._logs import Logs, fit, import_logs, replay, stats, validate
+from loopcast._logs import Logs, fit, fit_workload, import_logs, replay, stats, validate
 from loopcast._sweep import Sweep, sweep
 
 __version__ = _core.__version__
 
 __all__ = [
     "Client", "ConfigError", "compare", "Error", "Logs", "Option", "OptionResult", "Preset", "Run", "Scenario",
-    "SimulationError", "Sweep", "Table", "Target", "TraceError", "Workload", "fit", "import_logs", "load_preset",
+    "SimulationError", "Sweep", "Table", "Target", "TraceError", "Workload", "fit", "fit_workload", "import_logs", "load_preset",
     "models_dir", "monte_carlo", "presets", "replay", "run", "solve", "stats", "sweep", "validate", "__version__",
 ]

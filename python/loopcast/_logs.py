@@ -7,7 +7,7 @@ import os
 from typing import Any, Iterable, Mapping, Sequence
 
 from loopcast import _core
-from loopcast._presets import Client, Target, models_dir
+from loopcast._presets import Client, Target, Workload, models_dir
 from loopcast._results import Run, Table
 
 __all__ = ["Logs", "import_logs", "stats", "replay", "fit", "validate"]
@@ -140,16 +140,47 @@ def fit(logs: "Logs | str | Sequence[str]", name: str = "fitted", *, model: str 
                                                       0 if context_window is None else int(context_window), noise)))
 
 
-def validate(held_out: "Logs | str | Sequence[str]", *, fit_on: "Logs | str | Sequence[str] | None" = None,
-             on: "Target | str | None" = None, seeds: int = 20, seed: int = 1, noise: bool = True) -> dict[str, Any]:
-    """``loopcast validate --json`` as a dict: replays of held-out logs against their recordings.
+def fit_workload(logs: "Logs | str | Sequence[str]", name: str = "fitted", *, model: str = "",
+                 context_window: int | None = None, max_tokens: int = 32000, points: int = 40) -> Workload:
+    """A :class:`Workload` fitted to the logs' top-level sessions (``loopcast fit-workload``).
 
-    Give ``fit_on`` (logs to fit per-model speeds on, never the held-out ones) or ``on`` (a target
-    whose speed to check). Per log and overall: per-request error, bias, total API time error,
-    KS distance of durations, and the share of recorded durations inside the simulated P10–P90.
+    Turns per session, first prompt, context growth by turn band with a per-session scale tied to
+    the turns, outputs, agent time, compactions and cache breaks, each as a quantile table of what
+    was recorded. ``model`` keeps the sessions of models matching a pattern; ``context_window`` is
+    the agent's window (default: the largest prompt seen, with a note in ``calibration``).
     """
-    if (fit_on is None) == (on is None):
-        raise TypeError("give fit_on= or on=, not both or neither")
+    if context_window is not None and (isinstance(context_window, bool) or int(context_window) < 1):
+        raise ValueError(f"context_window must be a whole number >= 1, not {context_window!r}")
+    sources = [os.fspath(logs)] if isinstance(logs, (str, os.PathLike)) else (
+        [] if isinstance(logs, Logs) else [os.fspath(p) for p in logs])
+    return Workload.from_dict(json.loads(_core.fit_workload_json(
+        _logs(logs)._handle, name, model, 0 if context_window is None else int(context_window), int(max_tokens),
+        int(points), sources)))
+
+
+def validate(held_out: "Logs | str | Sequence[str]", *, fit_on: "Logs | str | Sequence[str] | None" = None,
+             on: "Target | str | None" = None, seeds: int = 20, seed: int = 1, noise: bool = True,
+             workload: "Workload | str | None" = None, workload_fit_on: "Logs | str | Sequence[str] | None" = None,
+             price: "Target | str" = "anthropic-tier1-claude-sonnet-4.5", sessions: int = 1000) -> dict[str, Any]:
+    """``loopcast validate --json`` as a dict: held-out logs against what loopcast predicts for them.
+
+    Speeds: give ``fit_on`` (logs to fit per-model speeds on, never the held-out ones) or ``on`` (a
+    target whose speed to check). Per log and overall: per-request error, bias, total API time
+    error, KS distance of durations, and the share of recorded durations inside the simulated P10–P90.
+
+    Workloads: give ``workload`` (a preset) or ``workload_fit_on`` (logs to fit one on). The
+    held-out sessions are compared with ``sessions`` synthetic ones: KS distances and P10/P50/P90 of
+    requests per session, context growth, prompt size and cost per session at ``price``'s prices.
+    """
+    modes = sum(x is not None for x in (fit_on, on, workload, workload_fit_on))
+    if modes != 1:
+        raise TypeError("give one of fit_on=, on= (speeds), workload= or workload_fit_on= (workloads)")
+    if workload is not None or workload_fit_on is not None:
+        wl = workload if workload_fit_on is None else fit_workload(workload_fit_on)
+        wl = wl if isinstance(wl, Workload) else Workload.load(wl)
+        pt = price if isinstance(price, Target) else Target.load(price)
+        return json.loads(_core.validate_workload_json(_logs(held_out)._handle, json.dumps(wl.to_dict()),
+                                                       json.dumps(pt.to_dict()), int(sessions), int(seed)))
     target_json = None
     if on is not None:
         target_json = json.dumps((on if isinstance(on, Target) else Target.load(on)).to_dict())

@@ -40,10 +40,11 @@ CLI::Validator finite_range(double lo, double hi);
 CLI::Validator seed_digits();
 
 preset_library library(const globals& g);
-/// A scenario, target or client given as a preset name or a .json file.
+/// A scenario, target, client or workload given as a preset name or a .json file.
 scenario scenario_ref(const preset_library& lib, const std::string& ref);
 target target_ref(const preset_library& lib, const std::string& ref);
 retry_policy client_ref(const preset_library& lib, const std::string& ref);
+workload workload_ref(const preset_library& lib, const std::string& ref);
 /// Writes text to a file, or to stdout for "-": never to one of `inputs` (the same file under
 /// any name), through a temporary file renamed over the target (a device or pipe is written in
 /// place), every write and the close checked. Throws output_error (exit code 4).

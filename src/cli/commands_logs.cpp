@@ -200,6 +200,50 @@ int cmd_fit(const std::vector<std::string>& logs, const std::string& format, con
   return ok;
 }
 
+struct fit_workload_args {
+  std::string model;
+  std::int64_t window = 0, max_tokens = 32000;
+  int points = 40;
+};
+
+int cmd_fit_workload(const std::vector<std::string>& logs, const std::string& format, const std::string& out,
+                     const fit_workload_args& a) {
+  check_not_an_input(out, logs);
+  const auto traces = import_traces(as_paths(logs), format_of(format));
+  workload_fit_options fo;
+  fo.name = std::filesystem::path(out).stem().string();
+  fo.model_pattern = a.model;
+  fo.context_window_tokens = a.window;
+  fo.max_tokens = a.max_tokens;
+  fo.quantile_points = a.points;
+  const auto f = fit_workload(traces, fo);
+  const auto text = workload_fit_to_json(f, logs);
+  try {
+    (void)parse_workload(text, "the workload fitted to the logs");
+  } catch (const config_error& e) {
+    throw trace_error(logs.front(), 0, fmt::format("the workload fitted to these logs is not a valid preset: {}", e.reason()));
+  }
+  write_output(out, text + "\n", logs);
+  const auto& w = f.w;
+  fmt::print("fitted {} sessions ({} requests) of {} logs; models: {}\n", f.sessions, f.requests, f.traces,
+             fmt::join(f.models, ", "));
+  fmt::print("  turns P10 {:.0f} · P50 {:.0f} · P90 {:.0f}; first prompt: {} system + task P50 {:.0f} tokens\n",
+             quantile(w.turns, 0.1), quantile(w.turns, 0.5), quantile(w.turns, 0.9), w.system_prompt_tokens,
+             quantile(w.task_tokens, 0.5));
+  fmt::print("  tool result per turn P50 by band:");
+  for (const auto& b : w.tool_result_bands) fmt::print(" {}+: {:.0f}", b.from_turn, quantile(b.tokens, 0.5));
+  fmt::print(" tokens (session scale σ {:.2f}, ρ with turns {:+.2f})\n", w.session_scale.sigma, w.session_scale.turns_correlation);
+  fmt::print("  output P50 {:.0f} · P90 {:.0f} tokens; agent time P50 {:.1f} · P90 {:.1f} s\n", quantile(w.output_tokens, 0.5),
+             quantile(w.output_tokens, 0.9), quantile(w.tool_time_s, 0.5), quantile(w.tool_time_s, 0.9));
+  fmt::print("  {} compactions{}; {} cache breaks in {} requests\n", f.compactions,
+             w.compaction.enabled ? fmt::format(" (at {:.0f}% of {} tokens)", 100 * w.compaction.at_fraction, w.context_window_tokens)
+                                  : std::string{},
+             f.cache_breaks, f.break_candidates);
+  for (const auto& n : f.notes) fmt::print("  note: {}\n", n);
+  fmt::print("wrote {}\n", out);
+  return ok;
+}
+
 int cmd_convert(const std::string& log, const std::string& format, const std::string& out) {
   check_not_an_input(out, {log});
   const auto t = import_trace(log, format_of(format));
@@ -218,12 +262,67 @@ std::string pct_or_dash(double x, bool sign = false) {
   return sign ? fmt::format("{:+.1f}%", 100 * x) : fmt::format("{:.1f}%", 100 * x);
 }
 
-int cmd_validate(const std::vector<std::string>& logs, const std::string& format, const globals& g,
-                 const std::vector<std::string>& fit_on, const std::string& on, std::int32_t seeds, std::uint64_t seed,
-                 bool no_noise, bool as_json) {
-  if (fit_on.empty() == on.empty())
-    throw std::invalid_argument("validate needs either --fit-on LOG... (fit there, check on LOG...) or --on TARGET");
+struct validate_args {
+  std::vector<std::string> fit_on, workload_fit_on;
+  std::string on, workload, price = "anthropic-tier1-claude-sonnet-4.5";
+  std::int32_t seeds = 20, sessions = 1000;
+  std::uint64_t seed = 1;
+  bool no_noise = false, as_json = false;
+};
+
+int cmd_validate_workload(const std::vector<recorded_trace>& held_out, const std::string& format, const globals& g,
+                          const validate_args& a) {
+  const auto lib = library(g);
+  workload w;
+  std::vector<std::string> notes;
+  if (!a.workload_fit_on.empty()) {
+    const auto train = import_traces(as_paths(a.workload_fit_on), format_of(format));
+    const auto f = fit_workload(train);
+    w = f.w;
+    notes.push_back(fmt::format("workload fitted on {} sessions of {} logs", f.sessions, f.traces));
+  } else {
+    w = workload_ref(lib, a.workload);
+    notes.push_back(fmt::format("workload {}", w.name));
+  }
+  const auto price_target = target_ref(lib, a.price);
+  if (!price_target.prices)
+    throw std::invalid_argument(fmt::format("--price {}: the target has no prices (a local target is priced by its power)", a.price));
+  notes.push_back(fmt::format("costs at {}'s prices, every earlier prefix of a session cached", price_target.name));
+  auto v = validate_workload(held_out, w, *price_target.prices, a.sessions, a.seed);
+  v.notes.insert(v.notes.begin(), notes.begin(), notes.end());
+  if (a.as_json) {
+    std::cout << workload_validation_to_json(v) << "\n";
+    return ok;
+  }
+  fmt::print("loopcast validate --workload — {} real sessions of {} held-out logs, {} synthetic sessions\n", v.real_sessions,
+             held_out.size(), v.synthetic_sessions);
+  for (const auto& n : v.notes) fmt::print("  {}\n", n);
+  fmt::print("\n  {:<28} {:>6}   {:>27}   {:>27}\n", "measure", "KS", "real P10 · P50 · P90", "synthetic P10 · P50 · P90");
+  auto num = [](double x, const std::string& unit) {
+    if (std::isnan(x)) return std::string("—");
+    return unit == "USD" ? fmt::format("{:.3f}", x) : fmt::format("{:.0f}", x);
+  };
+  for (const auto& m : v.measures)
+    fmt::print("  {:<28} {:>6}   {:>27}   {:>27}  {}\n", m.name, std::isnan(m.ks) ? std::string("—") : fmt::format("{:.3f}", m.ks),
+               fmt::format("{} · {} · {}", num(m.real.p10, m.unit), num(m.real.p50, m.unit), num(m.real.p90, m.unit)),
+               fmt::format("{} · {} · {}", num(m.synthetic.p10, m.unit), num(m.synthetic.p50, m.unit),
+                           num(m.synthetic.p90, m.unit)),
+               m.unit);
+  fmt::print("\n  cost per session, synthetic P10–P90 width / real: {}\n",
+             std::isnan(v.cost_spread_ratio) ? std::string("—") : fmt::format("{:.2f}", v.cost_spread_ratio));
+  return ok;
+}
+
+int cmd_validate(const std::vector<std::string>& logs, const std::string& format, const globals& g, const validate_args& a) {
+  const int modes = !a.fit_on.empty() + !a.on.empty() + !a.workload.empty() + !a.workload_fit_on.empty();
+  if (modes != 1)
+    throw std::invalid_argument("validate needs one of --fit-on LOG... or --on TARGET (speeds), --workload PRESET or "
+                                "--workload-fit-on LOG... (workloads)");
   const auto held_out = import_traces(as_paths(logs), format_of(format));
+  if (!a.workload.empty() || !a.workload_fit_on.empty()) return cmd_validate_workload(held_out, format, g, a);
+  const auto& fit_on = a.fit_on;
+  const auto& on = a.on;
+  const bool no_noise = a.no_noise, as_json = a.as_json;
   std::vector<std::string> notes;
   replay_target rt;
   if (!fit_on.empty()) {
@@ -234,8 +333,8 @@ int cmd_validate(const std::vector<std::string>& logs, const std::string& format
     notes.push_back(fmt::format("every model on {} (its limits removed)", rt.label));
   }
   validation_options vo;
-  vo.seeds = seeds;
-  vo.seed = seed;
+  vo.seeds = a.seeds;
+  vo.seed = a.seed;
   auto r = validate_replay(held_out, rt, vo);
   r.notes.insert(r.notes.begin(), notes.begin(), notes.end());
   const auto& sm = r.summary;
@@ -339,28 +438,37 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
   fit->add_flag("--no-noise", st->fit_no_noise, "Do not write the fitted request-to-request noise (speed.noise)");
   cmds.push_back({fit, [st] { return cmd_fit(st->logs, st->format, st->out, st->fit_model, st->fit_window, st->fit_no_noise); }});
 
-  struct validate_args {
-    std::vector<std::string> fit_on;
-    std::string on;
-    std::int32_t seeds = 20;
-    std::uint64_t seed = 1;
-    bool no_noise = false, as_json = false;
-  };
   auto va = std::make_shared<validate_args>();
-  auto* validate = app.add_subcommand("validate", "Measure replays against held-out recordings: fit speeds on some logs, replay others");
+  auto* validate = app.add_subcommand("validate", "Measure replays or workloads against held-out recordings, fitted on other logs");
   validate->add_option("logs", st->logs, "Held-out log files or directories")->required();
-  validate->add_option("--fit-on", va->fit_on, "Logs to fit per-model speeds on (never the held-out ones)");
-  validate->add_option("--on", va->on, "Or: a target preset (name or .json) whose speed to validate");
-  validate->add_option("--seeds", va->seeds, "Replays per log when the speed has noise")
+  validate->add_option("--fit-on", va->fit_on, "Speeds: logs to fit per-model speeds on (never the held-out ones)");
+  validate->add_option("--on", va->on, "Speeds: or a target preset (name or .json) whose speed to validate");
+  validate->add_option("--workload", va->workload, "Workloads: a workload preset (name or .json) to compare with the logs' sessions");
+  validate->add_option("--workload-fit-on", va->workload_fit_on, "Workloads: or logs to fit a workload on (never the held-out ones)");
+  validate->add_option("--price", va->price, "Workloads: target whose prices give the cost per session")->capture_default_str();
+  validate->add_option("--sessions", va->sessions, "Workloads: synthetic sessions to draw")
+      ->capture_default_str()->check(CLI::Range(1, 1'000'000));
+  validate->add_option("--seeds", va->seeds, "Speeds: replays per log when the speed has noise")
       ->capture_default_str()->check(CLI::Range(1, 1000));
   validate->add_option("--seed", va->seed, "First seed")->capture_default_str()->check(seed_digits());
-  validate->add_flag("--no-noise", va->no_noise, "Replay without the fitted noise (point estimates)");
+  validate->add_flag("--no-noise", va->no_noise, "Speeds: replay without the fitted noise (point estimates)");
   validate->add_option("--format", st->format, "Log format (default: detected): " + formats);
   validate->add_flag("--json", va->as_json, "Print the result as JSON");
-  cmds.push_back({validate, [st, va, &g] {
-                    return cmd_validate(st->logs, st->format, g, va->fit_on, va->on, va->seeds, va->seed, va->no_noise,
-                                        va->as_json);
-                  }});
+  cmds.push_back({validate, [st, va, &g] { return cmd_validate(st->logs, st->format, g, *va); }});
+
+  auto fwa = std::make_shared<fit_workload_args>();
+  auto* fitw = app.add_subcommand("fit-workload", "Fit a workload preset (turns, context growth, outputs, agent time, "
+                                                  "compactions, cache breaks) to recorded sessions");
+  fitw->add_option("logs", st->logs, "Log files or directories")->required();
+  fitw->add_option("-o,--output", st->out, "Where to write the preset (.json)")->required();
+  fitw->add_option("--format", st->format, "Log format (default: detected): " + formats);
+  fitw->add_option("--model", fwa->model, "Fit only the sessions of models matching this pattern (e.g. 'claude-opus-*')");
+  fitw->add_option("--context-window", fwa->window, "The agent's context window, tokens (default: the largest prompt seen, with a note)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000'000'000}));
+  fitw->add_option("--max-tokens", fwa->max_tokens, "max_tokens of the generated requests")
+      ->capture_default_str()->check(CLI::Range(std::int64_t{1}, std::int64_t{10'000'000}));
+  fitw->add_option("--points", fwa->points, "Points of each quantile table")->capture_default_str()->check(CLI::Range(4, 1000));
+  cmds.push_back({fitw, [st, fwa] { return cmd_fit_workload(st->logs, st->format, st->out, *fwa); }});
 
   auto* convert = app.add_subcommand("convert", "Write a log as a loopcast JSONL trace (docs/trace-format.md)");
   convert->add_option("log", st->one_log, "Log file or opencode folder")->required();

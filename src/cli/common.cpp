@@ -69,6 +69,12 @@ retry_policy client_ref(const preset_library& lib, const std::string& ref) {
   return lib.load_client(ref);
 }
 
+workload workload_ref(const preset_library& lib, const std::string& ref) {
+  std::error_code ec;
+  if (ref.ends_with(".json") && std::filesystem::is_regular_file(ref, ec)) return load_workload_file(ref);
+  return lib.load_workload(ref);
+}
+
 namespace {
 
 void write_all(int fd, const std::string& text, const std::string& path) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -64,6 +65,16 @@ std::optional<trace_format> parse_trace_format(std::string_view s) noexcept {
   for (auto f : all_formats)
     if (to_string(f) == s) return f;
   return std::nullopt;
+}
+
+double agent_delay(const recorded_request& prev, const recorded_request& r) noexcept {
+  if (!std::isnan(r.delay_before_s)) return r.delay_before_s;
+  if (!std::isnan(prev.t_end)) return std::max(0.0, r.t_send - prev.t_end);
+  return std::max(0.0, r.t_send - prev.t_send);
+}
+
+bool model_matches(const std::string& pattern, const std::string& model) noexcept {
+  return pattern.empty() || pattern == "*" || fnmatch(pattern.c_str(), model.c_str(), 0) == 0;
 }
 
 std::size_t recorded_trace::request_count() const noexcept {

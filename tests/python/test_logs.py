@@ -90,5 +90,29 @@ def test_validate_and_fit_per_model(traces):
     d = fitted.to_dict()
     assert d["model"] == "claude-opus-4-5-20251101" and d["context_window_tokens"] == 200000
     assert d["speed"]["noise"]["kind"] == "lognormal"
-    with pytest.raises(TypeError, match="fit_on= or on="):
+    with pytest.raises(TypeError, match="give one of fit_on=, on= \(speeds\), workload= or workload_fit_on="):
         loopcast.validate([w / "trace_0043.json"])
+
+
+def test_fit_workload_and_validate_it(traces, tmp_path):
+    w = traces / "claude-code-weka"
+    train = [w / "trace_0043.json", w / "trace_0291.json", w / "trace_0455.json"]
+    held = [w / "trace_0527.json", w / "trace_0729.json"]
+    fitted = loopcast.fit_workload(train, name="weka3", context_window=200000)
+    d = fitted.to_dict()
+    assert d["kind"] == "workload" and d["name"] == "weka3" and d["context_window_tokens"] == 200000
+    assert d["fitted_on"]["sessions"] == 3 and d["turns"]["kind"] == "quantiles"
+    assert d["source"] == [str(p) for p in train]
+    r = loopcast.validate(held, workload=fitted, sessions=100)
+    assert r["real_sessions"] == 2 and r["synthetic_sessions"] == 100
+    assert [m["measure"] for m in r["measures"]] == [
+        "requests per session", "context growth per request", "prompt tokens per request", "cost per session"]
+    assert all(0 <= m["ks"] <= 1 for m in r["measures"])
+    # The same comparison fitted on the fly gives the same answer (same fit, same seeds).
+    assert loopcast.validate(held, workload_fit_on=train, sessions=100)["measures"] == [
+        {**m} for m in loopcast.validate(held, workload=loopcast.fit_workload(train), sessions=100)["measures"]]
+    # The shipped preset fitted on the training corpus loads by name.
+    shipped = loopcast.Workload.load("claude-code-fitted")
+    assert shipped.to_dict()["fitted_on"]["sessions"] == 141
+    with pytest.raises(ValueError, match="context_window must be a whole number >= 1"):
+        loopcast.fit_workload(train, context_window=0)

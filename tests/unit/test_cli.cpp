@@ -371,12 +371,40 @@ TEST(CliLogs, ReplayRoutesAndExplains) {
   EXPECT_NE(r.out.find("Why options stopped"), std::string::npos) << r.out;
 }
 
+// `loopcast fit-workload` writes a preset that validate --workload reads back; the text report
+// names the four measures.
+TEST(CliLogs, FitWorkloadThenValidateIt) {
+  const auto w = traces + "/claude-code-weka/";
+  const auto out = std::filesystem::temp_directory_path() / ("lc_fitw_" + std::to_string(::getpid()) + ".json");
+  auto r = loopcast("--models " + models + " fit-workload " + w + "trace_0043.json " + w + "trace_0291.json " + w +
+                    "trace_0455.json -o " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("fitted 3 sessions"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("wrote " + out.string()), std::string::npos) << r.out;
+  r = loopcast("--models " + models + " validate " + w + "trace_0527.json " + w + "trace_0729.json --workload " + out.string() +
+               " --sessions 50");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* s : {"2 real sessions of 2 held-out logs, 50 synthetic sessions", "requests per session",
+                        "context growth per request", "prompt tokens per request", "cost per session"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  r = loopcast("--models " + models + " validate " + w + "trace_0527.json --workload " + out.string() +
+               " --price local-workstation-qwen-27b");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "loopcast: --price local-workstation-qwen-27b: the target has no prices (a local target is priced by "
+                   "its power)\n");
+  // The output is never one of the inputs.
+  r = loopcast("fit-workload " + w + "trace_0043.json -o " + w + "trace_0043.json");
+  EXPECT_NE(r.code, 0);
+  std::filesystem::remove(out);
+}
+
 // `loopcast validate` needs one source of speeds, and reports a row per held-out log.
 TEST(CliLogs, ValidateReportsPerLogAndOverall) {
   const auto w = traces + "/claude-code-weka/";
   auto r = loopcast("validate " + w + "trace_0043.json");
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "loopcast: validate needs either --fit-on LOG... (fit there, check on LOG...) or --on TARGET\n");
+  EXPECT_EQ(r.err, "loopcast: validate needs one of --fit-on LOG... or --on TARGET (speeds), --workload PRESET or "
+                   "--workload-fit-on LOG... (workloads)\n");
   r = loopcast("validate " + w + "trace_0043.json --fit-on " + w + "trace_0455.json " + w + "trace_0527.json --seeds 3 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
