@@ -5,8 +5,10 @@
 #include "report_common.hpp"
 #include "report_json.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cmath>
 
 namespace loopcast {
@@ -16,6 +18,12 @@ using json = nlohmann::ordered_json;
 namespace detail {
 
 std::string dump(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
+
+std::string today_utc() {
+  const std::chrono::year_month_day ymd{std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now())};
+  return fmt::format("{:04d}-{:02d}-{:02d}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                     static_cast<unsigned>(ymd.day()));
+}
 
 json tokens_json(const token_counts& t) {
   return {{"input", t.input}, {"cache_read", t.cache_read}, {"cache_write", t.cache_write},

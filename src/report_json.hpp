@@ -5,6 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <string>
+
 namespace loopcast::detail {
 
 /// Serialises JSON for output. Strings from logs may hold invalid UTF-8 (a model name, a quoted
@@ -12,6 +15,10 @@ namespace loopcast::detail {
 std::string dump(const nlohmann::ordered_json& j, int indent);
 
 nlohmann::ordered_json tokens_json(const token_counts& t);
+/// A number, or null when it is NaN (a statistic without samples).
+inline nlohmann::ordered_json nan_or(double x) { return std::isnan(x) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(x); }
+/// Today's UTC date as YYYY-MM-DD (a fitted preset's read_on).
+std::string today_utc();
 nlohmann::ordered_json pct_json(const percentiles& p);
 /// effective_tps … cache_hit_rate, as in docs/output.md.
 nlohmann::ordered_json metrics_json(const request_metrics& m);

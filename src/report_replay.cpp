@@ -18,13 +18,13 @@
 namespace loopcast {
 
 using detail::grouped;
+using detail::nan_or;
 using json = nlohmann::ordered_json;
 
 namespace {
 
 std::string usd(double x) { return std::isnan(x) ? std::string("n/a") : fmt::format("${:.4f}", x); }
 std::string tps(const percentiles& p, double v) { return p.count == 0 ? std::string("n/a") : fmt::format("{:.0f}", v); }
-json nan_or(double x) { return std::isnan(x) ? json(nullptr) : json(x); }
 
 void write_import_summary(std::ostream& os, const std::vector<recorded_trace>& traces) {
   for (const auto& t : traces) {
@@ -320,12 +320,7 @@ std::string fit_to_target_json(const speed_fit& f, const std::string& name, cons
   j["tier"] = "fitted";
   j["model"] = f.models.size() == 1 ? f.models.front() : name;
   j["source"] = files;
-  {
-    const auto today = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
-    const std::chrono::year_month_day ymd{today};
-    j["read_on"] = fmt::format("{:04d}-{:02d}-{:02d}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-                               static_cast<unsigned>(ymd.day()));
-  }
+  j["read_on"] = detail::today_utc();
   j["verified"] = false;
   json notes = json::array({"Only the speed is fitted. Add limits, cache rules and prices (or power) before relying on costs.",
                             fmt::format("Residuals |predicted - recorded| / recorded: P10 {:.3f}, P50 {:.3f}, P90 {:.3f}.",

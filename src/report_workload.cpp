@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 
 namespace loopcast {
 
@@ -26,14 +25,6 @@ json distribution_json(const distribution& d) {
   return std::visit(visitor{}, d);
 }
 
-std::string today() {
-  const auto now = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
-  const std::chrono::year_month_day ymd{now};
-  return fmt::format("{:04d}-{:02d}-{:02d}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-                     static_cast<unsigned>(ymd.day()));
-}
-
-json number_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 } // namespace
 
 std::string workload_fit_to_json(const workload_fit& f, const std::vector<std::string>& sources) {
@@ -44,7 +35,7 @@ std::string workload_fit_to_json(const workload_fit& f, const std::vector<std::s
   j["description"] = fmt::format("Agent sessions fitted by `loopcast fit-workload` to {} sessions ({} requests) of {} logs",
                                  f.sessions, f.requests, f.traces);
   j["source"] = sources;
-  j["read_on"] = today();
+  j["read_on"] = detail::today_utc();
   j["verified"] = false;
   j["fitted_on"] = {{"logs", f.traces},
                     {"sessions", f.sessions},
@@ -97,12 +88,12 @@ std::string workload_validation_to_json(const workload_validation& r, int indent
   json m = json::array();
   for (const auto& q : r.measures)
     m.push_back({{"measure", q.name},
-                 {"ks", number_or_null(q.ks)},
-                 {"real", {{"p10", number_or_null(q.real.p10)}, {"p50", number_or_null(q.real.p50)}, {"p90", number_or_null(q.real.p90)}}},
+                 {"ks", detail::nan_or(q.ks)},
+                 {"real", {{"p10", detail::nan_or(q.real.p10)}, {"p50", detail::nan_or(q.real.p50)}, {"p90", detail::nan_or(q.real.p90)}}},
                  {"synthetic",
-                  {{"p10", number_or_null(q.synthetic.p10)}, {"p50", number_or_null(q.synthetic.p50)}, {"p90", number_or_null(q.synthetic.p90)}}}});
+                  {{"p10", detail::nan_or(q.synthetic.p10)}, {"p50", detail::nan_or(q.synthetic.p50)}, {"p90", detail::nan_or(q.synthetic.p90)}}}});
   j["measures"] = m;
-  j["cost_spread_ratio"] = number_or_null(r.cost_spread_ratio);
+  j["cost_spread_ratio"] = detail::nan_or(r.cost_spread_ratio);
   j["notes"] = r.notes;
   return detail::dump(j, indent);
 }

@@ -7,10 +7,12 @@
 * :func:`dashboard` — the four on one figure
 * :func:`monte_carlo` — a metric's P10/P50/P90 per option over the seeds, with the P50's interval
 * :func:`sweep` — a metric's median per grid point against one swept parameter, one line per option
+* :func:`validation` — what :func:`loopcast.validate` measured (per-log errors, or KS per workload measure) against the targets
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -196,5 +198,38 @@ def sweep(sw: Any, x: str | None = None, metric: str = "tasks_per_hour", ax: Any
     ax.set_xlabel(x.rsplit("/", 1)[-1])
     ax.set_ylabel(_METRIC_LABELS.get(metric, metric) + " (median)")
     ax.set_title(f"{sw.name}: {_METRIC_LABELS.get(metric, metric)} by {x.rsplit('/', 1)[-1]}")
+    ax.legend(loc="best")
+    return ax
+
+
+def validation(result: "dict[str, Any]", ax: Any = None):
+    """What :func:`loopcast.validate` returned, against its targets.
+
+    For a speed validation: each held-out log's per-request error (median |simulated − recorded| /
+    recorded) as a bar, its P90 as a tick, and the 14% target. For a workload validation: the
+    Kolmogorov–Smirnov distance of each measure (session length, context growth, prompt size,
+    cost per session) between real and synthetic sessions, and the 0.15 target.
+    """
+    ax = _axes(ax)
+    if "measures" in result:
+        names = [m["measure"] for m in result["measures"]]
+        ks = np.array([_value(m["ks"]) for m in result["measures"]])
+        x = np.arange(len(names))
+        ax.bar(x, np.nan_to_num(ks), color="#9ecae1", label="KS distance")
+        ax.axhline(0.15, color="#de2d26", linestyle="--", label="target 0.15")
+        ax.set_xticks(x, names, rotation=15)
+        ax.set_ylabel("KS distance, real vs synthetic")
+        ax.set_title(f"{result['real_sessions']} real sessions vs {result['synthetic_sessions']} synthetic")
+    else:
+        traces = result["traces"]
+        x = np.arange(len(traces))
+        p50 = np.array([_value(t["ape_p50"]) for t in traces]) * 100
+        p90 = np.array([_value(t["ape_p90"]) for t in traces]) * 100
+        ax.bar(x, np.nan_to_num(p50), color="#9ecae1", label="per-request error, median")
+        ax.scatter(x, p90, marker="_", s=200, color="black", label="P90")
+        ax.axhline(14, color="#de2d26", linestyle="--", label="target 14%")
+        ax.set_xticks(x, [os.path.basename(t["file"]) for t in traces], rotation=30)
+        ax.set_ylabel("|simulated − recorded| / recorded, %")
+        ax.set_title(f"{result['summary']['traces']} held-out logs, {result['summary']['requests']} requests")
     ax.legend(loc="best")
     return ax

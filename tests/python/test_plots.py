@@ -54,3 +54,19 @@ def test_monte_carlo_and_sweep_plots(models, tmp_path):
     ax = lp.sweep(sw, metric="stall_share")
     assert len(ax.get_lines()) == 2 and list(ax.get_lines()[0].get_xdata()) == [1, 2, 4]
     assert float(np.std(_png(ax.figure, tmp_path / "sweep.png")[..., :3])) > 0.05
+
+
+def test_validation_plots(traces, tmp_path):
+    w = traces / "claude-code-weka"
+    wl = loopcast.validate([w / "trace_0527.json", w / "trace_0729.json"],
+                           workload_fit_on=[w / "trace_0043.json", w / "trace_0291.json", w / "trace_0455.json"],
+                           sessions=100)
+    ax = lp.validation(wl)
+    heights = [p.get_height() for p in ax.patches]
+    assert heights == pytest.approx([m["ks"] for m in wl["measures"]])
+    assert [t.get_text() for t in ax.get_xticklabels()] == [m["measure"] for m in wl["measures"]]
+    assert float(np.std(_png(ax.figure, tmp_path / "wl.png")[..., :3])) > 0.05
+    sp = loopcast.validate([w / "trace_0043.json"], fit_on=[w / "trace_0455.json", w / "trace_0527.json"], seeds=3)
+    ax = lp.validation(sp)
+    assert [p.get_height() for p in ax.patches] == pytest.approx([100 * sp["traces"][0]["ape_p50"]])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["trace_0043.json"]
