@@ -40,9 +40,24 @@ void register_replay(py::module_& m) {
       },
       py::arg("paths"), py::arg("format") = "auto", "Imports log files and directories.");
   m.def(
+      "import_default_logs",
+      [] {
+        const auto places = default_log_locations();
+        if (places.empty())
+          throw std::invalid_argument("no agent logs in the default places (~/.config/claude/projects, ~/.claude/projects or "
+                                      "$CLAUDE_CONFIG_DIR/projects; ~/.codex/sessions or $CODEX_HOME/sessions; "
+                                      "~/.local/share/opencode or $XDG_DATA_HOME/opencode)");
+        auto h = std::make_shared<traces_holder>();
+        h->traces = import_default_logs(places);
+        if (h->traces.empty()) throw std::invalid_argument("the default places hold no log with a usable request");
+        return h;
+      },
+      "Imports every log in the agents' default places (docs/trace-format.md).");
+  m.def(
       "stats_json",
       [](const traces_holder& h, std::optional<std::string> price_target_json, std::optional<std::string> price_list,
-         std::optional<std::string> models_dir, double cache_ttl_s, std::int64_t block_tokens) {
+         std::optional<std::string> models_dir, double cache_ttl_s, std::int64_t block_tokens, const std::string& by,
+         std::optional<double> since, std::optional<double> until) {
         std::optional<target> t;
         if (price_target_json) t = parse_target(*price_target_json, "<price>");
         if (t && !t->prices) throw config_error("<price>", "", "the target has no prices");
@@ -59,10 +74,16 @@ void register_replay(py::module_& m) {
         if (block_tokens < 1) throw std::invalid_argument("block_tokens must be >= 1");
         so.cache_ttl_s = cache_ttl_s;
         so.cache_block_tokens = block_tokens;
+        const auto g = parse_stats_grouping(by);
+        if (!g) throw std::invalid_argument("by must be one of model, day, session, project, not '" + by + "'");
+        so.by = *g;
+        if (since) so.since_unix = *since;
+        if (until) so.until_unix = *until;
         return stats_to_json(h.traces, compute_trace_stats(h.traces, so));
       },
       py::arg("traces"), py::arg("price_target_json") = py::none(), py::arg("price_list") = py::none(),
       py::arg("models_dir") = py::none(), py::arg("cache_ttl_s") = 0.0, py::arg("block_tokens") = 1,
+      py::arg("by") = "model", py::arg("since") = py::none(), py::arg("until") = py::none(),
       "`loopcast stats --json` as a string.");
   m.def(
       "replay",

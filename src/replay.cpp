@@ -7,7 +7,9 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <set>
@@ -160,6 +162,32 @@ trace_stats compute_trace_stats(const std::vector<recorded_trace>& traces, const
   return compute_trace_stats(traces, o);
 }
 
+std::string_view to_string(stats_grouping g) noexcept {
+  switch (g) {
+  case stats_grouping::model: return "model";
+  case stats_grouping::day: return "day";
+  case stats_grouping::session: return "session";
+  case stats_grouping::project: return "project";
+  }
+  return "?";
+}
+
+std::optional<stats_grouping> parse_stats_grouping(std::string_view s) noexcept {
+  for (auto g : {stats_grouping::model, stats_grouping::day, stats_grouping::session, stats_grouping::project})
+    if (to_string(g) == s) return g;
+  return std::nullopt;
+}
+
+namespace {
+std::string utc_day(double unix_s) {
+  const auto days = std::chrono::floor<std::chrono::days>(std::chrono::sys_seconds(std::chrono::seconds(
+      static_cast<std::int64_t>(std::floor(unix_s)))));
+  const std::chrono::year_month_day ymd{days};
+  return fmt::format("{:04d}-{:02d}-{:02d}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                     static_cast<unsigned>(ymd.day()));
+}
+} // namespace
+
 trace_stats compute_trace_stats(const std::vector<recorded_trace>& traces, const stats_options& opt) {
   struct acc {
     std::vector<request_sample> samples;
@@ -172,6 +200,8 @@ trace_stats compute_trace_stats(const std::vector<recorded_trace>& traces, const
   std::map<std::string, acc> by_model;
   acc all;
   trace_stats st;
+  st.by = opt.by;
+  const bool bounded = !std::isnan(opt.since_unix) || !std::isnan(opt.until_unix);
   const bool pricing = opt.prices || opt.price_all;
   std::set<std::string> unpriced;
   std::vector<std::vector<std::int64_t>> hits;
@@ -186,13 +216,34 @@ trace_stats compute_trace_stats(const std::vector<recorded_trace>& traces, const
       st.totals_only.push_back(&t);
       continue;
     }
+    if (!t.absolute_clock && (bounded || opt.by == stats_grouping::day)) {
+      st.undated.push_back(t.file);
+      continue;
+    }
     st.has_ttft = st.has_ttft || t.has_ttft;
     std::size_t flat = 0;
-    for (std::size_t s = 0; s < t.sessions.size(); ++s)
+    for (std::size_t s = 0; s < t.sessions.size(); ++s) {
+      std::size_t root = s;
+      while (t.sessions[root].parent >= 0) root = static_cast<std::size_t>(t.sessions[root].parent);
       for (const auto& r : t.sessions[s].requests) {
+        if ((!std::isnan(opt.since_unix) && r.t_send < opt.since_unix) ||
+            (!std::isnan(opt.until_unix) && r.t_send >= opt.until_unix)) {
+          ++st.filtered_out;
+          ++flat;
+          continue;
+        }
         const request_sample x{static_cast<std::uint32_t>(s), r.t_send, r.t_first_token, r.t_end, r.tokens.prompt(),
                                r.tokens.cache_read, r.tokens.generated()};
         const auto& model = t.models.at(static_cast<std::size_t>(r.model));
+        std::string key;
+        switch (opt.by) {
+        case stats_grouping::model: key = model; break;
+        case stats_grouping::day: key = utc_day(r.t_send); break;
+        case stats_grouping::session:
+          key = t.sessions[root].id.empty() ? std::filesystem::path(t.file).filename().string() : t.sessions[root].id;
+          break;
+        case stats_grouping::project: key = std::filesystem::path(t.file).parent_path().filename().string(); break;
+        }
         const price_sheet* sheet = opt.price_all;
         bool write_charged = true;
         std::string from = "--price";
@@ -206,7 +257,7 @@ trace_stats compute_trace_stats(const std::vector<recorded_trace>& traces, const
           }
         }
         const double when = t.absolute_clock ? r.t_send : 0.0;
-        for (acc* a : {&by_model[model], &all}) {
+        for (acc* a : {&by_model[key], &all}) {
           a->samples.push_back(x);
           a->tokens += r.tokens;
           if (std::isnan(r.cost_usd)) a->all_recorded = false;
@@ -226,6 +277,7 @@ trace_stats compute_trace_stats(const std::vector<recorded_trace>& traces, const
         }
         ++flat;
       }
+    }
   }
   auto make = [&](const std::string& name, const acc& a) {
     stats_group g;

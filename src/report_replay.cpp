@@ -90,7 +90,26 @@ void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& trace
                grouped(static_cast<double>(t->totals->tokens_received)), usd(t->totals->cost_usd));
   if (!st.unpriced_models.empty())
     fmt::print(os, "  not priced (no prices for these models; give --price-list FILE): {}\n", fmt::join(st.unpriced_models, ", "));
+  if (!st.undated.empty())
+    fmt::print(os, "  left out: {} log{} on a relative clock (no dates to filter or group by): {}\n", st.undated.size(),
+               st.undated.size() == 1 ? "" : "s", fmt::join(st.undated, ", "));
+  if (st.filtered_out > 0) fmt::print(os, "  left out: {} requests outside --since/--until\n", st.filtered_out);
+  if (st.by != stats_grouping::model) {
+    // One line per group (ccusage-style), then the whole in detail.
+    const auto by = std::string(to_string(st.by));
+    fmt::print(os, "\n  {:<38} {:>8} {:>12} {:>13} {:>12} {:>10} {:>11} {:>9}\n", by, "requests", "input", "cache read",
+               "cache write", "generated", "cost", "eff. P50");
+    for (const auto& g : st.groups) {
+      const double cost = std::isnan(g.priced_cost_usd) ? g.recorded_cost_usd : g.priced_cost_usd;
+      fmt::print(os, "  {:<38} {:>8} {:>12} {:>13} {:>12} {:>10} {:>11} {:>9}\n",
+                 g.model.size() > 38 ? g.model.substr(0, 37) + "~" : g.model, g.requests,
+                 grouped(static_cast<double>(g.tokens.input)), grouped(static_cast<double>(g.tokens.cache_read)),
+                 grouped(static_cast<double>(g.tokens.cache_write)), grouped(static_cast<double>(g.tokens.generated())),
+                 usd(cost), tps(g.metrics.effective_tps, g.metrics.effective_tps.p50));
+    }
+  }
   for (const auto& g : st.groups) {
+    if (st.by != stats_grouping::model && g.model != "all") continue;
     const auto& m = g.metrics;
     fmt::print(os, "\n== {} ==  {} requests ({} kept for throughput; dropped: {} with < 50 output tokens, {} outside 0.2-3600 s, "
                    "{} without recorded timing)\n",
@@ -127,10 +146,14 @@ void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& trace
 
 std::string stats_to_json(const std::vector<recorded_trace>& traces, const trace_stats& st, int indent) {
   json j = header_json(traces);
+  j["by"] = std::string(to_string(st.by));
+  j["undated"] = st.undated;
+  j["filtered_out"] = st.filtered_out;
   json groups = json::array();
   for (const auto& g : st.groups) {
     json x;
-    x["model"] = g.model;
+    x["group"] = g.model;
+    if (st.by == stats_grouping::model) x["model"] = g.model;
     x["requests"] = g.requests;
     x["tokens"] = detail::tokens_json(g.tokens);
     x.update(detail::metrics_json(g.metrics));
@@ -153,6 +176,20 @@ std::string stats_to_json(const std::vector<recorded_trace>& traces, const trace
   j["groups"] = groups;
   j["unpriced_models"] = st.unpriced_models;
   return detail::dump(j, indent);
+}
+
+void write_stats_csv(std::ostream& os, const trace_stats& st) {
+  auto num = [](double x) { return std::isnan(x) ? std::string() : fmt::format("{}", x); };
+  fmt::print(os, "{},requests,input,cache_read,cache_write,output,reasoning,recorded_cost_usd,priced_cost_usd,"
+                 "effective_tps_p50,context_tokens_p50,cache_hit_rate\n",
+             to_string(st.by));
+  for (const auto& g : st.groups) {
+    const auto& m = g.metrics;
+    fmt::print(os, "{},{},{},{},{},{},{},{},{},{},{},{}\n", detail::csv_field(g.model), g.requests, g.tokens.input,
+               g.tokens.cache_read, g.tokens.cache_write, g.tokens.output, g.tokens.reasoning, num(g.recorded_cost_usd),
+               num(g.priced_cost_usd), m.effective_tps.count ? num(m.effective_tps.p50) : std::string(),
+               m.context_tokens.count ? num(m.context_tokens.p50) : std::string(), num(m.cache_hit_rate));
+  }
 }
 
 namespace {

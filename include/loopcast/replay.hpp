@@ -31,8 +31,18 @@ struct context_bin {
   request_metrics metrics;
 };
 
+/// What `stats` groups requests by.
+enum class stats_grouping : std::uint8_t {
+  model,    ///< the request's model
+  day,      ///< the UTC day of its send (YYYY-MM-DD); logs on a relative clock are left out
+  session,  ///< its top-level session (a subagent counts with its parent)
+  project   ///< the folder holding its log (Claude Code keeps one folder per project)
+};
+std::string_view to_string(stats_grouping) noexcept;
+std::optional<stats_grouping> parse_stats_grouping(std::string_view) noexcept;
+
 struct stats_group {
-  std::string model;              ///< a model name, or "all"
+  std::string model;              ///< the group: a model, day, session or project (stats_options::by), or "all"
   std::size_t requests = 0;
   token_counts tokens;
   request_metrics metrics;
@@ -46,7 +56,10 @@ struct stats_group {
 };
 
 struct trace_stats {
-  std::vector<stats_group> groups;   ///< one per model (sorted by name), then "all"
+  stats_grouping by = stats_grouping::model;
+  std::vector<stats_group> groups;   ///< one per group (sorted by name), then "all"
+  std::vector<std::string> undated;  ///< logs on a relative clock left out by --since/--until or --by day
+  std::size_t filtered_out = 0;      ///< requests outside [since, until)
   bool has_ttft = false;             ///< decode throughput and prefill share are measured
   std::vector<const recorded_trace*> totals_only;  ///< logs with per-task totals only
   std::vector<std::string> unpriced_models;        ///< models the price book does not know
@@ -61,6 +74,10 @@ struct stats_options {
   const price_sheet* price_all = nullptr;
   double cache_ttl_s = 0;              ///< > 0: also replay a provider cache with this TTL
   std::int64_t cache_block_tokens = 1; ///< its block size, in tokens
+  stats_grouping by = stats_grouping::model;
+  /// Only requests sent in [since_unix, until_unix) count (Unix seconds; NaN: no bound). With a
+  /// bound, logs on a relative clock are left out and listed in trace_stats::undated.
+  double since_unix = unknown_time, until_unix = unknown_time;
 };
 
 /// The bins used by stats: <20K, 20–50K, 50–100K, >100K prompt tokens.

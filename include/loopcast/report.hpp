@@ -45,6 +45,8 @@ std::string compare_to_json(const compare_result& r, int indent = 2);
 
 /// `loopcast stats`: per model and overall, with context bins and what the import skipped.
 void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& traces, const trace_stats& st);
+/// `loopcast stats --csv`: one row per group (and "all"); empty fields where there are no samples.
+void write_stats_csv(std::ostream& os, const trace_stats& st);
 std::string stats_to_json(const std::vector<recorded_trace>& traces, const trace_stats& st, int indent = 2);
 /// `loopcast replay`: recorded against each option, side by side.
 void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& traces, const replay_result& r);

@@ -131,6 +131,25 @@ recorded_trace import_trace(const std::filesystem::path& path, trace_format form
 std::vector<recorded_trace> import_traces(const std::vector<std::filesystem::path>& paths,
                                           trace_format format = trace_format::automatic);
 
+/// A place where an agent keeps its logs.
+struct log_location {
+  std::string agent;             ///< "claude-code", "codex", "opencode"
+  std::filesystem::path path;
+};
+
+/// The agents' default log places that exist (docs/trace-format.md, "Where agents keep their
+/// logs"): Claude Code's `projects` folder under each directory of $CLAUDE_CONFIG_DIR (a comma-
+/// separated list), else under ~/.config/claude and ~/.claude; Codex's `sessions` under $CODEX_HOME,
+/// else ~/.codex; opencode's `opencode.db`, else its `storage` folder, under $XDG_DATA_HOME/opencode,
+/// else ~/.local/share/opencode.
+std::vector<log_location> default_log_locations();
+
+/// Imports every log the default places hold: each .jsonl file under the Claude Code and Codex
+/// folders, and opencode's database or storage. A file that yields no usable request (an empty
+/// session) is listed in `skipped` with the reason, not an error.
+std::vector<recorded_trace> import_default_logs(const std::vector<log_location>& places,
+                                                std::vector<import_issue>* skipped = nullptr);
+
 /// Writes a trace as loopcast JSONL (docs/trace-format.md); import_trace reads it back.
 void write_loopcast_jsonl(std::ostream& os, const recorded_trace& t);
 

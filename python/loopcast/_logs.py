@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 from typing import Any, Iterable, Mapping, Sequence
@@ -62,11 +63,34 @@ def _logs(logs: "Logs | str | os.PathLike | Sequence[str | os.PathLike]") -> Log
     return logs if isinstance(logs, Logs) else import_logs(logs)
 
 
-def stats(logs: "Logs | str | Sequence[str]", price: "Target | str | None" = None, *,
-          price_list: "str | os.PathLike | None" = None, cache_ttl_s: float = 0.0, block_tokens: int = 1,
-          models: "str | os.PathLike | None" = None) -> dict[str, Any]:
-    """``loopcast stats --json`` as a dict: throughput percentiles per model and context bin, cost.
+def _unix(x: Any, name: str, end_of_day: bool = False) -> "float | None":
+    """A date, datetime, Unix seconds or YYYY-MM-DD text as Unix seconds (dates at 00:00 UTC)."""
+    if x is None:
+        return None
+    if isinstance(x, str):
+        try:
+            x = datetime.date.fromisoformat(x)
+        except ValueError:
+            raise ValueError(f"{name} must be a date (YYYY-MM-DD), a datetime or Unix seconds, not {x!r}") from None
+    if isinstance(x, datetime.datetime):
+        ts = (x if x.tzinfo else x.replace(tzinfo=datetime.timezone.utc)).timestamp()
+        return ts
+    if isinstance(x, datetime.date):
+        ts = datetime.datetime(x.year, x.month, x.day, tzinfo=datetime.timezone.utc).timestamp()
+        return ts + 86400 if end_of_day else ts
+    return float(x)
 
+
+def stats(logs: "Logs | str | Sequence[str] | None" = None, price: "Target | str | None" = None, *,
+          price_list: "str | os.PathLike | None" = None, cache_ttl_s: float = 0.0, block_tokens: int = 1,
+          models: "str | os.PathLike | None" = None, by: str = "model", since: Any = None,
+          until: Any = None) -> dict[str, Any]:
+    """``loopcast stats --json`` as a dict: throughput percentiles per group and context bin, cost.
+
+    ``logs`` None reads every log in the agents' default places (``~/.claude/projects``,
+    ``~/.codex/sessions``, opencode's data; docs/trace-format.md). ``by`` groups by ``"model"``,
+    ``"day"`` (UTC), ``"session"`` or ``"project"``; ``since``/``until`` keep the requests sent in
+    that span (dates are whole UTC days, ``until`` included; datetimes and Unix seconds are exact).
     Each request is priced at its own model, from the preset catalogue (``models``) or from a
     LiteLLM / models.dev ``price_list``; ``price`` instead prices every request with one target.
     ``cache_ttl_s`` > 0 adds the hit rate and cost with a provider cache of that TTL.
@@ -74,9 +98,10 @@ def stats(logs: "Logs | str | Sequence[str]", price: "Target | str | None" = Non
     price_json = None
     if price is not None:
         price_json = json.dumps((price if isinstance(price, Target) else Target.load(price)).to_dict())
-    return json.loads(_core.stats_json(_logs(logs)._handle, price_json,
-                                       None if price_list is None else os.fspath(price_list),
-                                       models_dir(models), float(cache_ttl_s), int(block_tokens)))
+    handle = Logs(_core.import_default_logs())._handle if logs is None else _logs(logs)._handle
+    return json.loads(_core.stats_json(handle, price_json, None if price_list is None else os.fspath(price_list),
+                                       models_dir(models), float(cache_ttl_s), int(block_tokens), by,
+                                       _unix(since, "since"), _unix(until, "until", end_of_day=True)))
 
 
 def _routes(t: "Target | str | Mapping[str, Target | str]") -> tuple[str, list[tuple[str, str]]]:

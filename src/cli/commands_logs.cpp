@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -45,26 +47,75 @@ std::optional<std::vector<std::pair<std::string, std::string>>> read_mapping_fil
   return out;
 }
 
-int cmd_stats(const std::vector<std::string>& logs, const std::string& format, const globals& g,
-              const std::string& price, const std::string& price_list, double cache_ttl_s, std::int64_t block_tokens,
-              bool as_json) {
-  const auto traces = import_traces(as_paths(logs), format_of(format));
-  std::optional<target> priced;
+struct stats_args {
+  std::string price, price_list, since, until, by = "model";
+  double cache_ttl_s = 0;
+  std::int64_t block_tokens = 1;
+  bool as_json = false, as_csv = false;
+};
+
+// YYYY-MM-DD or YYYYMMDD as Unix seconds at 00:00 UTC of that day.
+double parse_day(const std::string& option, const std::string& text) {
+  std::string digits;
+  for (char c : text)
+    if (c != '-') digits += c;
+  int y = 0;
+  unsigned m = 0, d = 0;
+  const bool shaped = digits.size() == 8 && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+                      (text.size() == 8 || (text.size() == 10 && text[4] == '-' && text[7] == '-'));
+  if (shaped) {
+    y = std::stoi(digits.substr(0, 4));
+    m = static_cast<unsigned>(std::stoi(digits.substr(4, 2)));
+    d = static_cast<unsigned>(std::stoi(digits.substr(6, 2)));
+  }
+  const std::chrono::year_month_day ymd{std::chrono::year{y}, std::chrono::month{m}, std::chrono::day{d}};
+  if (!shaped || !ymd.ok())
+    throw std::invalid_argument(fmt::format("{} {}: expected a date as YYYY-MM-DD or YYYYMMDD", option, text));
+  return static_cast<double>(std::chrono::sys_days{ymd}.time_since_epoch().count()) * 86400.0;
+}
+
+int cmd_stats(const std::vector<std::string>& logs, const std::string& format, const globals& g, const stats_args& a) {
+  if (a.as_json && a.as_csv) throw std::invalid_argument("give --json or --csv, not both");
   stats_options so;
-  if (!price.empty()) {
-    priced = target_ref(library(g), price);
-    if (!priced->prices) throw config_error(price, "", "has no prices to price the logs with");
+  so.by = *parse_stats_grouping(a.by);
+  if (!a.since.empty()) so.since_unix = parse_day("--since", a.since);
+  if (!a.until.empty()) so.until_unix = parse_day("--until", a.until) + 86400.0;  // the whole day
+  if (!a.since.empty() && !a.until.empty() && so.until_unix <= so.since_unix)
+    throw std::invalid_argument(fmt::format("--until {} is before --since {}", a.until, a.since));
+  std::vector<recorded_trace> traces;
+  if (logs.empty()) {
+    // The front door: every log in the agents' default places.
+    const auto places = default_log_locations();
+    if (places.empty())
+      throw std::invalid_argument("no LOG given, and no agent logs in the default places (~/.config/claude/projects, "
+                                  "~/.claude/projects or $CLAUDE_CONFIG_DIR/projects; ~/.codex/sessions or "
+                                  "$CODEX_HOME/sessions; ~/.local/share/opencode or $XDG_DATA_HOME/opencode)");
+    std::vector<import_issue> skipped;
+    traces = import_default_logs(places, &skipped);
+    for (const auto& p : places) fmt::print(stderr, "reading {} logs in {}\n", p.agent, p.path.string());
+    if (!skipped.empty())
+      fmt::print(stderr, "skipped {} file{} with no usable request (first: {})\n", skipped.size(),
+                 skipped.size() == 1 ? "" : "s", skipped.front().reason);
+    if (traces.empty()) throw std::invalid_argument("the default places hold no log with a usable request");
+  } else {
+    traces = import_traces(as_paths(logs), format_of(format));
+  }
+  std::optional<target> priced;
+  if (!a.price.empty()) {
+    priced = target_ref(library(g), a.price);
+    if (!priced->prices) throw config_error(a.price, "", "has no prices to price the logs with");
     so.price_all = &*priced->prices;
   }
   model_price_book book;  // each request at its own model, unless --price prices them all
   if (!priced) {
-    book = load_price_book(price_list, library(g));
+    book = load_price_book(a.price_list, library(g));
     so.prices = &book;
   }
-  so.cache_ttl_s = cache_ttl_s;
-  so.cache_block_tokens = block_tokens;
+  so.cache_ttl_s = a.cache_ttl_s;
+  so.cache_block_tokens = a.block_tokens;
   const auto st = compute_trace_stats(traces, so);
-  if (as_json) std::cout << stats_to_json(traces, st) << "\n";
+  if (a.as_json) std::cout << stats_to_json(traces, st) << "\n";
+  else if (a.as_csv) write_stats_csv(std::cout, st);
   else write_stats_text(std::cout, traces, st);
   return ok;
 }
@@ -384,20 +435,25 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
   const std::string formats = "auto, claude-code, codex, opencode, kv-cache-tester, swe-agent, loopcast";
   std::vector<command> cmds;
 
-  auto* stats = app.add_subcommand("stats", "Measure recorded agent sessions (docs/model.md §8): throughput, context, cache, cost");
-  stats->add_option("logs", st->logs, "Log files or directories")->required();
+  auto sa = std::make_shared<stats_args>();
+  auto* stats = app.add_subcommand("stats", "Measure recorded agent sessions (docs/model.md §8): throughput, context, cache, cost; "
+                                            "with no LOG, every log in the agents' default places");
+  stats->add_option("logs", st->logs, "Log files or directories (default: ~/.claude/projects, ~/.codex/sessions, opencode's data; "
+                                      "docs/trace-format.md)");
   stats->add_option("--format", st->format, "Log format (default: detected): " + formats);
-  stats->add_option("--price", st->price, "Price every request with this target preset (name or .json) instead of its own model's prices");
-  stats->add_option("--price-list", st->price_list, "Price each request at its model from a LiteLLM or models.dev price list (default: the preset catalogue)");
-  stats->add_option("--cache-ttl", st->cache_ttl_s, "Also report the hit rate and cost with a provider cache of this TTL, s")
+  stats->add_option("--since", sa->since, "Only requests sent on or after this UTC day (YYYY-MM-DD or YYYYMMDD)");
+  stats->add_option("--until", sa->until, "Only requests sent on or before this UTC day (YYYY-MM-DD or YYYYMMDD)");
+  stats->add_option("--by", sa->by, "Group by model, day (UTC), session or project (the folder holding the log)")
+      ->capture_default_str()->check(CLI::IsMember({"model", "day", "session", "project"}));
+  stats->add_option("--price", sa->price, "Price every request with this target preset (name or .json) instead of its own model's prices");
+  stats->add_option("--price-list", sa->price_list, "Price each request at its model from a LiteLLM or models.dev price list (default: the preset catalogue)");
+  stats->add_option("--cache-ttl", sa->cache_ttl_s, "Also report the hit rate and cost with a provider cache of this TTL, s")
       ->check(finite_range(0.001, 366.0 * 86400));
-  stats->add_option("--block-tokens", st->block_tokens, "Block size of that cache, tokens")
+  stats->add_option("--block-tokens", sa->block_tokens, "Block size of that cache, tokens")
       ->capture_default_str()->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
-  stats->add_flag("--json", st->as_json, "Print the result as JSON");
-  cmds.push_back({stats, [st, &g] {
-                    return cmd_stats(st->logs, st->format, g, st->price, st->price_list, st->cache_ttl_s, st->block_tokens,
-                                     st->as_json);
-                  }});
+  stats->add_flag("--json", sa->as_json, "Print the result as JSON");
+  stats->add_flag("--csv", sa->as_csv, "Print one CSV row per group");
+  cmds.push_back({stats, [st, sa, &g] { return cmd_stats(st->logs, st->format, g, *sa); }});
 
   auto* replay = app.add_subcommand("replay", "Re-time recorded sessions on other targets: 429s, stalls, cost, speed");
   auto& ra = st->replay;

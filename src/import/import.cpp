@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <array>
 #include <cmath>
@@ -287,6 +288,76 @@ std::vector<recorded_trace> import_traces(const std::vector<std::filesystem::pat
       for (const auto& f : files) out.push_back(import_trace(f, format));
     } else {
       out.push_back(import_trace(p, format));
+    }
+  }
+  return out;
+}
+
+std::vector<log_location> default_log_locations() {
+  namespace fs = std::filesystem;
+  std::vector<log_location> out;
+  const char* home_env = std::getenv("HOME");
+  const fs::path home = home_env && *home_env ? fs::path(home_env) : fs::path();
+  auto add = [&](const char* agent, const fs::path& p) {
+    std::error_code ec;
+    if (p.empty() || !fs::exists(p, ec)) return;
+    for (const auto& l : out)
+      if (fs::equivalent(l.path, p, ec)) return;
+    out.push_back({agent, p});
+  };
+  if (const char* c = std::getenv("CLAUDE_CONFIG_DIR"); c && *c) {
+    std::string dirs = c;
+    for (std::size_t start = 0; start <= dirs.size();) {
+      const auto comma = std::min(dirs.find(',', start), dirs.size());
+      auto d = dirs.substr(start, comma - start);
+      d.erase(0, d.find_first_not_of(" \t"));
+      d.erase(d.find_last_not_of(" \t") + 1);
+      if (!d.empty()) add("claude-code", fs::path(d) / "projects");
+      start = comma + 1;
+    }
+  } else if (!home.empty()) {
+    add("claude-code", home / ".config" / "claude" / "projects");
+    add("claude-code", home / ".claude" / "projects");
+  }
+  if (const char* c = std::getenv("CODEX_HOME"); c && *c) add("codex", fs::path(c) / "sessions");
+  else if (!home.empty()) add("codex", home / ".codex" / "sessions");
+  fs::path opencode;
+  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x) opencode = fs::path(x) / "opencode";
+  else if (!home.empty()) opencode = home / ".local" / "share" / "opencode";
+  std::error_code ec;
+  if (!opencode.empty() && fs::exists(opencode / "opencode.db", ec)) add("opencode", opencode / "opencode.db");
+  else if (!opencode.empty()) add("opencode", opencode / "storage");
+  return out;
+}
+
+std::vector<recorded_trace> import_default_logs(const std::vector<log_location>& places, std::vector<import_issue>* skipped) {
+  namespace fs = std::filesystem;
+  std::vector<recorded_trace> out;
+  for (const auto& p : places) {
+    if (p.agent == "opencode") {
+      try {
+        out.push_back(import_trace(p.path, trace_format::opencode));
+      } catch (const trace_error& e) {
+        if (skipped) skipped->push_back({p.path.string(), 0, e.what()});
+      }
+      continue;
+    }
+    std::vector<fs::path> files;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(p.path, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      std::error_code e2;
+      if (it->is_regular_file(e2) && it->path().extension() == ".jsonl") files.push_back(it->path());
+    }
+    if (ec) throw trace_error(p.path.string(), 0, fmt::format("cannot list the folder: {}", ec.message()));
+    std::sort(files.begin(), files.end());
+    const auto format = p.agent == "codex" ? trace_format::codex : trace_format::claude_code;
+    for (const auto& f : files) {
+      try {
+        out.push_back(import_trace(f, format));
+      } catch (const trace_error& e) {
+        if (skipped) skipped->push_back({f.string(), 0, e.what()});
+      }
     }
   }
   return out;

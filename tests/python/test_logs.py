@@ -116,3 +116,29 @@ def test_fit_workload_and_validate_it(traces, tmp_path):
     assert shipped.to_dict()["fitted_on"]["sessions"] == 141
     with pytest.raises(ValueError, match="context_window must be a whole number >= 1"):
         loopcast.fit_workload(train, context_window=0)
+
+
+def test_stats_reads_the_default_places(traces, tmp_path, monkeypatch):
+    import datetime
+    import shutil
+    proj = tmp_path / ".claude" / "projects" / "-home-u-alpha"
+    proj.mkdir(parents=True)
+    shutil.copy(traces / "claude-code-jsonl" / "tool_heavy.jsonl", proj / "tool_heavy.jsonl")
+    for k in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    s = loopcast.stats(by="project")
+    assert s["by"] == "project"
+    groups = {g["group"]: g for g in s["groups"]}
+    assert groups["-home-u-alpha"]["requests"] == 4 and groups["all"]["requests"] == 4
+    assert groups["-home-u-alpha"]["tokens"]["cache_read"] == 88231
+    # A day after every request: nothing counted, all four left out.
+    later = loopcast.stats(by="day", since=datetime.date(2030, 1, 1))
+    assert later["filtered_out"] == 4 and later["groups"] == []
+    with pytest.raises(ValueError, match="since must be a date"):
+        loopcast.stats(since="yesterday")
+    with pytest.raises(ValueError, match="by must be one of model, day, session, project"):
+        loopcast.stats(by="week")
+    monkeypatch.setenv("HOME", str(tmp_path / "nowhere"))
+    with pytest.raises(ValueError, match="no agent logs in the default places"):
+        loopcast.stats()

@@ -371,6 +371,73 @@ TEST(CliLogs, ReplayRoutesAndExplains) {
   EXPECT_NE(r.out.find("Why options stopped"), std::string::npos) << r.out;
 }
 
+// `loopcast stats` with no LOG reads the agents' default places under HOME (a fake home laid out
+// like the real tools'): Claude Code's projects, Codex's sessions; an empty session file is
+// skipped with a note. Counts per project are those of the files (tests/data), summed in "all".
+TEST(CliLogs, StatsWithoutLogsReadsTheDefaultPlaces) {
+  namespace fs = std::filesystem;
+  const auto home = fs::temp_directory_path() / ("lc_home_" + std::to_string(::getpid()));
+  fs::remove_all(home);
+  const fs::path data = traces;
+  fs::create_directories(home / ".claude/projects/-home-u-alpha");
+  fs::create_directories(home / ".claude/projects/-home-u-beta");
+  fs::create_directories(home / ".codex/sessions/2026/02/23");
+  fs::copy_file(data / "claude-code-jsonl/short.jsonl", home / ".claude/projects/-home-u-alpha/short.jsonl");
+  fs::copy_file(data / "claude-code-jsonl/tool_heavy.jsonl", home / ".claude/projects/-home-u-beta/tool_heavy.jsonl");
+  std::ofstream(home / ".claude/projects/-home-u-beta/empty.jsonl").close();
+  for (const auto& e : fs::directory_iterator(data / "codex"))
+    if (e.path().extension() == ".jsonl") fs::copy_file(e.path(), home / ".codex/sessions/2026/02/23" / e.path().filename());
+  auto run = [&](const std::string& args, const fs::path& h) {
+    const auto out = fs::temp_directory_path() / ("lc_home_out_" + std::to_string(::getpid()));
+    const auto err = fs::temp_directory_path() / ("lc_home_err_" + std::to_string(::getpid()));
+    const std::string cmd = "env -u CLAUDE_CONFIG_DIR -u CODEX_HOME -u XDG_DATA_HOME HOME=" + h.string() + " " +
+                            LOOPCAST_CLI + " --models " + models + " " + args + " >" + out.string() + " 2>" + err.string();
+    const int status = std::system(cmd.c_str());
+    run_result r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+    fs::remove(out);
+    fs::remove(err);
+    return r;
+  };
+  auto r = run("stats --by project --csv", home);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            "project,requests,input,cache_read,cache_write,output,reasoning,recorded_cost_usd,priced_cost_usd,"
+            "effective_tps_p50,context_tokens_p50,cache_hit_rate");
+  // short.jsonl: 1 request (3 input, 11,515 cache reads); tool_heavy.jsonl: 4; the two Codex
+  // rollouts: 28 + 1, in the folder "23" of their day.
+  EXPECT_NE(r.out.find("\n-home-u-alpha,1,3,11515,13835,13,0,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n-home-u-beta,4,54,88231,17696,212,0,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n23,29,130473,1655424,0,10474,4557,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nall,34,130530,"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("reading claude-code logs in " + (home / ".claude/projects").string()), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("reading codex logs in " + (home / ".codex/sessions").string()), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("skipped 1 file with no usable request (first: " + (home / ".claude/projects/-home-u-beta/empty.jsonl").string()),
+            std::string::npos) << r.err;
+  // --since/--until keep every request in exactly one of counted and left out.
+  r = run("stats --since 2026-02-11 --until 20260223 --by day --json", home);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("by"), "day");
+  std::int64_t counted = 0;
+  for (const auto& g : j.at("groups")) {
+    if (g.at("group") == "all") counted = g.at("requests");
+    EXPECT_FALSE(g.contains("model"));
+  }
+  EXPECT_EQ(counted + j.at("filtered_out").get<std::int64_t>(), 34);
+  EXPECT_GT(counted, 0);
+  EXPECT_GT(j.at("filtered_out").get<std::int64_t>(), 0);
+  r = run("stats --since 2026-13-01", home);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "loopcast: --since 2026-13-01: expected a date as YYYY-MM-DD or YYYYMMDD\n");
+  // An empty home has nothing to read: the message says where it looked.
+  fs::create_directories(home / "empty");
+  r = run("stats", home / "empty");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("no LOG given, and no agent logs in the default places (~/.config/claude/projects"), std::string::npos)
+      << r.err;
+  fs::remove_all(home);
+}
+
 // `loopcast fit-workload` writes a preset that validate --workload reads back; the text report
 // names the four measures.
 TEST(CliLogs, FitWorkloadThenValidateIt) {
