@@ -134,9 +134,14 @@ session_script generate_session(const workload& w, std::uint64_t seed) {
     } else if (w.cache_breaks.probability > 0 && turn > 1 && uniform01(g_break) < w.cache_breaks.probability) {
       // The prompt keeps a prefix of the previous one (never less than the system prompt); the
       // rest is written anew under a lineage of its own.
+      // A prompt keeps at most max_prefix_runs runs: past that, a break keeps only the system
+      // prompt (so a session's runs stay linear in its requests, whatever the preset says).
+      constexpr std::size_t max_prefix_runs = 32;
       const double kept_share = std::clamp(sample(w.cache_breaks.kept_fraction, g_break), 0.0, 1.0);
       const std::int64_t prev = stack.back().end_tokens;
-      const std::int64_t kept = std::max(w.system_prompt_tokens, tokens_of(kept_share * static_cast<double>(prev)));
+      const std::int64_t kept = stack.size() >= max_prefix_runs
+                                    ? w.system_prompt_tokens
+                                    : std::max(w.system_prompt_tokens, tokens_of(kept_share * static_cast<double>(prev)));
       while (stack.size() > 1 && stack[stack.size() - 2].end_tokens >= kept) stack.pop_back();
       stack.back().end_tokens = kept;
       stack.push_back({next_lineage++, 0});

@@ -186,3 +186,22 @@ TEST(Workload, TurnsAndScalePerSession) {
   EXPECT_GT(seen.front().second, 1000);
   EXPECT_EQ(turns_cap(w), 60);
 }
+
+// Breaks that keep everything would add a run per request; past 32 runs a break keeps only the
+// system prompt, so a prompt never has more than 32 runs and the script stays linear in size.
+TEST(Workload, CacheBreaksKeepTheRunsBounded) {
+  auto w = fixed_workload();
+  w.turns = fixed_dist{300};
+  w.context_window_tokens = 10'000'000;
+  w.cache_breaks = {1.0, fixed_dist{1.0}};
+  const auto s = generate_session(w, 3);
+  ASSERT_EQ(s.requests.size(), 300u);
+  std::uint32_t most = 0;
+  for (const auto& r : s.requests) most = std::max(most, r.runs_count);
+  EXPECT_EQ(most, 32u);
+  EXPECT_LE(s.runs.size(), 300u * 32u);
+  // Request n has n + 1 runs up to request 31 (32 runs); request 32's break keeps only the system
+  // prompt: back to two runs.
+  EXPECT_EQ(s.requests[30].runs_count, 32u);
+  EXPECT_EQ(s.requests[31].runs_count, 2u);
+}
