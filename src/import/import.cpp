@@ -8,6 +8,8 @@
 
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <zlib.h>
+#include <zstd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -147,7 +149,8 @@ trace_format detect_trace_format(const std::filesystem::path& path) {
                              "kv-cache-tester or SWE-agent JSON, or a loopcast trace); use --format to say which");
 }
 
-recorded_trace import_trace(const std::filesystem::path& path, trace_format format) {
+namespace {
+recorded_trace import_plain(const std::filesystem::path& path, trace_format format) {
   if (format == trace_format::automatic) format = detect_trace_format(path);
   const auto file = path.string();
   std::error_code ec;
@@ -163,8 +166,6 @@ recorded_trace import_trace(const std::filesystem::path& path, trace_format form
   }
   throw trace_error(file, 0, "no format given");
 }
-
-namespace {
 
 // Streams that cannot be read twice (standard input as "-", a pipe, process substitution, a
 // device) are read once, at most max_stream_bytes, into a temporary regular file that detection
@@ -184,46 +185,45 @@ struct temp_file {
   bool created = false;
 };
 
+enum class compression { none, gzip, zstd };
+
+// From the first bytes: gzip (1f 8b) or a zstd frame (28 b5 2f fd).
+compression sniff(const unsigned char* p, std::size_t n) {
+  if (n >= 2 && p[0] == 0x1f && p[1] == 0x8b) return compression::gzip;
+  if (n >= 4 && p[0] == 0x28 && p[1] == 0xb5 && p[2] == 0x2f && p[3] == 0xfd) return compression::zstd;
+  return compression::none;
+}
+
+compression sniff_file(const std::string& path) {
+  unsigned char head[4] = {};
+  std::ifstream in(path, std::ios::binary);
+  in.read(reinterpret_cast<char*>(head), sizeof head);
+  return sniff(head, static_cast<std::size_t>(in.gcount()));
+}
+
 class stream_copy {
 public:
+  // Reads fd to its end into a temporary file, decompressing gzip and zstd on the way; at most
+  // max_stream_bytes are written (after decompression: a small bomb is refused, not expanded).
   stream_copy(const std::string& display, int fd) : display_(display) {
     const int out = ::mkstemp(tmp_.path.data());
     if (out < 0) throw trace_error(display, 0, fmt::format("cannot make a temporary copy: {}", std::strerror(errno)));
     tmp_.created = true;
-    std::vector<char> buf(1 << 16);
-    std::size_t total = 0;
-    for (;;) {
-      const ssize_t n = ::read(fd, buf.data(), buf.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        const int err = errno;
-        ::close(out);
-        throw trace_error(display, 0, fmt::format("read error: {}", std::strerror(err)));
-      }
-      if (n == 0) break;
-      total += static_cast<std::size_t>(n);
-      if (total > max_stream_bytes) {
-        ::close(out);
-        throw trace_error(display, 0, fmt::format("more than {} bytes without an end: not a log (at most {} MiB are read "
-                                                  "from a stream)", max_stream_bytes, max_stream_bytes >> 20));
-      }
-      for (ssize_t done = 0; done < n;) {
-        const ssize_t w = ::write(out, buf.data() + done, static_cast<std::size_t>(n - done));
-        if (w <= 0) {
-          ::close(out);
-          throw trace_error(display, 0, "cannot make a temporary copy: write failed");
-        }
-        done += w;
-      }
+    try {
+      copy(fd, out);
+    } catch (...) {
+      ::close(out);
+      throw;
     }
     ::close(out);
-    if (total == 0) throw trace_error(display, 0, "empty input");
+    if (written_ == 0) throw trace_error(display, 0, "empty input");
   }
+
   // The import of the copy, reported under the stream's name.
   recorded_trace import(trace_format format) const {
     const std::string& path = tmp_.path;
     try {
-      auto t = import_trace(path, format);
+      auto t = import_plain(path, format);
       t.file = display_;
       for (auto& s : t.sessions) s.file = display_;
       for (auto& i : t.summary.issues) i.file = display_;
@@ -237,8 +237,97 @@ public:
   }
 
 private:
+  // read() that retries on EINTR; 0 at the end.
+  std::size_t read_some(int fd, std::vector<unsigned char>& buf) const {
+    for (;;) {
+      const ssize_t n = ::read(fd, buf.data(), buf.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw trace_error(display_, 0, fmt::format("read error: {}", std::strerror(errno)));
+      return static_cast<std::size_t>(n);
+    }
+  }
+
+  void write_all(int out, const unsigned char* p, std::size_t n) {
+    written_ += n;
+    if (written_ > max_stream_bytes)
+      throw trace_error(display_, 0, fmt::format("more than {} bytes{}: not a log (at most {} MiB are read from {})",
+                                                 max_stream_bytes, kind_ == compression::none ? " without an end" : " once decompressed",
+                                                 max_stream_bytes >> 20,
+                                                 kind_ == compression::none ? "a stream" : "a compressed log"));
+    for (std::size_t done = 0; done < n;) {
+      const ssize_t w = ::write(out, p + done, n - done);
+      if (w <= 0) throw trace_error(display_, 0, "cannot make a temporary copy: write failed");
+      done += static_cast<std::size_t>(w);
+    }
+  }
+
+  void copy(int fd, int out) {
+    std::vector<unsigned char> in(1 << 16), dec(1 << 16);
+    std::size_t n = read_some(fd, in);
+    kind_ = sniff(in.data(), n);
+    if (kind_ == compression::none) {
+      for (; n > 0; n = read_some(fd, in)) write_all(out, in.data(), n);
+    } else if (kind_ == compression::gzip) {
+      z_stream z{};
+      if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw trace_error(display_, 0, "cannot start gzip decompression");
+      struct end_z {
+        z_stream* z;
+        ~end_z() { inflateEnd(z); }
+      } guard{&z};
+      int rc = Z_OK;
+      for (; n > 0; n = read_some(fd, in)) {
+        z.next_in = in.data();
+        z.avail_in = static_cast<uInt>(n);
+        while (z.avail_in > 0) {
+          z.next_out = dec.data();
+          z.avail_out = static_cast<uInt>(dec.size());
+          rc = inflate(&z, Z_NO_FLUSH);
+          if (rc == Z_STREAM_END && z.avail_in > 0) {  // concatenated members (gzip -c a b)
+            write_all(out, dec.data(), dec.size() - z.avail_out);
+            inflateReset(&z);
+            continue;
+          }
+          if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR)
+            throw trace_error(display_, 0, fmt::format("corrupt gzip data: {}", z.msg ? z.msg : "inflate failed"));
+          write_all(out, dec.data(), dec.size() - z.avail_out);
+          if (rc == Z_BUF_ERROR && z.avail_out > 0) break;
+        }
+      }
+      if (rc != Z_STREAM_END) throw trace_error(display_, 0, "truncated gzip data (the stream ends before its end marker)");
+    } else {
+      ZSTD_DStream* d = ZSTD_createDStream();
+      if (!d) throw trace_error(display_, 0, "cannot start zstd decompression");
+      struct end_d {
+        ZSTD_DStream* d;
+        ~end_d() { ZSTD_freeDStream(d); }
+      } guard{d};
+      std::size_t last = 1;
+      for (; n > 0; n = read_some(fd, in)) {
+        ZSTD_inBuffer ib{in.data(), n, 0};
+        while (ib.pos < ib.size) {
+          ZSTD_outBuffer ob{dec.data(), dec.size(), 0};
+          last = ZSTD_decompressStream(d, &ob, &ib);
+          if (ZSTD_isError(last)) throw trace_error(display_, 0, fmt::format("corrupt zstd data: {}", ZSTD_getErrorName(last)));
+          write_all(out, dec.data(), ob.pos);
+        }
+      }
+      // Flush what the decoder still holds of an unfinished frame.
+      while (last != 0) {
+        ZSTD_inBuffer ib{nullptr, 0, 0};
+        ZSTD_outBuffer ob{dec.data(), dec.size(), 0};
+        last = ZSTD_decompressStream(d, &ob, &ib);
+        if (ZSTD_isError(last)) throw trace_error(display_, 0, fmt::format("corrupt zstd data: {}", ZSTD_getErrorName(last)));
+        write_all(out, dec.data(), ob.pos);
+        if (ob.pos == 0) break;
+      }
+      if (last != 0) throw trace_error(display_, 0, "truncated zstd data (the stream ends inside a frame)");
+    }
+  }
+
   std::string display_;
   temp_file tmp_;
+  compression kind_ = compression::none;
+  std::size_t written_ = 0;
 };
 
 recorded_trace import_stream(const std::filesystem::path& p, trace_format format) {
@@ -260,6 +349,23 @@ recorded_trace import_stream(const std::filesystem::path& p, trace_format format
 }
 
 } // namespace
+
+recorded_trace import_trace(const std::filesystem::path& path, trace_format format) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec) && sniff_file(path.string()) != compression::none) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw trace_error(path.string(), 0, fmt::format("cannot open: {}", std::strerror(errno)));
+    try {
+      stream_copy copy(path.string(), fd);
+      ::close(fd);
+      return copy.import(format);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+  }
+  return import_plain(path, format);
+}
 
 std::vector<recorded_trace> import_traces(const std::vector<std::filesystem::path>& paths, trace_format format) {
   namespace fs = std::filesystem;

@@ -411,3 +411,40 @@ TEST(Hostile, SmallerCases) {
   ASSERT_FALSE(t.summary.issues.empty());
   EXPECT_EQ(t.summary.issues[0].reason, "message id is not a plain name; its parts are looked up by the file's name");
 }
+
+// Compressed logs are read transparently (gzip and zstd, from their magic bytes), and give what
+// the plain log gives; a truncated one is an error that names the file.
+TEST(CompressedLogs, GzipAndZstdReadLikeThePlainLog) {
+  const std::filesystem::path dir = std::string(LOOPCAST_TEST_DATA_DIR) + "/handmade";
+  const auto plain = import_trace(dir / "kv-untimed.json");
+  for (const char* name : {"kv-untimed.json.gz", "kv-untimed.json.zst"}) {
+    SCOPED_TRACE(name);
+    const auto t = import_trace(dir / name);
+    EXPECT_EQ(t.file, (dir / name).string());
+    EXPECT_EQ(t.format, trace_format::kv_cache_tester);
+    ASSERT_EQ(t.request_count(), plain.request_count());
+    for (std::size_t i = 0; i < plain.sessions[0].requests.size(); ++i) {
+      EXPECT_EQ(t.sessions[0].requests[i].tokens.prompt(), plain.sessions[0].requests[i].tokens.prompt());
+      EXPECT_EQ(t.sessions[0].requests[i].t_send, plain.sessions[0].requests[i].t_send);
+    }
+  }
+  scratch s;
+  std::ifstream in(dir / "kv-untimed.json.gz", std::ios::binary);
+  std::string gz((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto cut = s.write("cut.json.gz", gz.substr(0, gz.size() / 2));
+  try {
+    (void)import_trace(cut);
+    FAIL() << "expected a trace_error";
+  } catch (const trace_error& e) {
+    EXPECT_EQ(std::string(e.what()), cut.string() + ": truncated gzip data (the stream ends before its end marker)");
+  }
+  std::ifstream zin(dir / "kv-untimed.json.zst", std::ios::binary);
+  std::string zst((std::istreambuf_iterator<char>(zin)), std::istreambuf_iterator<char>());
+  const auto zcut = s.write("cut.json.zst", zst.substr(0, zst.size() / 2));
+  try {
+    (void)import_trace(zcut);
+    FAIL() << "expected a trace_error";
+  } catch (const trace_error& e) {
+    EXPECT_EQ(std::string(e.what()), zcut.string() + ": truncated zstd data (the stream ends inside a frame)");
+  }
+}
