@@ -23,11 +23,12 @@ from loopcast._results import OptionResult, Run, Table
 from loopcast._run import compare, monte_carlo, run, solve
 from loopcast._logs import Logs, fit, fit_workload, import_logs, replay, stats, validate
 from loopcast._sweep import Sweep, sweep
+from loopcast._tables import Report
 
 __version__ = _core.__version__
 
 __all__ = [
-    "Client", "ConfigError", "compare", "Error", "Logs", "Option", "OptionResult", "Preset", "Run", "Scenario",
+    "Client", "ConfigError", "compare", "Error", "Logs", "Option", "OptionResult", "Preset", "Report", "Run", "Scenario",
     "SimulationError", "Sweep", "Table", "Target", "TraceError", "Workload", "fit", "fit_workload", "import_logs", "load_preset",
     "models_dir", "monte_carlo", "presets", "replay", "run", "solve", "stats", "sweep", "validate", "__version__",
 ]

@@ -10,6 +10,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from loopcast import _core
 from loopcast._presets import Client, Target, Workload, models_dir
 from loopcast._results import Run, Table
+from loopcast._tables import Report
 
 __all__ = ["Logs", "import_logs", "stats", "replay", "fit", "validate"]
 
@@ -85,7 +86,7 @@ def stats(logs: "Logs | str | Sequence[str] | None" = None, price: "Target | str
           price_list: "str | os.PathLike | None" = None, cache_ttl_s: float = 0.0, block_tokens: int = 1,
           models: "str | os.PathLike | None" = None, by: str = "model", since: Any = None,
           until: Any = None) -> dict[str, Any]:
-    """``loopcast stats --json`` as a dict: throughput percentiles per group and context bin, cost.
+    """``loopcast stats --json`` as a dict (``.to_pandas()``: a row per group; ``bins=True``: per context bin too).
 
     ``logs`` None reads every log in the agents' default places (``~/.claude/projects``,
     ``~/.codex/sessions``, opencode's data; docs/trace-format.md). ``by`` groups by ``"model"``,
@@ -99,9 +100,9 @@ def stats(logs: "Logs | str | Sequence[str] | None" = None, price: "Target | str
     if price is not None:
         price_json = json.dumps((price if isinstance(price, Target) else Target.load(price)).to_dict())
     handle = Logs(_core.import_default_logs())._handle if logs is None else _logs(logs)._handle
-    return json.loads(_core.stats_json(handle, price_json, None if price_list is None else os.fspath(price_list),
+    return Report("stats", json.loads(_core.stats_json(handle, price_json, None if price_list is None else os.fspath(price_list),
                                        models_dir(models), float(cache_ttl_s), int(block_tokens), by,
-                                       _unix(since, "since"), _unix(until, "until", end_of_day=True)))
+                                       _unix(since, "since"), _unix(until, "until", end_of_day=True))))
 
 
 def _routes(t: "Target | str | Mapping[str, Target | str]") -> tuple[str, list[tuple[str, str]]]:
@@ -187,7 +188,7 @@ def validate(held_out: "Logs | str | Sequence[str]", *, fit_on: "Logs | str | Se
              on: "Target | str | None" = None, seeds: int = 20, seed: int = 1, noise: bool = True,
              workload: "Workload | str | None" = None, workload_fit_on: "Logs | str | Sequence[str] | None" = None,
              price: "Target | str" = "anthropic-tier1-claude-sonnet-4.5", sessions: int = 1000) -> dict[str, Any]:
-    """``loopcast validate --json`` as a dict: held-out logs against what loopcast predicts for them.
+    """``loopcast validate --json`` as a dict (``.to_pandas()``: a row per log or per measure): held-out logs vs predictions.
 
     Speeds: give ``fit_on`` (logs to fit per-model speeds on, never the held-out ones) or ``on`` (a
     target whose speed to check). Per log and overall: per-request error, bias, total API time
@@ -204,10 +205,10 @@ def validate(held_out: "Logs | str | Sequence[str]", *, fit_on: "Logs | str | Se
         wl = workload if workload_fit_on is None else fit_workload(workload_fit_on)
         wl = wl if isinstance(wl, Workload) else Workload.load(wl)
         pt = price if isinstance(price, Target) else Target.load(price)
-        return json.loads(_core.validate_workload_json(_logs(held_out)._handle, json.dumps(wl.to_dict()),
-                                                       json.dumps(pt.to_dict()), int(sessions), int(seed)))
+        return Report("validate", json.loads(_core.validate_workload_json(
+            _logs(held_out)._handle, json.dumps(wl.to_dict()), json.dumps(pt.to_dict()), int(sessions), int(seed))))
     target_json = None
     if on is not None:
         target_json = json.dumps((on if isinstance(on, Target) else Target.load(on)).to_dict())
-    return json.loads(_core.validate_json(_logs(held_out)._handle, None if fit_on is None else _logs(fit_on)._handle,
-                                          target_json, seeds, seed, noise))
+    return Report("validate", json.loads(_core.validate_json(
+        _logs(held_out)._handle, None if fit_on is None else _logs(fit_on)._handle, target_json, seeds, seed, noise)))

@@ -12,6 +12,7 @@ import numpy as np
 from loopcast import _core
 from loopcast._presets import Client, Preset, Scenario, Target, Workload, models_dir
 from loopcast._results import Run, Table
+from loopcast._tables import Report
 
 __all__ = ["run", "monte_carlo", "solve", "compare"]
 
@@ -144,10 +145,10 @@ def solve(question: str, scenario: "Scenario | str | dict", *, models: str | os.
     ``"min-limit"`` (``stall_share``, ``bucket``, ``tolerance``), ``"cheapest"`` (``stall_share``)
     or ``"break-even"`` (``local``, ``cloud``, ``hardware_usd``, ``lifetime_hours``); all take
     ``seeds`` (per evaluation), ``threads`` and, except the last two, ``option`` (a label).
-    Returns ``{"answer", "answer_text", "found", "bracket", "steps", "notes", …}``.
+    Returns ``{"answer", "answer_text", "found", "bracket", "steps", "notes", …}``; ``.to_pandas()`` gives one row per step.
     """
     s = _scenario(scenario, models)
-    return json.loads(_core.solve(question, json.dumps(s.to_dict()), s._file, models_dir(models), options))
+    return Report("solve", json.loads(_core.solve(question, json.dumps(s.to_dict()), s._file, models_dir(models), options)))
 
 
 def compare(workload: "Workload | str | dict", on: "Iterable[Target | str | dict]", *, client: "Client | str | dict" = "opencode",
@@ -157,11 +158,12 @@ def compare(workload: "Workload | str | dict", on: "Iterable[Target | str | dict
 
     ``intelligence`` maps a target's model to a score and ``bar`` is the gate; ``options`` are
     ``sessions``, ``stagger_s``, ``seeds``, ``seed``, ``threads``. Returns the JSON of
-    ``loopcast compare --json`` (docs/output.md) as a dict.
+    ``loopcast compare --json`` (docs/output.md) as a dict; ``.to_pandas()`` gives one row per option.
     """
     w = _preset(Workload, workload, models)
     c = _preset(Client, client, models)
     targets = [_preset(Target, t, models) for t in on]
     opts = dict(options, intelligence=intelligence or {}, bar=bar)
-    return json.loads(_core.compare(json.dumps(w.to_dict()), w._file, models_dir(models),
-                                    [(json.dumps(t.to_dict()), t._file) for t in targets], json.dumps(c.to_dict()), opts))
+    return Report("compare", json.loads(_core.compare(json.dumps(w.to_dict()), w._file, models_dir(models),
+                                                      [(json.dumps(t.to_dict()), t._file) for t in targets],
+                                                      json.dumps(c.to_dict()), opts)))

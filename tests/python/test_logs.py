@@ -90,7 +90,7 @@ def test_validate_and_fit_per_model(traces):
     d = fitted.to_dict()
     assert d["model"] == "claude-opus-4-5-20251101" and d["context_window_tokens"] == 200000
     assert d["speed"]["noise"]["kind"] == "lognormal"
-    with pytest.raises(TypeError, match="give one of fit_on=, on= \(speeds\), workload= or workload_fit_on="):
+    with pytest.raises(TypeError, match=r"give one of fit_on=, on= \(speeds\), workload= or workload_fit_on="):
         loopcast.validate([w / "trace_0043.json"])
 
 
@@ -142,3 +142,27 @@ def test_stats_reads_the_default_places(traces, tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "nowhere"))
     with pytest.raises(ValueError, match="no agent logs in the default places"):
         loopcast.stats()
+
+
+def test_results_are_tables(traces):
+    w = traces / "claude-code-weka"
+    s = loopcast.stats(w / "trace_0291.json")
+    assert isinstance(s, dict) and isinstance(s, loopcast.Report)
+    df = s.to_pandas()
+    by_group = df.set_index("model")
+    assert list(df["model"]) == [g["group"] for g in s["groups"]]
+    assert by_group.loc["all", "requests"] == s["groups"][-1]["requests"]
+    assert by_group["requests"].drop("all").sum() == by_group.loc["all", "requests"]  # tokens conserved over groups
+    assert by_group["input"].drop("all").sum() == by_group.loc["all", "input"]
+    bins = s.to_pandas(bins=True)
+    assert set(bins["context_bin"]) == {"<20K", "20-50K", "50-100K", ">100K"}
+    assert bins[bins["model"] == "all"]["requests"].sum() == by_group.loc["all", "requests"]
+    assert "<table" in s._repr_html_()
+    v = loopcast.validate([w / "trace_0043.json"], fit_on=[w / "trace_0455.json"], seeds=2)
+    vdf = v.to_pandas()
+    assert list(vdf["file"]) == [t["file"] for t in v["traces"]] and vdf.loc[0, "requests"] == 22
+    wv = loopcast.validate([w / "trace_0527.json"], workload_fit_on=[w / "trace_0043.json", w / "trace_0291.json"],
+                           sessions=50)
+    wdf = wv.to_pandas()
+    assert list(wdf["measure"]) == [m["measure"] for m in wv["measures"]]
+    assert list(wdf["ks"]) == [m["ks"] for m in wv["measures"]]

@@ -66,6 +66,8 @@ def test_solve_from_python(models):
     lo, hi = r["bracket"]
     assert lo < hi <= lo * 1.01 and r["answer"] == hi
     assert r["steps"][0]["label"] == "×1" and not r["steps"][0]["meets"]
+    steps = r.to_pandas()
+    assert list(steps["label"]) == [s["label"] for s in r["steps"]] and list(steps["meets"]) == [s["meets"] for s in r["steps"]]
     even = loopcast.solve("break-even", "reference", hardware_usd=3500, lifetime_hours=26280, seeds=5, models=models)
     assert even["found"] and 0 < even["answer"] < 0.1  # the article's 90× cost gap: a little use pays off
     with pytest.raises(ValueError, match="question must be"):
@@ -80,3 +82,8 @@ def test_compare_from_python(models):
     assert local["meets"] and local["gate"] == "not rated"
     assert not cloud["meets"] and cloud["gate"] == "pass"
     assert cloud["failures"][0].startswith("TTFT P50")
+    df = r.to_pandas().set_index("label")
+    assert list(df.index) == [o["label"] for o in r["options"]]
+    assert bool(df.loc[local["label"], "meets"]) and not bool(df.loc[cloud["label"], "meets"])
+    assert df.loc[cloud["label"], "failures"].startswith("TTFT P50")
+    assert df.loc[cloud["label"], "usd_per_task"] == cloud["usd_per_task"]

@@ -1,0 +1,82 @@
+"""Results that are dicts (the ``--json`` documents of docs/output.md) and also tables.
+
+``stats``, ``validate``, ``compare`` and ``solve`` return a :class:`Report`: the same dict as
+before, plus ``to_pandas()`` (one row per group, log, measure, option or step) and an HTML
+rendering in Jupyter. pandas is imported when a table is first asked for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _p(d: Any, key: str) -> Any:
+    """A percentile object's value, or None."""
+    return None if not isinstance(d, dict) or d.get("count", 1) == 0 else d.get(key)
+
+
+def _stats_rows(r: dict, bins: bool) -> list[dict]:
+    rows = []
+    for g in r["groups"]:
+        base = {r.get("by", "model"): g["group"], "requests": g["requests"], **g["tokens"],
+                "recorded_cost_usd": g["recorded_cost_usd"], "priced_cost_usd": g["priced_cost_usd"],
+                "effective_tps_p50": _p(g["effective_tps"], "p50"), "context_tokens_p50": _p(g["context_tokens"], "p50"),
+                "cache_hit_rate": g["cache_hit_rate"]}
+        if not bins:
+            rows.append(base)
+            continue
+        for b in g["context_bins"]:
+            rows.append({r.get("by", "model"): g["group"], "context_bin": b["label"], "requests": b["requests"],
+                         "effective_tps_p50": _p(b["effective_tps"], "p50"), "decode_tps_p50": _p(b["decode_tps"], "p50")})
+    return rows
+
+
+def _validate_rows(r: dict) -> list[dict]:
+    if "measures" in r:
+        return [{"measure": m["measure"], "ks": m["ks"],
+                 **{f"real_{k}": m["real"][k] for k in ("p10", "p50", "p90")},
+                 **{f"synthetic_{k}": m["synthetic"][k] for k in ("p10", "p50", "p90")}} for m in r["measures"]]
+    return [dict(t) for t in r["traces"]]
+
+
+def _compare_rows(r: dict) -> list[dict]:
+    rows = []
+    for o in r["options"]:
+        rows.append({"label": o["label"], "model": o["model"], "effective_tps_p50": _p(o["effective_tps"], "p50"),
+                     "ttft_p50_s": _p(o["ttft_s"], "p50"), "wall_per_task_s": o["wall_per_task_s"],
+                     "rate_limited": o["rate_limited"], "stall_share": o["stall_share"],
+                     "usd_per_task": o["usd_per_task"], "usd_per_hour": o["usd_per_hour"], "gate": o["gate"],
+                     "meets": o["meets"], "failures": "; ".join(o["failures"])})
+    return rows
+
+
+class Report(dict):
+    """A result document (a dict, as ``--json`` prints it) that also renders as a table."""
+
+    def __init__(self, kind: str, document: dict) -> None:
+        super().__init__(document)
+        self.kind = kind
+
+    def to_pandas(self, bins: bool = False):
+        """The result as a DataFrame.
+
+        stats: one row per group (``bins=True``: per group and context bin); validate: one row
+        per held-out log (speeds) or per measure (workloads); compare: one row per option;
+        solve: one row per evaluation step. Missing statistics are NaN, never 0.
+        """
+        import pandas as pd
+
+        if self.kind == "stats":
+            rows = _stats_rows(self, bins)
+        elif self.kind == "validate":
+            rows = _validate_rows(self)
+        elif self.kind == "compare":
+            rows = _compare_rows(self)
+        elif self.kind == "solve":
+            rows = [dict(s) for s in self["steps"]]
+        else:  # pragma: no cover - every constructor passes one of the kinds above
+            raise ValueError(f"no table for a {self.kind} result")
+        return pd.DataFrame(rows)
+
+    def _repr_html_(self) -> str:
+        return self.to_pandas()._repr_html_()
