@@ -13,8 +13,14 @@ __all__ = ["Preset", "Target", "Client", "Workload", "Scenario", "Option", "load
 
 
 def models_dir(path: str | os.PathLike | None = None) -> str:
-    """The presets directory: ``path`` if given, else ``$LOOPCAST_MODELS`` or the bundled ``models/``."""
-    return os.fspath(path) if path is not None else _core.default_models_dir()
+    """The presets directory: ``path`` if given, else ``$LOOPCAST_MODELS``, the presets bundled in an
+    installed wheel (``loopcast/models``), or the installed / source ``models/``."""
+    if path is not None:
+        return os.fspath(path)
+    bundled = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
+    if not os.environ.get("LOOPCAST_MODELS") and os.path.isdir(bundled):
+        return bundled
+    return _core.default_models_dir()
 
 
 def presets(kind: str | None = None, models: str | os.PathLike | None = None) -> list[dict[str, str]]:
