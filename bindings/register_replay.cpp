@@ -20,6 +20,8 @@ void register_replay(py::module_& m) {
       .def("models", [](const traces_holder& h, std::size_t i) { return h.traces.at(i).models; })
       .def("session_count", [](const traces_holder& h, std::size_t i) { return h.traces.at(i).sessions.size(); })
       .def("session_id", [](const traces_holder& h, std::size_t i, std::size_t s) { return h.traces.at(i).sessions.at(s).id; })
+      .def("session_parent", [](const traces_holder& h, std::size_t i, std::size_t s) { return h.traces.at(i).sessions.at(s).parent; })
+      .def("absolute_clock", [](const traces_holder& h, std::size_t i) { return h.traces.at(i).absolute_clock; })
       .def("requests", [](py::object self, std::size_t i, std::size_t s) {
         return view(recorded_request_dtype(), self.cast<const traces_holder&>().traces.at(i).sessions.at(s).requests, self);
       }, "Recorded requests of session s of log i (structured array, a view).")

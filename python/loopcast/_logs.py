@@ -33,8 +33,45 @@ class Logs:
         """The detected format of log i."""
         return self._handle.format(i)
 
+    def to_pandas(self):
+        """Every recorded request of every session of every log, one row each.
+
+        Columns: ``log`` (file), ``format``, ``session``, ``parent`` (the parent session's id for a
+        subagent, else None), ``model`` (its name), ``t_send_s``, ``t_first_token_s``, ``t_end_s``
+        (seconds on the log's clock: Unix time, or from the trace start), ``sent``, ``first_token``
+        and ``end`` (the same as UTC datetimes; NaT for logs on a relative clock or where the log has
+        no time), the token classes, ``compaction`` and ``cost_usd`` (NaN when not recorded).
+        """
+        import pandas as pd
+
+        frames = []
+        for i in range(len(self)):
+            models = self._handle.models(i)
+            ids = self.sessions(i)
+            for s, sid in enumerate(ids):
+                df = Table(self._handle.requests(i, s), "").to_pandas()
+                if df.empty:
+                    continue
+                parent = self._handle.session_parent(i, s)
+                df.insert(0, "log", self._handle.file(i))
+                df.insert(1, "format", self._handle.format(i))
+                df.insert(2, "session", sid)
+                df.insert(3, "parent", ids[parent] if parent >= 0 else None)
+                df["model"] = [models[m] for m in df["model"]]
+                for col, new in (("t_send", "sent"), ("t_first_token", "first_token"), ("t_end", "end")):
+                    df[new] = (pd.to_datetime(df[col], unit="s", utc=True) if self._handle.absolute_clock(i)
+                               else pd.Series(pd.NaT, index=df.index, dtype="datetime64[ns, UTC]"))
+                df = df.rename(columns={"t_send": "t_send_s", "t_first_token": "t_first_token_s", "t_end": "t_end_s"})
+                frames.append(df)
+        if not frames:
+            return pd.DataFrame()
+        out = pd.concat(frames, ignore_index=True)
+        for col in ("sent", "first_token", "end"):  # concat may fall back to object with all-NaT parts
+            out[col] = pd.to_datetime(out[col], utc=True)
+        return out
+
     def requests(self, log: int = 0, session: int = 0) -> Table:
-        """The recorded requests of one session (a view of the imported records)."""
+        """The recorded requests of one session (a view of the imported records); ``to_pandas()`` has all of them."""
         return Table(self._handle.requests(log, session), f"{self._handle.session_id(log, session)} requests")
 
     def sessions(self, log: int = 0) -> list[str]:

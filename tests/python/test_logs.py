@@ -166,3 +166,24 @@ def test_results_are_tables(traces):
     wdf = wv.to_pandas()
     assert list(wdf["measure"]) == [m["measure"] for m in wv["measures"]]
     assert list(wdf["ks"]) == [m["ks"] for m in wv["measures"]]
+
+
+def test_logs_to_pandas_covers_every_session(traces):
+    import pandas as pd
+    logs = loopcast.import_logs([traces / "claude-code-jsonl" / "subagent.jsonl", traces / "claude-code-weka" / "trace_0291.json"])
+    df = logs.to_pandas()
+    # Every request of every session of both logs, not only the first session's.
+    expected = sum(len(logs.requests(i, s)) for i in range(len(logs)) for s in range(len(logs.sessions(i))))
+    assert len(df) == expected and len(df) > len(logs.requests(0, 0))
+    cc = df[df["format"] == "claude-code"]
+    assert set(cc["model"]) == {"claude-opus-4-6"}
+    assert pd.api.types.is_datetime64_any_dtype(cc["sent"])  # Claude Code logs: wall clock
+    kv = df[df["format"] == "kv-cache-tester"]
+    assert kv["t_send_s"].iloc[0] == 0.0 and kv["sent"].isna().all()  # seconds from the trace start, no dates
+    assert abs(cc["sent"].iloc[0] - pd.Timestamp(cc["t_send_s"].iloc[0], unit="s", tz="UTC")) < pd.Timedelta("1us")
+    # The Haiku subagents are there, under their parent, with their model's name.
+    subs = kv[kv["parent"].notna()]
+    assert set(subs["session"]) == {"trace_0291/agent_001", "trace_0291/agent_002"}
+    assert set(subs["parent"]) == {"trace_0291"} and set(subs["model"]) == {"claude-haiku-4-5-20251001"}
+    assert df["input"].sum() == sum(int(logs.requests(i, s)["input"].sum())
+                                    for i in range(len(logs)) for s in range(len(logs.sessions(i))))
