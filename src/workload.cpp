@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace loopcast {
 
@@ -29,9 +30,14 @@ std::int32_t turns_cap(const workload& w) {
 // workload without the fitted features draws exactly what it did before they existed).
 session_script generate_session(const workload& w, std::uint64_t seed) {
   rng g_output(derive_seed(seed, 1)), g_reasoning(derive_seed(seed, 2)),
-      g_tool(derive_seed(seed, 3)), g_time(derive_seed(seed, 4)), g_summary(derive_seed(seed, 5)),
-      g_session(derive_seed(seed, 6)), g_break(derive_seed(seed, 7)), g_task(derive_seed(seed, 8)),
-      g_window(derive_seed(seed, 9));
+      g_tool(derive_seed(seed, 3)), g_time(derive_seed(seed, 4)), g_summary(derive_seed(seed, 5));
+  // The fitted features' streams are seeded only when the workload uses them: seeding a
+  // mt19937_64 costs as much as hundreds of draws, and Monte Carlo generates a session per seed.
+  std::optional<rng> g_session, g_break, g_task, g_window;
+  if (!std::holds_alternative<fixed_dist>(w.turns) || w.session_scale.sigma > 0) g_session.emplace(derive_seed(seed, 6));
+  if (w.cache_breaks.probability > 0) g_break.emplace(derive_seed(seed, 7));
+  if (!std::holds_alternative<fixed_dist>(w.task_tokens)) g_task.emplace(derive_seed(seed, 8));
+  if (w.compaction.late_share > 0) g_window.emplace(derive_seed(seed, 9));
 
   // Per session: the number of turns and the tool-result scale (Gaussian copula), the task.
   const std::int64_t cap = turns_cap(w);
@@ -40,25 +46,27 @@ session_script generate_session(const workload& w, std::uint64_t seed) {
   if (const auto* f = std::get_if<fixed_dist>(&w.turns)) {
     turns = static_cast<std::int32_t>(std::clamp<std::int64_t>(std::llround(f->value), 1, cap));
   } else {
-    z = standard_normal(g_session);
+    z = standard_normal(*g_session);
     turns = static_cast<std::int32_t>(std::clamp<std::int64_t>(std::llround(quantile(w.turns, 0.5 * std::erfc(-z / std::sqrt(2.0)))),
                                                  1, cap));
   }
   double scale = 1;
   if (w.session_scale.sigma > 0) {
     const double rho = w.session_scale.turns_correlation;
-    scale = std::exp(w.session_scale.sigma * (rho * z + std::sqrt(1 - rho * rho) * standard_normal(g_session)));
+    scale = std::exp(w.session_scale.sigma * (rho * z + std::sqrt(1 - rho * rho) * standard_normal(*g_session)));
   }
   // A session compacts at at_fraction of the window, or late (late_fraction) when it runs in a
   // larger window: drawn with late_share, and always when its task alone passes half the usual
   // threshold (a session resumed into a large window).
-  bool late = w.compaction.late_share > 0 && uniform01(g_window) < w.compaction.late_share;
+  bool late = g_window && uniform01(*g_window) < w.compaction.late_share;
   const double rho_task = w.task_turns_correlation;
-  const std::int64_t task_draw = tokens_of(
-      rho_task == 0 ? sample(w.task_tokens, g_task)
-                    : quantile(w.task_tokens, 0.5 * std::erfc(-(rho_task * z + std::sqrt(1 - rho_task * rho_task) *
-                                                                                   standard_normal(g_task)) /
-                                                               std::sqrt(2.0))));
+  std::int64_t task_draw = 0;
+  if (const auto* f = std::get_if<fixed_dist>(&w.task_tokens)) task_draw = tokens_of(f->value);
+  else if (rho_task == 0) task_draw = tokens_of(sample(w.task_tokens, *g_task));
+  else
+    task_draw = tokens_of(quantile(
+        w.task_tokens,
+        0.5 * std::erfc(-(rho_task * z + std::sqrt(1 - rho_task * rho_task) * standard_normal(*g_task)) / std::sqrt(2.0))));
   if (w.compaction.late_share > 0 &&
       static_cast<double>(w.system_prompt_tokens + task_draw) >
           0.5 * w.compaction.at_fraction * static_cast<double>(w.context_window_tokens))
@@ -131,13 +139,13 @@ session_script generate_session(const workload& w, std::uint64_t seed) {
       history = task + summary;
       turns_in_epoch = 0;
       delay = 0;
-    } else if (w.cache_breaks.probability > 0 && turn > 1 && uniform01(g_break) < w.cache_breaks.probability) {
+    } else if (g_break && turn > 1 && uniform01(*g_break) < w.cache_breaks.probability) {
       // The prompt keeps a prefix of the previous one (never less than the system prompt); the
       // rest is written anew under a lineage of its own.
       // A prompt keeps at most max_prefix_runs runs: past that, a break keeps only the system
       // prompt (so a session's runs stay linear in its requests, whatever the preset says).
       constexpr std::size_t max_prefix_runs = 32;
-      const double kept_share = std::clamp(sample(w.cache_breaks.kept_fraction, g_break), 0.0, 1.0);
+      const double kept_share = std::clamp(sample(w.cache_breaks.kept_fraction, *g_break), 0.0, 1.0);
       const std::int64_t prev = stack.back().end_tokens;
       const std::int64_t kept = stack.size() >= max_prefix_runs
                                     ? w.system_prompt_tokens
