@@ -330,16 +330,15 @@ private:
   std::size_t written_ = 0;
 };
 
-recorded_trace import_stream(const std::filesystem::path& p, trace_format format) {
-  const auto display = p.string();
-  if (display == "-") return stream_copy("standard input", 0).import(format);
+// Opens a path (a file, FIFO or device) and imports what it yields through a stream copy.
+recorded_trace import_through_copy(const std::string& path, trace_format format) {
   // O_NONBLOCK: opening a FIFO without a writer must not block; reading then blocks as usual.
-  const int fd = ::open(display.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw trace_error(display, 0, fmt::format("cannot open: {}", std::strerror(errno)));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw trace_error(path, 0, fmt::format("cannot open: {}", std::strerror(errno)));
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   try {
-    stream_copy copy(display, fd);
+    stream_copy copy(path, fd);
     ::close(fd);
     return copy.import(format);
   } catch (...) {
@@ -348,22 +347,34 @@ recorded_trace import_stream(const std::filesystem::path& p, trace_format format
   }
 }
 
+recorded_trace import_stream(const std::filesystem::path& p, trace_format format) {
+  if (p == "-") return stream_copy("standard input", 0).import(format);
+  return import_through_copy(p.string(), format);
+}
+
+// The regular files under a folder, sorted, that `keep` accepts. Listing stops at the first
+// error (a symlink loop, an unreadable folder): that is an input error.
+std::vector<std::filesystem::path> files_under(const std::filesystem::path& dir,
+                                               bool (*keep)(const std::filesystem::path&)) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code e2;
+    if (it->is_regular_file(e2) && keep(it->path())) files.push_back(it->path());
+  }
+  if (ec) throw trace_error(dir.string(), 0, fmt::format("cannot list the folder: {}", ec.message()));
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 } // namespace
 
 recorded_trace import_trace(const std::filesystem::path& path, trace_format format) {
   std::error_code ec;
-  if (std::filesystem::is_regular_file(path, ec) && sniff_file(path.string()) != compression::none) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw trace_error(path.string(), 0, fmt::format("cannot open: {}", std::strerror(errno)));
-    try {
-      stream_copy copy(path.string(), fd);
-      ::close(fd);
-      return copy.import(format);
-    } catch (...) {
-      ::close(fd);
-      throw;
-    }
-  }
+  if (std::filesystem::is_regular_file(path, ec) && sniff_file(path.string()) != compression::none)
+    return import_through_copy(path.string(), format);
   return import_plain(path, format);
 }
 
@@ -379,17 +390,10 @@ std::vector<recorded_trace> import_traces(const std::vector<std::filesystem::pat
     }
     if (!fs::exists(p, ec)) throw trace_error(p.string(), 0, "no such file or directory");
     if (fs::is_directory(p, ec) && !is_opencode_folder(p)) {
-      std::vector<fs::path> files;
-      // Increment with an error code: a symlink loop or an unreadable folder is an input error.
-      for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec);
-           !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        std::error_code e2;
-        if (it->is_regular_file(e2) && it->path().filename().string().front() != '.' && it->path().filename() != "LICENSE" &&
-            it->path().extension() != ".md")
-          files.push_back(it->path());
-      }
-      if (ec) throw trace_error(p.string(), 0, fmt::format("cannot list the folder: {}", ec.message()));
-      std::sort(files.begin(), files.end());
+      // Hidden files, licences and notes beside the logs are not logs.
+      const auto files = files_under(p, [](const fs::path& f) {
+        return f.filename().string().front() != '.' && f.filename() != "LICENSE" && f.extension() != ".md";
+      });
       if (files.empty()) throw trace_error(p.string(), 0, "directory holds no log files");
       for (const auto& f : files) out.push_back(import_trace(f, format));
     } else {
@@ -448,15 +452,7 @@ std::vector<recorded_trace> import_default_logs(const std::vector<log_location>&
       }
       continue;
     }
-    std::vector<fs::path> files;
-    std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(p.path, fs::directory_options::skip_permission_denied, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      std::error_code e2;
-      if (it->is_regular_file(e2) && it->path().extension() == ".jsonl") files.push_back(it->path());
-    }
-    if (ec) throw trace_error(p.path.string(), 0, fmt::format("cannot list the folder: {}", ec.message()));
-    std::sort(files.begin(), files.end());
+    const auto files = files_under(p.path, [](const fs::path& f) { return f.extension() == ".jsonl"; });
     const auto format = p.agent == "codex" ? trace_format::codex : trace_format::claude_code;
     for (const auto& f : files) {
       try {
