@@ -127,25 +127,26 @@ workload_fit fit_workload(const std::vector<recorded_trace>& traces, const workl
   for (const auto& [n, m] : by_count) f.models.push_back(m);
 
   // System prompt: what every session's first prompt holds at least.
-  std::int64_t largest_prompt = 0;
   w.system_prompt_tokens = std::numeric_limits<std::int64_t>::max();
-  for (const auto& p : sessions) {
+  for (const auto& p : sessions)
     w.system_prompt_tokens = std::min(w.system_prompt_tokens, p.session->requests.front().tokens.prompt());
-    for (const auto& r : p.session->requests) largest_prompt = std::max(largest_prompt, r.tokens.prompt());
-  }
 
   std::vector<double> turns, tasks, outputs, reasonings, delays, kept, compaction_at, summaries;
   std::vector<growth_sample> growth;
+  std::vector<std::int64_t> peaks;      // each session's largest prompt
+  std::vector<bool> compacted;          // whether it compacted
+  f.sessions = sessions.size();
   for (std::size_t si = 0; si < sessions.size(); ++si) {
     const auto& t = *sessions[si].trace;
     const auto& reqs = sessions[si].session->requests;
-    f.sessions += 1;
     f.requests += reqs.size();
     const std::int64_t first = reqs.front().tokens.prompt();
     tasks.push_back(static_cast<double>(first - w.system_prompt_tokens));
     std::size_t compactions = 0;
+    std::int64_t peak = 0;
     for (std::size_t i = 0; i < reqs.size(); ++i) {
       const auto& r = reqs[i];
+      peak = std::max(peak, r.tokens.prompt());
       if (!r.compaction) {
         outputs.push_back(static_cast<double>(r.tokens.output));
         reasonings.push_back(static_cast<double>(r.tokens.reasoning));
@@ -180,6 +181,8 @@ workload_fit fit_workload(const std::vector<recorded_trace>& traces, const workl
       }
     }
     f.compactions += compactions;
+    peaks.push_back(peak);
+    compacted.push_back(compactions > 0);
     // The generator sends a compaction request of its own: a session of n requests with c
     // compactions has n − c turns.
     turns.push_back(static_cast<double>(reqs.size() - compactions));
@@ -219,25 +222,23 @@ workload_fit fit_workload(const std::vector<recorded_trace>& traces, const workl
   std::vector<std::vector<double>> ratios(sessions.size());
   for (const auto& g : growth)
     if (band_median[g.band] > 0) ratios[g.session].push_back(g.tokens / band_median[g.band]);
-  std::vector<double> scale(sessions.size(), 1.0), log_scales, scored_turns;
+  // The normal scores of the turns among all sessions (the copula's z), kept for the sessions that
+  // have a scale.
+  const auto z_turns = normal_scores(turns);
+  std::vector<double> scale(sessions.size(), 1.0), log_scales, z_scaled;
   for (std::size_t si = 0; si < sessions.size(); ++si) {
     if (ratios[si].size() < min_scale_turns) continue;
     const double m = median(ratios[si]);
     if (m <= 0) continue;
     scale[si] = m;
     log_scales.push_back(std::log(m));
-    scored_turns.push_back(turns[si]);
+    z_scaled.push_back(z_turns[si]);
   }
   if (log_scales.size() >= 10) {
     auto ls = log_scales;
     const double sigma = 0.5 * (percentile(ls, 0.84) - percentile(ls, 0.16));
     w.session_scale.sigma = std::round(std::max(0.0, sigma) * 1000) / 1000;
-    // The normal scores of the turns among all sessions, for those that have a scale.
-    const auto z_all = normal_scores(turns);
-    std::vector<double> z;
-    for (std::size_t si = 0; si < sessions.size(); ++si)
-      if (ratios[si].size() >= min_scale_turns && median(ratios[si]) > 0) z.push_back(z_all[si]);
-    w.session_scale.turns_correlation = std::round(correlation(z, log_scales) * 1000) / 1000;
+    w.session_scale.turns_correlation = std::round(correlation(z_scaled, log_scales) * 1000) / 1000;
   } else {
     std::fill(scale.begin(), scale.end(), 1.0);
     f.notes.push_back(fmt::format("only {} sessions have {} or more turns: no per-session scale fitted", log_scales.size(),
@@ -249,6 +250,7 @@ workload_fit fit_workload(const std::vector<recorded_trace>& traces, const workl
     if (!normalised[b].empty()) w.tool_result_bands.push_back({band_start(b), table_or_fixed(normalised[b], pts)});
 
   // The window and compaction.
+  const std::int64_t largest_prompt = *std::max_element(peaks.begin(), peaks.end());
   w.context_window_tokens = opt.context_window_tokens > 0 ? opt.context_window_tokens
                                                           : (largest_prompt + 1023) / 1024 * 1024;
   if (opt.context_window_tokens <= 0)
@@ -266,21 +268,16 @@ workload_fit fit_workload(const std::vector<recorded_trace>& traces, const workl
     const double threshold = w.compaction.at_fraction * static_cast<double>(w.context_window_tokens);
     std::size_t late = 0, reached = 0, started_late = 0;
     std::vector<double> late_peaks;
-    for (const auto& p : sessions) {
-      std::int64_t peak = 0;
-      bool compacted = false;
-      const auto& q = p.session->requests;
-      for (std::size_t i = 0; i < q.size(); ++i) {
-        peak = std::max(peak, q[i].tokens.prompt());
-        if (i > 0 && is_compaction(q[i - 1], q[i])) compacted = true;
-      }
-      if (!compacted && static_cast<double>(peak) > 1.1 * threshold) late_peaks.push_back(static_cast<double>(peak));
-      if (2.0 * static_cast<double>(q.front().tokens.prompt()) > threshold) {
+    for (std::size_t si = 0; si < sessions.size(); ++si) {
+      const auto peak = static_cast<double>(peaks[si]);
+      const bool grew_past = !compacted[si] && peak > 1.1 * threshold;
+      if (grew_past) late_peaks.push_back(peak);
+      if (2.0 * static_cast<double>(sessions[si].session->requests.front().tokens.prompt()) > threshold) {
         ++started_late;
         continue;
       }
-      if (compacted || static_cast<double>(peak) >= 0.9 * threshold) ++reached;
-      if (!compacted && static_cast<double>(peak) > 1.1 * threshold) ++late;
+      if (compacted[si] || peak >= 0.9 * threshold) ++reached;
+      if (grew_past) ++late;
     }
     if (late + started_late > 0) {
       w.compaction.late_share =
@@ -301,7 +298,7 @@ workload_fit fit_workload(const std::vector<recorded_trace>& traces, const workl
   }
   w.task_tokens = table_or_fixed(tasks, pts);
   if (sessions.size() >= 10)
-    w.task_turns_correlation = std::round(correlation(normal_scores(turns), normal_scores(tasks)) * 1000) / 1000;
+    w.task_turns_correlation = std::round(correlation(z_turns, normal_scores(tasks)) * 1000) / 1000;
   if (f.break_candidates > 0) {
     w.cache_breaks.probability =
         std::round(static_cast<double>(f.cache_breaks) / static_cast<double>(f.break_candidates) * 1e5) / 1e5;
