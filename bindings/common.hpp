@@ -24,6 +24,14 @@ void register_replay(py::module_& m);
 void register_sweep(py::module_& m);
 void register_solve(py::module_& m);
 
+/// An enumeration's spellings as a Python tuple (names.hpp).
+template <named_enum E>
+py::tuple spellings() {
+  py::tuple out(enum_names<E>::table.size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = py::str(enum_names<E>::table[i].name.data(), enum_names<E>::table[i].name.size());
+  return out;
+}
+
 /// The results of one run: a scenario (with what it ran) or a replay. Python arrays view its
 /// vectors directly, holding a reference to it.
 struct run_holder {

@@ -7,7 +7,7 @@ namespace loopcast::python {
 
 namespace {
 trace_format format_named(const std::string& name) {
-  if (auto f = parse_trace_format(name)) return *f;
+  if (auto f = parse_name<trace_format>(name)) return *f;
   throw trace_error("<python>", 0, "unknown format \"" + name + "\"");
 }
 } // namespace
@@ -76,7 +76,7 @@ void register_replay(py::module_& m) {
         if (block_tokens < 1) throw std::invalid_argument("block_tokens must be >= 1");
         so.cache_ttl_s = cache_ttl_s;
         so.cache_block_tokens = block_tokens;
-        const auto g = parse_stats_grouping(by);
+        const auto g = parse_name<stats_grouping>(by);
         if (!g) throw std::invalid_argument("by must be one of model, day, session, project, not '" + by + "'");
         so.by = *g;
         if (since) so.since_unix = *since;
@@ -114,11 +114,12 @@ void register_replay(py::module_& m) {
         if (max_tokens < 0) throw std::invalid_argument("max_tokens must be >= 1 (or None for the client's)");
         ro.max_tokens = max_tokens;
         ro.record_attempts = record;
-        if (speed != "target" && speed != "recorded")
-          throw std::invalid_argument("speed must be \"target\" or \"recorded\", not \"" + speed + "\"");
-        ro.speed = speed == "recorded" ? replay_speed::recorded : replay_speed::target;
-        const auto policy = parse_context_policy(context);
-        if (!policy) throw std::invalid_argument("context must be \"compact\", \"truncate\" or \"fail\", not \"" + context + "\"");
+        const auto pace = parse_name<replay_speed>(speed);
+        if (!pace)
+          throw std::invalid_argument("speed must be " + spelling_list<replay_speed>(true) + ", not \"" + speed + "\"");
+        ro.speed = *pace;
+        const auto policy = parse_name<context_policy>(context);
+        if (!policy) throw std::invalid_argument("context must be " + spelling_list<context_policy>(true) + ", not \"" + context + "\"");
         ro.policy = *policy;
         if (compact_at != 0 && !(compact_at >= 0.05 && compact_at <= 1))
           throw std::invalid_argument("compact_at must be in [0.05, 1] (or None for the client's)");

@@ -129,8 +129,8 @@ py::dtype recorded_request_dtype() {
 }
 
 void register_results(py::module_& m) {
-  m.attr("ATTEMPT_STATUS") = py::make_tuple("ok", "rate_limited", "too_large", "context_overflow");
-  m.attr("SESSION_OUTCOME") = py::make_tuple("completed", "died_after_retries", "request_too_large", "context_overflow");
+  m.attr("ATTEMPT_STATUS") = spellings<attempt_status>();
+  m.attr("SESSION_OUTCOME") = spellings<session_outcome>();
 
   py::class_<run_holder, std::shared_ptr<run_holder>>(m, "Run", "The result of a scenario run or a replay.")
       .def_property_readonly("option_count", [](const run_holder& r) { return r.options().size(); })

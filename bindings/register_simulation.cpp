@@ -65,7 +65,7 @@ void register_simulation(py::module_& m) {
         o.confidence = confidence;
         o.horizon_s = horizon_s;
         o.threads = threads;
-        const auto chosen = parse_mc_metric(metric);
+        const auto chosen = parse_name<mc_metric>(metric);
         if (!chosen)
           throw py::value_error("metric must be usd_per_task, stall_share, tasks_per_hour or wall_s, not " + metric);
         o.metric = *chosen;

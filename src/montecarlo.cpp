@@ -84,21 +84,6 @@ metric_distribution describe_samples(std::vector<double> v, double confidence) {
   return d;
 }
 
-std::string_view to_string(mc_metric m) noexcept {
-  switch (m) {
-  case mc_metric::usd_per_task: return "usd_per_task";
-  case mc_metric::stall_share: return "stall_share";
-  case mc_metric::tasks_per_hour: return "tasks_per_hour";
-  case mc_metric::wall_s: return "wall_s";
-  }
-  return "?";
-}
-
-std::optional<mc_metric> parse_mc_metric(std::string_view name) noexcept {
-  for (auto m : {mc_metric::usd_per_task, mc_metric::stall_share, mc_metric::tasks_per_hour, mc_metric::wall_s})
-    if (to_string(m) == name) return m;
-  return std::nullopt;
-}
 
 const metric_distribution& distribution_of(const option_distribution& d, mc_metric m) noexcept {
   switch (m) {

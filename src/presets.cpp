@@ -31,32 +31,18 @@ constexpr std::int64_t max_turns = 1'000'000;
 constexpr std::int64_t max_sessions = 1'000'000;
 constexpr std::int64_t max_scenario_turns = 100'000'000;  // sessions × turns of one run
 
-// An enumeration read by the names to_string gives its values (one spelling, in one place).
-template <class E, std::size_t N>
-E read_enum(const node& n, const std::array<E, N>& values) {
-  std::array<std::string_view, N> names;
-  for (std::size_t i = 0; i < N; ++i) names[i] = to_string(values[i]);
-  const auto s = n.one_of(std::span<const std::string_view>(names));
-  for (std::size_t i = 0; i < N; ++i)
-    if (names[i] == s) return values[i];
-  n.fail("unreachable");
+// An enumeration read by the spellings of its table of names (names.hpp).
+template <named_enum E>
+E read_enum(const node& n) {
+  static constexpr auto names = enum_spellings<E>();
+  return *parse_name<E>(n.one_of(std::span<const std::string_view>(names)));
 }
-constexpr std::array all_units{bucket_unit::requests, bucket_unit::tokens, bucket_unit::concurrent_requests};
-constexpr std::array all_algorithms{bucket_algorithm::token_bucket, bucket_algorithm::fixed_window,
-                                    bucket_algorithm::sliding_window, bucket_algorithm::concurrency};
-constexpr std::array all_charging{charging_rule::actual, charging_rule::reserve_then_refund, charging_rule::reserve,
-                                  charging_rule::on_completion};
-constexpr std::array all_anchors{window_anchor::session_start, window_anchor::epoch};
-constexpr std::array all_oversize{oversize_rule::refuse, oversize_rule::rate_limited, oversize_rule::debt};
-constexpr std::array all_over_cap{over_cap_action::give_up, over_cap_action::backoff};
-constexpr std::array all_jitter{jitter_kind::none, jitter_kind::full, jitter_kind::equal, jitter_kind::scaled_75};
-constexpr std::array all_kinds{preset_kind::target, preset_kind::client, preset_kind::workload, preset_kind::scenario};
 
 // ---- common header ---------------------------------------------------------------------------
 #define LOOPCAST_HEADER_KEYS "kind", "name", "description", "source", "read_on", "verified", "notes"
 
 void check_kind(const node& root, preset_kind want) {
-  const auto k = read_enum(root.at("kind"), all_kinds);
+  const auto k = read_enum<preset_kind>(root.at("kind"));
   if (k != want)
     root.at("kind").fail(fmt::format("expected a {} preset, found kind \"{}\"", to_string(want), to_string(k)));
 }
@@ -232,8 +218,8 @@ bucket_config read_bucket(const node& n) {
   bucket_config b;
   b.name = n.at("name").string();
   if (b.name.empty()) n.at("name").fail("expected a non-empty bucket name");
-  b.unit = read_enum(n.at("unit"), all_units);
-  b.algorithm = read_enum(n.at("algorithm"), all_algorithms);
+  b.unit = read_enum<bucket_unit>(n.at("unit"));
+  b.algorithm = read_enum<bucket_algorithm>(n.at("algorithm"));
   if ((b.unit == bucket_unit::concurrent_requests) != (b.algorithm == bucket_algorithm::concurrency))
     n.at("algorithm").fail("the concurrency algorithm goes with unit \"concurrent_requests\", and only with it");
   b.limit = static_cast<double>(n.at("limit").integer(1, max_tokens_value));
@@ -243,13 +229,13 @@ bucket_config read_bucket(const node& n) {
     n.at("period_s").fail("a concurrency bucket has no period");
   if (b.unit == bucket_unit::tokens) {
     for (const auto& c : n.at("counts").array(1)) {
-      b.classes.insert(read_enum(c, all_token_classes));
+      b.classes.insert(read_enum<token_class>(c));
     }
   } else if (n.has("counts")) {
     n.at("counts").fail(fmt::format("only token buckets count token classes; this bucket counts {}", to_string(b.unit)));
   }
   if (b.classes.counts_generated()) {
-    b.charging = read_enum(n.at("charging"), all_charging);
+    b.charging = read_enum<charging_rule>(n.at("charging"));
   } else if (n.has("charging")) {
     n.at("charging").fail("a charging rule applies only to buckets that count output or reasoning");
   }
@@ -260,7 +246,7 @@ bucket_config read_bucket(const node& n) {
   }
   if (auto an = n.find("anchor")) {
     if (b.algorithm != bucket_algorithm::fixed_window) an->fail("anchor applies only to fixed_window buckets");
-    b.anchor = read_enum(*an, all_anchors);
+    b.anchor = read_enum<window_anchor>(*an);
   }
   if (auto off = n.find("anchor_offset_s")) {
     if (b.anchor != window_anchor::epoch) off->fail("anchor_offset_s needs \"anchor\": \"epoch\"");
@@ -268,7 +254,7 @@ bucket_config read_bucket(const node& n) {
   }
   if (auto ov = n.find("oversize")) {
     if (b.algorithm == bucket_algorithm::concurrency) ov->fail("a concurrency bucket has no oversize rule");
-    b.oversize = read_enum(*ov, all_oversize);
+    b.oversize = read_enum<oversize_rule>(*ov);
   }
   return b;
 }
@@ -410,7 +396,7 @@ target read_target(const node& root) {
   t.name = read_name(root);
   t.description = read_description(root);
   t.origin = read_provenance(root);
-  t.kind = root.at("type").one_of({"cloud", "local"}) == "cloud" ? target_kind::cloud : target_kind::local;
+  t.kind = read_enum<target_kind>(root.at("type"));
   t.provider = root.at("provider").string();
   t.tier = root.at("tier").string();
   t.model = root.at("model").string();
@@ -491,7 +477,7 @@ retry_policy read_client(const node& root) {
     if (cap.is_null()) {
       if (ra.has("over_cap")) ra.at("over_cap").fail("over_cap needs a finite cap_s");
     } else {
-      p.over_cap = read_enum(ra.at("over_cap"), all_over_cap);
+      p.over_cap = read_enum<over_cap_action>(ra.at("over_cap"));
     }
   } else if (ra.has("cap_s") || ra.has("over_cap")) {
     ra.fail("cap_s and over_cap apply only when honour is true");
@@ -501,7 +487,7 @@ retry_policy read_client(const node& root) {
   p.base_s = bo.at("base_s").number_in(0, 1e6);
   p.multiplier = bo.at("multiplier").number_in(1, 100);
   p.max_s = bo.at("max_s").number_in(0, 1e7);
-  p.jitter = read_enum(bo.at("jitter"), all_jitter);
+  p.jitter = read_enum<jitter_kind>(bo.at("jitter"));
   if (auto g = root.find("give_up_above_s")) p.give_up_above_s = g->number_in(0, 1e7);
   if (auto a = root.find("agent")) {
     a->expect_keys({"max_tokens", "compact_at"});
@@ -805,7 +791,7 @@ preset_library::preset_library(std::vector<std::filesystem::path> dirs) : dirs_(
       const auto j = detail::parse_json(text, file);
       const node root(j, "", file);
       preset_entry e;
-      e.kind = read_enum(root.at("kind"), all_kinds);
+      e.kind = read_enum<preset_kind>(root.at("kind"));
       e.name = read_name(root);
       e.description = read_description(root);
       e.file = f;

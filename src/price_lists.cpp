@@ -16,14 +16,6 @@ namespace loopcast {
 
 using json = nlohmann::json;
 
-std::string_view to_string(price_list_format f) noexcept {
-  switch (f) {
-  case price_list_format::automatic: return "auto";
-  case price_list_format::litellm: return "litellm";
-  case price_list_format::models_dev: return "models.dev";
-  }
-  return "?";
-}
 
 namespace {
 

@@ -41,22 +41,6 @@ double origin_of(const std::vector<recorded_trace>& traces, const recorded_trace
 } // namespace
 
 
-std::string_view to_string(context_policy p) noexcept {
-  switch (p) {
-  case context_policy::compact: return "compact";
-  case context_policy::truncate: return "truncate";
-  case context_policy::fail: return "fail";
-  }
-  return "?";
-}
-
-std::optional<context_policy> parse_context_policy(std::string_view s) noexcept {
-  for (auto p : {context_policy::compact, context_policy::truncate, context_policy::fail})
-    if (to_string(p) == s) return p;
-  return std::nullopt;
-}
-
-std::string_view to_string(replay_speed s) noexcept { return s == replay_speed::recorded ? "recorded" : "target"; }
 
 std::vector<context_bin> default_context_bins() {
   return {{"<20K", 0, 20000, 0, {}},
@@ -162,21 +146,6 @@ trace_stats compute_trace_stats(const std::vector<recorded_trace>& traces, const
   return compute_trace_stats(traces, o);
 }
 
-std::string_view to_string(stats_grouping g) noexcept {
-  switch (g) {
-  case stats_grouping::model: return "model";
-  case stats_grouping::day: return "day";
-  case stats_grouping::session: return "session";
-  case stats_grouping::project: return "project";
-  }
-  return "?";
-}
-
-std::optional<stats_grouping> parse_stats_grouping(std::string_view s) noexcept {
-  for (auto g : {stats_grouping::model, stats_grouping::day, stats_grouping::session, stats_grouping::project})
-    if (to_string(g) == s) return g;
-  return std::nullopt;
-}
 
 namespace {
 std::string utc_day(double unix_s) {

@@ -61,7 +61,7 @@ json option_json(const option_result& o) {
   const auto& m = o.metrics;
   json j;
   j["label"] = o.label;
-  j["target"] = {{"name", tgt.name}, {"type", tgt.kind == target_kind::cloud ? "cloud" : "local"},
+  j["target"] = {{"name", tgt.name}, {"type", to_string(tgt.kind)},
                  {"provider", tgt.provider}, {"tier", tgt.tier}, {"model", tgt.model},
                  {"source", tgt.origin.source}, {"read_on", tgt.origin.read_on}, {"verified", tgt.origin.verified}};
   j["client"] = o.option->client.name;

@@ -2,6 +2,7 @@
 
 #include "loopcast/budget.hpp"
 #include "loopcast/errors.hpp"
+#include "loopcast/rate_limits.hpp"
 
 #include <fmt/format.h>
 
@@ -535,8 +536,7 @@ simulation_result simulate(const target& tgt, const retry_policy& client,
     s.attempt_row = out.attempts.size();
     record_attempt(a, t);  // bucket levels as the request found them, before its own charge
     for (std::size_t b = 0; b < nb; ++b) {
-      buckets[b].charge(charge[b].at_admission, t, t_end);
-      s.seq[b] = buckets[b].last_charge_seq();
+      s.seq[b] = buckets[b].charge(charge[b].at_admission, t, t_end);
       s.at_completion[b] = charge[b].at_completion;
       s.log_index[b] = log[b].size();
       log[b].push_back({t, charge[b].at_admission});

@@ -11,6 +11,7 @@
 // The synthetic workload generator (workload.hpp) and replays (replay.hpp) use the same rule.
 #pragma once
 
+#include "loopcast/names.hpp"
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -23,8 +24,12 @@ enum class context_policy : std::uint8_t {
   truncate,  ///< the oldest history is dropped so that prompt + output fit (the cache misses after it)
   fail       ///< the request overflows: the session stops (context_overflow)
 };
-std::string_view to_string(context_policy) noexcept;
-std::optional<context_policy> parse_context_policy(std::string_view) noexcept;
+template <>
+struct enum_names<context_policy> {
+  static constexpr std::array table{enum_entry{context_policy::compact, "compact"},
+                                    enum_entry{context_policy::truncate, "truncate"},
+                                    enum_entry{context_policy::fail, "fail"}};
+};
 
 /// Default compaction threshold, as a fraction of the window (Claude Code's, see above).
 inline constexpr double default_compact_at = 0.83;

@@ -13,7 +13,7 @@
 // against the token-bucket law T = (U + R − L) / (L / period).
 #pragma once
 
-#include "loopcast/rate_limits.hpp"
+#include "loopcast/limits/bucket_config.hpp"
 
 #include <limits>
 #include <map>

@@ -12,6 +12,7 @@
 // every option, or max_seeds is reached (the result says which).
 #pragma once
 
+#include "loopcast/names.hpp"
 #include "loopcast/scenario.hpp"
 
 #include <cstdint>
@@ -48,9 +49,13 @@ struct metric_distribution {
 metric_distribution describe_samples(std::vector<double> samples, double confidence);
 
 enum class mc_metric : std::uint8_t { usd_per_task, stall_share, tasks_per_hour, wall_s };
-std::string_view to_string(mc_metric) noexcept;
-/// The metric named by to_string, or nullopt.
-std::optional<mc_metric> parse_mc_metric(std::string_view name) noexcept;
+template <>
+struct enum_names<mc_metric> {
+  static constexpr std::array table{enum_entry{mc_metric::usd_per_task, "usd_per_task"},
+                                    enum_entry{mc_metric::stall_share, "stall_share"},
+                                    enum_entry{mc_metric::tasks_per_hour, "tasks_per_hour"},
+                                    enum_entry{mc_metric::wall_s, "wall_s"}};
+};
 
 struct montecarlo_options {
   std::int32_t seeds = 100;          ///< runs when precision == 0

@@ -5,6 +5,7 @@
 // Presets refer to each other by name; a preset_library finds them in its directories.
 #pragma once
 
+#include "loopcast/names.hpp"
 #include "loopcast/price_book.hpp"
 #include "loopcast/retry.hpp"
 #include "loopcast/scenario.hpp"
@@ -19,7 +20,13 @@
 namespace loopcast {
 
 enum class preset_kind : std::uint8_t { target, client, workload, scenario };
-std::string_view to_string(preset_kind) noexcept;
+template <>
+struct enum_names<preset_kind> {
+  static constexpr std::array table{enum_entry{preset_kind::target, "target"},
+                                    enum_entry{preset_kind::client, "client"},
+                                    enum_entry{preset_kind::workload, "workload"},
+                                    enum_entry{preset_kind::scenario, "scenario"}};
+};
 
 struct preset_entry {
   preset_kind kind;

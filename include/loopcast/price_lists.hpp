@@ -16,6 +16,7 @@
 // warnings naming the model and the field; a value that is not a non-negative number is skipped.
 #pragma once
 
+#include "loopcast/names.hpp"
 #include "loopcast/price_book.hpp"
 #include "loopcast/prices.hpp"
 
@@ -29,7 +30,12 @@
 namespace loopcast {
 
 enum class price_list_format : std::uint8_t { automatic, litellm, models_dev };
-std::string_view to_string(price_list_format) noexcept;
+template <>
+struct enum_names<price_list_format> {
+  static constexpr std::array table{enum_entry{price_list_format::automatic, "auto"},
+                                    enum_entry{price_list_format::litellm, "litellm"},
+                                    enum_entry{price_list_format::models_dev, "models.dev"}};
+};
 
 struct price_warning {
   std::string model;

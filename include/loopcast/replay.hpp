@@ -7,6 +7,7 @@
 //   fit     least-squares speed model (overhead, prefill, cached tokens, decode) from the logs
 #pragma once
 
+#include "loopcast/names.hpp"
 #include "loopcast/context.hpp"
 #include "loopcast/metrics.hpp"
 #include "loopcast/price_book.hpp"
@@ -38,8 +39,13 @@ enum class stats_grouping : std::uint8_t {
   session,  ///< its top-level session (a subagent counts with its parent)
   project   ///< the folder holding its log (Claude Code keeps one folder per project)
 };
-std::string_view to_string(stats_grouping) noexcept;
-std::optional<stats_grouping> parse_stats_grouping(std::string_view) noexcept;
+template <>
+struct enum_names<stats_grouping> {
+  static constexpr std::array table{enum_entry{stats_grouping::model, "model"},
+                                    enum_entry{stats_grouping::day, "day"},
+                                    enum_entry{stats_grouping::session, "session"},
+                                    enum_entry{stats_grouping::project, "project"}};
+};
 
 struct stats_group {
   std::string model;              ///< the group: a model, day, session or project (stats_options::by), or "all"
@@ -139,7 +145,11 @@ enum class replay_speed : std::uint8_t {
   target,   ///< the target's speed model (and engine)
   recorded  ///< each request keeps its recorded duration: only the limits and the cache change anything
 };
-std::string_view to_string(replay_speed) noexcept;
+template <>
+struct enum_names<replay_speed> {
+  static constexpr std::array table{enum_entry{replay_speed::target, "target"},
+                                    enum_entry{replay_speed::recorded, "recorded"}};
+};
 
 /// One target of a replay option, for the sessions whose model matches `pattern` (a glob: '*'
 /// matches any run of characters; "*" matches every model). A session whose models match

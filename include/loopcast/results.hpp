@@ -5,6 +5,7 @@
 // session summaries and the first 429 are always recorded.
 #pragma once
 
+#include "loopcast/names.hpp"
 #include "loopcast/engine.hpp"
 #include "loopcast/power.hpp"
 #include "loopcast/tokens.hpp"
@@ -23,7 +24,13 @@ enum class attempt_status : std::uint8_t {
   too_large,         ///< larger than a bucket's whole capacity: can never be admitted
   context_overflow   ///< prompt + generated exceed the target's context window
 };
-std::string_view to_string(attempt_status) noexcept;
+template <>
+struct enum_names<attempt_status> {
+  static constexpr std::array table{enum_entry{attempt_status::ok, "ok"},
+                                    enum_entry{attempt_status::rate_limited, "rate_limited"},
+                                    enum_entry{attempt_status::too_large, "too_large"},
+                                    enum_entry{attempt_status::context_overflow, "context_overflow"}};
+};
 
 enum class session_outcome : std::uint8_t {
   completed,           ///< every request was served
@@ -31,7 +38,13 @@ enum class session_outcome : std::uint8_t {
   request_too_large,   ///< a request can never be admitted
   context_overflow     ///< a request does not fit the target's window
 };
-std::string_view to_string(session_outcome) noexcept;
+template <>
+struct enum_names<session_outcome> {
+  static constexpr std::array table{enum_entry{session_outcome::completed, "completed"},
+                                    enum_entry{session_outcome::died_after_retries, "died_after_retries"},
+                                    enum_entry{session_outcome::request_too_large, "request_too_large"},
+                                    enum_entry{session_outcome::context_overflow, "context_overflow"}};
+};
 
 /// One attempt to send one request (a retry is another attempt of the same request).
 struct attempt_record {

@@ -6,6 +6,7 @@
 // it would wait passes give_up_above_s (aider), and the session dies.
 #pragma once
 
+#include "loopcast/names.hpp"
 #include "loopcast/distributions.hpp"
 
 #include <algorithm>
@@ -21,11 +22,21 @@ enum class jitter_kind : std::uint8_t {
   equal,      ///< delay/2 + U[0, delay/2]
   scaled_75   ///< delay × U[0.75, 1] (OpenAI and Anthropic SDKs)
 };
-std::string_view to_string(jitter_kind) noexcept;
+template <>
+struct enum_names<jitter_kind> {
+  static constexpr std::array table{enum_entry{jitter_kind::none, "none"},
+                                    enum_entry{jitter_kind::full, "full"},
+                                    enum_entry{jitter_kind::equal, "equal"},
+                                    enum_entry{jitter_kind::scaled_75, "scaled_75"}};
+};
 
 /// What to do when the provider's retry_after exceeds the cap.
 enum class over_cap_action : std::uint8_t { give_up, backoff };
-std::string_view to_string(over_cap_action) noexcept;
+template <>
+struct enum_names<over_cap_action> {
+  static constexpr std::array table{enum_entry{over_cap_action::give_up, "give_up"},
+                                    enum_entry{over_cap_action::backoff, "backoff"}};
+};
 
 struct retry_policy {
   std::string name;

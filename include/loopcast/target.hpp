@@ -9,7 +9,7 @@
 #include "loopcast/power.hpp"
 #include "loopcast/prefix_cache.hpp"
 #include "loopcast/prices.hpp"
-#include "loopcast/rate_limits.hpp"
+#include "loopcast/limits/bucket_config.hpp"
 #include "loopcast/speed.hpp"
 
 #include <cstdint>
@@ -20,6 +20,10 @@
 namespace loopcast {
 
 enum class target_kind : std::uint8_t { cloud, local };
+template <>
+struct enum_names<target_kind> {
+  static constexpr std::array table{enum_entry{target_kind::cloud, "cloud"}, enum_entry{target_kind::local, "local"}};
+};
 
 /// Where a preset's numbers come from.
 struct provenance {

@@ -4,6 +4,8 @@
 // request's context; output + reasoning is what the model generated.
 #pragma once
 
+#include "loopcast/names.hpp"
+
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -19,15 +21,16 @@ enum class token_class : std::uint8_t {
   output,       ///< visible output tokens
   reasoning     ///< thinking tokens (billed as output unless priced separately)
 };
-inline constexpr std::size_t token_class_count = 5;
-inline constexpr std::array<token_class, token_class_count> all_token_classes{
-    token_class::input, token_class::cache_read, token_class::cache_write, token_class::output,
-    token_class::reasoning};
-
-/// "input", "cache_read", "cache_write", "output", "reasoning".
-std::string_view to_string(token_class c) noexcept;
-/// The inverse of to_string; nullopt for an unknown name.
-std::optional<token_class> parse_token_class(std::string_view name) noexcept;
+template <>
+struct enum_names<token_class> {
+  static constexpr std::array table{enum_entry{token_class::input, "input"},
+                                    enum_entry{token_class::cache_read, "cache_read"},
+                                    enum_entry{token_class::cache_write, "cache_write"},
+                                    enum_entry{token_class::output, "output"},
+                                    enum_entry{token_class::reasoning, "reasoning"}};
+};
+inline constexpr std::size_t token_class_count = enum_names<token_class>::table.size();
+inline constexpr auto all_token_classes = enum_values<token_class>();
 
 /// Token counts of one request (or a sum of requests), in tokens.
 struct token_counts {

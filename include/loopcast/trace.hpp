@@ -12,6 +12,7 @@
 // file that yields no usable request at all is a trace_error.
 #pragma once
 
+#include "loopcast/names.hpp"
 #include "loopcast/prefix_cache.hpp"
 #include "loopcast/tokens.hpp"
 
@@ -36,9 +37,16 @@ enum class trace_format : std::uint8_t {
   swe_agent,        ///< SWE-agent .traj (per-task totals only)
   loopcast          ///< loopcast's own JSONL trace (docs/trace-format.md)
 };
-std::string_view to_string(trace_format) noexcept;
-/// Parses a format name as used by --format; nullopt if unknown.
-std::optional<trace_format> parse_trace_format(std::string_view) noexcept;
+template <>
+struct enum_names<trace_format> {
+  static constexpr std::array table{enum_entry{trace_format::automatic, "auto"},
+                                    enum_entry{trace_format::claude_code, "claude-code"},
+                                    enum_entry{trace_format::codex, "codex"},
+                                    enum_entry{trace_format::opencode, "opencode"},
+                                    enum_entry{trace_format::kv_cache_tester, "kv-cache-tester"},
+                                    enum_entry{trace_format::swe_agent, "swe-agent"},
+                                    enum_entry{trace_format::loopcast, "loopcast"}};
+};
 
 inline constexpr double unknown_time = std::numeric_limits<double>::quiet_NaN();
 

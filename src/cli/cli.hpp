@@ -38,6 +38,12 @@ struct command {
 CLI::Validator finite_range(double lo, double hi);
 /// A whole number from 0 to 2^64 − 1 written in decimal digits (no sign, no wrap-around).
 CLI::Validator seed_digits();
+/// One of an enumeration's spellings (names.hpp).
+template <named_enum E>
+CLI::IsMember member_of() {
+  const auto names = enum_spellings<E>();
+  return CLI::IsMember(std::vector<std::string>(names.begin(), names.end()));
+}
 
 preset_library library(const globals& g);
 /// A scenario, target, client or workload given as a preset name or a .json file.

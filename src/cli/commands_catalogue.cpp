@@ -95,9 +95,7 @@ int show_preset(const globals& g, const std::string& name, const std::string& ki
 
 int import_prices(const std::string& file, const std::string& format, const std::vector<std::string>& only, bool as_json,
                   bool all_modes) {
-  auto f = price_list_format::automatic;
-  if (format == "litellm") f = price_list_format::litellm;
-  else if (format == "models.dev") f = price_list_format::models_dev;
+  const auto f = parse_name<price_list_format>(format).value_or(price_list_format::automatic);
   const auto list = import_price_list(file, f, only, all_modes);
   // Two kinds of warning come by the hundred in real lists: each is summarised in one line (the
   // JSON keeps every warning); the rest are printed one by one.
@@ -235,13 +233,13 @@ std::vector<command> catalogue_commands(CLI::App& app, const globals& g) {
   std::vector<command> cmds;
   auto* presets = app.add_subcommand("presets", "List the presets (targets with provider, tier, model, source, date)");
   presets->require_subcommand(0, 1);
-  presets->add_option("--kind", st->kind, "Only this kind: target, client, workload, scenario")
-      ->check(CLI::IsMember({"target", "client", "workload", "scenario"}));
+  presets->add_option("--kind", st->kind, "Only this kind: " + spelling_list<preset_kind>())
+      ->check(member_of<preset_kind>());
   presets->add_flag("--json", st->as_json, "Print the list as JSON");
   auto* show = presets->add_subcommand("show", "Print one preset, resolved (the presets it names inlined)");
   show->add_option("name", st->name, "Preset name")->required();
   show->add_option("--kind", st->kind, "Kind, when the name is used by several")
-      ->check(CLI::IsMember({"target", "client", "workload", "scenario"}));
+      ->check(member_of<preset_kind>());
   cmds.push_back({show, [st, &g] { return show_preset(g, st->name, st->kind); }});
   cmds.push_back({presets, [st, &g] { return list_presets(g, st->kind, st->as_json); }});
 
@@ -257,7 +255,7 @@ std::vector<command> catalogue_commands(CLI::App& app, const globals& g) {
                                                 "api.json into loopcast prices (nothing is downloaded)");
   imp->add_option("file", ps->file, "The price list (.json)")->required();
   imp->add_option("--format", ps->format, "auto, litellm or models.dev")->capture_default_str()
-      ->check(CLI::IsMember({"auto", "litellm", "models.dev"}));
+      ->check(member_of<price_list_format>());
   imp->add_option("--model", ps->models, "Only this model id (LiteLLM key, or provider/model for models.dev); repeatable");
   imp->add_flag("--json", ps->as_json, "Print the prices as JSON");
   imp->add_flag("--all", ps->all_modes, "Keep every LiteLLM entry (by default only chat, completion and responses models)");

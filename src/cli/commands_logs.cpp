@@ -24,9 +24,8 @@ namespace {
 
 trace_format format_of(const std::string& name) {
   if (name.empty()) return trace_format::automatic;
-  if (auto f = parse_trace_format(name)) return *f;
-  throw std::invalid_argument(fmt::format("unknown --format \"{}\" (expected auto, claude-code, codex, opencode, "
-                                          "kv-cache-tester, swe-agent or loopcast)", name));
+  if (auto f = parse_name<trace_format>(name)) return *f;
+  throw std::invalid_argument(fmt::format("unknown --format \"{}\" (expected {})", name, spelling_list<trace_format>()));
 }
 
 std::vector<std::filesystem::path> as_paths(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
@@ -77,7 +76,7 @@ double parse_day(const std::string& option, const std::string& text) {
 int cmd_stats(const std::vector<std::string>& logs, const std::string& format, const globals& g, const stats_args& a) {
   if (a.as_json && a.as_csv) throw std::invalid_argument("give --json or --csv, not both");
   stats_options so;
-  so.by = *parse_stats_grouping(a.by);
+  so.by = *parse_name<stats_grouping>(a.by);
   if (!a.since.empty()) so.since_unix = parse_day("--since", a.since);
   if (!a.until.empty()) so.until_unix = parse_day("--until", a.until) + 86400.0;  // the whole day
   if (!a.since.empty() && !a.until.empty() && so.until_unix <= so.since_unix)
@@ -201,8 +200,8 @@ int cmd_replay(const std::vector<std::string>& logs, const std::string& format, 
   ro.seed = a.seed;
   ro.max_tokens = a.max_tokens;
   ro.record_attempts = !a.timeline.empty();
-  ro.speed = a.speed == "recorded" ? replay_speed::recorded : replay_speed::target;
-  ro.policy = *parse_context_policy(a.context);
+  ro.speed = *parse_name<replay_speed>(a.speed);  // CLI::IsMember checked the name
+  ro.policy = *parse_name<context_policy>(a.context);
   ro.compact_at = a.compact_at;
   const auto book = load_price_book(a.price_list, lib);
   ro.recorded_prices = &book;
@@ -444,7 +443,7 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
   stats->add_option("--since", sa->since, "Only requests sent on or after this UTC day (YYYY-MM-DD or YYYYMMDD)");
   stats->add_option("--until", sa->until, "Only requests sent on or before this UTC day (YYYY-MM-DD or YYYYMMDD)");
   stats->add_option("--by", sa->by, "Group by model, day (UTC), session or project (the folder holding the log)")
-      ->capture_default_str()->check(CLI::IsMember({"model", "day", "session", "project"}));
+      ->capture_default_str()->check(member_of<stats_grouping>());
   stats->add_option("--price", sa->price, "Price every request with this target preset (name or .json) instead of its own model's prices");
   stats->add_option("--price-list", sa->price_list, "Price each request at its model from a LiteLLM or models.dev price list (default: the preset catalogue)");
   stats->add_option("--cache-ttl", sa->cache_ttl_s, "Also report the hit rate and cost with a provider cache of this TTL, s")
@@ -469,10 +468,10 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
                      "the target's maximum output)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{10000000}));
   replay->add_option("--speed", ra.speed, "target (the target's speed model) or recorded (each request keeps its recorded time)")
-      ->capture_default_str()->check(CLI::IsMember({"target", "recorded"}));
+      ->capture_default_str()->check(member_of<replay_speed>());
   replay->add_option("--context", ra.context,
                      "When a prompt outgrows the target's window: compact (as the agent would), truncate, or fail")
-      ->capture_default_str()->check(CLI::IsMember({"compact", "truncate", "fail"}));
+      ->capture_default_str()->check(member_of<context_policy>());
   replay->add_option("--compact-at", ra.compact_at,
                      "Compact when the prompt reaches this fraction of the target's window (default: the client's, else 0.83)")
       ->check(finite_range(0.05, 1.0));

@@ -267,7 +267,7 @@ std::vector<command> simulation_commands(CLI::App& app, const globals& g) {
                  "Instead of --seeds: add seeds until the mean of --metric is known within ±this fraction")
       ->check(finite_range(1e-6, 10.0))->excludes(seeds_opt);
   mc->add_option("--metric", st->metric, "Metric of --precision: usd_per_task, stall_share, tasks_per_hour, wall_s")
-      ->capture_default_str()->check(CLI::IsMember({"usd_per_task", "stall_share", "tasks_per_hour", "wall_s"}));
+      ->capture_default_str()->check(member_of<mc_metric>());
   mc->add_option("--max-seeds", st->mc.max_seeds, "With --precision: stop at this many seeds")
       ->capture_default_str()->check(CLI::Range(2, 10000000));
   mc->add_option("--confidence", st->mc.confidence, "Confidence of the intervals")
@@ -279,7 +279,7 @@ std::vector<command> simulation_commands(CLI::App& app, const globals& g) {
   mc->add_flag("--json", st->as_json, "Print the result as JSON");
   mc->add_option("--csv", st->csv, "Write one CSV row per run (seed × option) to FILE ('-': stdout)");
   cmds.push_back({mc, [st, &g] {
-                    st->mc.metric = *parse_mc_metric(st->metric);  // CLI::IsMember checked the name
+                    st->mc.metric = *parse_name<mc_metric>(st->metric);  // CLI::IsMember checked the name
                     return cmd_montecarlo(g, st->scenario, st->mc, st->as_json, st->csv);
                   }});
 

@@ -26,10 +26,6 @@ namespace loopcast {
 using namespace detail;
 
 namespace {
-constexpr std::array all_formats{trace_format::automatic, trace_format::claude_code, trace_format::codex,
-                                 trace_format::opencode,  trace_format::kv_cache_tester, trace_format::swe_agent,
-                                 trace_format::loopcast};
-
 bool is_opencode_folder(const std::filesystem::path& p) {
   namespace fs = std::filesystem;
   return fs::is_directory(p / "storage" / "message") || (fs::is_directory(p / "message") && fs::is_directory(p / "part"));
@@ -51,24 +47,6 @@ std::optional<trace_format> classify(const nlohmann::json& j) {
 }
 } // namespace
 
-std::string_view to_string(trace_format f) noexcept {
-  switch (f) {
-  case trace_format::automatic: return "auto";
-  case trace_format::claude_code: return "claude-code";
-  case trace_format::codex: return "codex";
-  case trace_format::opencode: return "opencode";
-  case trace_format::kv_cache_tester: return "kv-cache-tester";
-  case trace_format::swe_agent: return "swe-agent";
-  case trace_format::loopcast: return "loopcast";
-  }
-  return "?";
-}
-
-std::optional<trace_format> parse_trace_format(std::string_view s) noexcept {
-  for (auto f : all_formats)
-    if (to_string(f) == s) return f;
-  return std::nullopt;
-}
 
 double agent_delay(const recorded_request& prev, const recorded_request& r) noexcept {
   if (!std::isnan(r.delay_before_s)) return r.delay_before_s;

@@ -100,10 +100,8 @@ TEST(FixedWindow, EpochAnchorAlignsToWallClock) {
 // Sliding window, 10 per 60 s: the window is (t − 60, t].
 TEST(SlidingWindow, WaitsUntilOldChargesLeave) {
   bucket b(tokens_bucket(10, 60, bucket_algorithm::sliding_window));
-  b.charge(4, 0, 0);
-  const auto first = b.last_charge_seq();
-  b.charge(4, 20, 0);
-  const auto second = b.last_charge_seq();
+  const auto first = b.charge(4, 0, 0);
+  const auto second = b.charge(4, 20, 0);
   // At 30: 8 in the window; 5 more fit once the charge at 0 leaves, at 60.
   EXPECT_DOUBLE_EQ(b.wait_for(5, 30), 30.0);
   EXPECT_DOUBLE_EQ(b.wait_for(2, 30), 0.0);

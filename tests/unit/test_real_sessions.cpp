@@ -6,6 +6,7 @@
 #include "loopcast/errors.hpp"
 #include "loopcast/montecarlo.hpp"
 #include "loopcast/presets.hpp"
+#include "loopcast/rate_limits.hpp"
 #include "loopcast/price_lists.hpp"
 #include "loopcast/replay.hpp"
 #include "loopcast/report.hpp"

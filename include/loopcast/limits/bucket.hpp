@@ -1,0 +1,82 @@
+// loopcast — the state of one preset-configured bucket during a simulation.
+//
+// A `bucket` holds one of the built-in algorithms (a std::variant) and applies the bucket's
+// oversize rule: a charge larger than the whole capacity is refused for good (`refuse`,
+// `rate_limited`: wait_for returns never_admitted) or admitted once the bucket is empty (`debt`:
+// the level goes below zero and refill repays it). Each wait is monotone: once a charge is
+// admissible without other traffic, it stays so. Operations allocate nothing once warm.
+#pragma once
+
+#include "loopcast/limits/bucket_config.hpp"
+#include "loopcast/limits/bucket_law.hpp"
+#include "loopcast/limits/concurrency.hpp"
+#include "loopcast/limits/fixed_window.hpp"
+#include "loopcast/limits/sliding_window.hpp"
+#include "loopcast/limits/token_bucket.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <variant>
+
+namespace loopcast {
+
+class bucket {
+public:
+  /// Kept for callers of earlier versions; the same value as never_admitted.
+  static constexpr double never = never_admitted;
+
+  /// A fixed window anchored at the epoch needs the Unix time of simulated t = 0.
+  explicit bucket(bucket_config cfg, double start_unix_s = 0)
+      : cfg_(std::move(cfg)), eps_(1e-9 * std::max(1.0, cfg_.limit)), state_(make(cfg_, start_unix_s)) {}
+
+  const bucket_config& config() const noexcept { return cfg_; }
+
+  /// Seconds to wait from t until a charge of q could be admitted (0 = now, never_admitted = a
+  /// charge above the capacity that the oversize rule does not admit).
+  double wait_for(double q, double t) noexcept {
+    if (q > cfg_.limit + eps_ && cfg_.algorithm != bucket_algorithm::concurrency) {
+      if (cfg_.oversize != oversize_rule::debt) return never_admitted;
+      return std::visit([t](auto& s) noexcept { return s.wait_until_empty(t); }, state_);
+    }
+    return std::visit([q, t](auto& s) noexcept { return s.wait_for(q, t); }, state_);
+  }
+
+  /// Charges q units at time t; `t_release` is when the request completes (concurrency only).
+  /// Returns the ticket adjust() takes.
+  std::uint64_t charge(double q, double t, double t_release) {
+    return std::visit([=](auto& s) { return s.charge(q, t, t_release); }, state_);
+  }
+
+  /// Adds `delta` units at completion time t of a request admitted at t_admit with `ticket`: a
+  /// refund when negative (only while the original charge is still counted), a late charge when
+  /// positive.
+  void adjust(double delta, double t, double t_admit, std::uint64_t ticket) {
+    if (delta == 0.0) return;
+    std::visit([=](auto& s) { s.adjust(delta, t, t_admit, ticket); }, state_);
+  }
+
+  /// Units in use at time t, in the bucket's unit: limit − available for a token bucket, the
+  /// window's count for the window algorithms, requests in flight for concurrency.
+  double used(double t) noexcept {
+    return std::visit([t](auto& s) noexcept { return s.used(t); }, state_);
+  }
+
+private:
+  using state = std::variant<limits::token_bucket, limits::fixed_window, limits::sliding_window, limits::concurrency>;
+  static state make(const bucket_config& c, double start_unix_s) {
+    switch (c.algorithm) {
+    case bucket_algorithm::fixed_window: return limits::fixed_window(c, start_unix_s);
+    case bucket_algorithm::sliding_window: return limits::sliding_window(c, start_unix_s);
+    case bucket_algorithm::concurrency: return limits::concurrency(c, start_unix_s);
+    case bucket_algorithm::token_bucket: break;
+    }
+    return limits::token_bucket(c, start_unix_s);
+  }
+
+  bucket_config cfg_;
+  double eps_;  // admission tolerance against rounding, in units
+  state state_;
+};
+static_assert(bucket_law<bucket>);
+
+} // namespace loopcast

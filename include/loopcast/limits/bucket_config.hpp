@@ -1,0 +1,119 @@
+// loopcast — what a rate-limit bucket counts and how it charges a request (docs/model.md §3).
+//
+// A provider tier has a set of buckets. Each bucket counts one quantity (requests, requests in
+// flight, or a set of token classes) over a period with one algorithm, and charges a request's
+// generated tokens by one charging rule. Plain data, validated when a preset is loaded; the
+// state of a bucket during a simulation is in bucket.hpp.
+#pragma once
+
+#include "loopcast/names.hpp"
+#include "loopcast/tokens.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace loopcast {
+
+enum class bucket_algorithm : std::uint8_t {
+  token_bucket,    ///< capacity = limit, refilled continuously at limit/period per second, starts full
+  fixed_window,    ///< count resets at multiples of period from the anchor
+  sliding_window,  ///< sum of charges in (t − period, t] plus the request must stay <= limit
+  concurrency      ///< at most `limit` requests in flight
+};
+template <>
+struct enum_names<bucket_algorithm> {
+  static constexpr std::array table{
+      enum_entry{bucket_algorithm::token_bucket, "token_bucket"}, enum_entry{bucket_algorithm::fixed_window, "fixed_window"},
+      enum_entry{bucket_algorithm::sliding_window, "sliding_window"}, enum_entry{bucket_algorithm::concurrency, "concurrency"}};
+};
+
+enum class charging_rule : std::uint8_t {
+  actual,               ///< true generated tokens charged at admission (an oracle)
+  reserve_then_refund,  ///< max_tokens charged at admission, unused part refunded at completion
+  reserve,              ///< max_tokens charged at admission, never refunded
+  on_completion         ///< generated tokens charged when the request completes
+};
+template <>
+struct enum_names<charging_rule> {
+  static constexpr std::array table{
+      enum_entry{charging_rule::actual, "actual"}, enum_entry{charging_rule::reserve_then_refund, "reserve_then_refund"},
+      enum_entry{charging_rule::reserve, "reserve"}, enum_entry{charging_rule::on_completion, "on_completion"}};
+};
+
+enum class bucket_unit : std::uint8_t {
+  requests,            ///< one unit per request
+  tokens,              ///< the sum of the counted token classes
+  concurrent_requests  ///< requests in flight (only with the concurrency algorithm)
+};
+template <>
+struct enum_names<bucket_unit> {
+  static constexpr std::array table{enum_entry{bucket_unit::requests, "requests"}, enum_entry{bucket_unit::tokens, "tokens"},
+                                    enum_entry{bucket_unit::concurrent_requests, "concurrent_requests"}};
+};
+
+enum class window_anchor : std::uint8_t {
+  session_start,  ///< fixed windows start at simulated time 0
+  epoch           ///< fixed windows are aligned to the Unix epoch (plus anchor_offset_s)
+};
+template <>
+struct enum_names<window_anchor> {
+  static constexpr std::array table{enum_entry{window_anchor::session_start, "session_start"},
+                                    enum_entry{window_anchor::epoch, "epoch"}};
+};
+
+/// What a bucket does with a charge larger than its whole capacity (e.g. max_tokens 32,000 on an
+/// 8,000 output-tokens-per-minute bucket). Chosen per provider from evidence (docs/presets.md).
+enum class oversize_rule : std::uint8_t {
+  refuse,        ///< never admitted: the request fails at once (HTTP 400-like, request_too_large)
+  rate_limited,  ///< a 429 on every attempt (retry_after = the period): the client retries until it gives up
+  debt           ///< admitted when the bucket is full; the level goes negative and refill repays it
+};
+template <>
+struct enum_names<oversize_rule> {
+  static constexpr std::array table{enum_entry{oversize_rule::refuse, "refuse"},
+                                    enum_entry{oversize_rule::rate_limited, "rate_limited"},
+                                    enum_entry{oversize_rule::debt, "debt"}};
+};
+
+/// Configuration of one bucket. Plain data; validated when loaded.
+struct bucket_config {
+  std::string name;                   ///< e.g. "total_tpm"
+  double limit = 0;                   ///< capacity, in units (requests or tokens)
+  double period_s = 60;               ///< period, in seconds (ignored by concurrency)
+  bucket_unit unit = bucket_unit::tokens;
+  class_set classes;                  ///< counted token classes (unit == tokens)
+  bucket_algorithm algorithm = bucket_algorithm::token_bucket;
+  charging_rule charging = charging_rule::actual;  ///< how generated tokens are charged
+  bool count_rejected = false;        ///< a refused request still costs one unit (unit == requests)
+  window_anchor anchor = window_anchor::session_start;  ///< fixed_window only
+  double anchor_offset_s = 0;         ///< fixed_window with epoch anchor: windows start at epoch + offset (s)
+  oversize_rule oversize = oversize_rule::refuse;  ///< a charge above the whole capacity
+};
+
+/// What a bucket charges a request at admission and at completion, in units.
+struct bucket_charge {
+  double at_admission = 0;   ///< charged when admitted (checked against the bucket)
+  double at_completion = 0;  ///< charged (> 0) or refunded (< 0) at completion
+};
+
+/// The charge of a request with `tokens` (the true counts) and `max_tokens` on bucket `b`.
+/// For the reservation rules the reserve is max_tokens (which covers output + reasoning).
+inline bucket_charge charge_for(const bucket_config& b, const token_counts& tokens,
+                                std::int64_t max_tokens) noexcept {
+  if (b.unit != bucket_unit::tokens) return {1.0, 0.0};
+  const double prompt = static_cast<double>(b.classes.prompt_part(tokens));
+  if (!b.classes.counts_generated()) return {prompt, 0.0};
+  const double generated = static_cast<double>(b.classes.generated_part(tokens));
+  const double reserve = static_cast<double>(max_tokens);
+  switch (b.charging) {
+  case charging_rule::actual: return {prompt + generated, 0.0};
+  case charging_rule::reserve_then_refund:
+    return {prompt + reserve, -std::max(0.0, reserve - generated)};
+  case charging_rule::reserve: return {prompt + reserve, 0.0};
+  case charging_rule::on_completion: return {prompt, generated};
+  }
+  return {prompt, 0.0};
+}
+
+} // namespace loopcast
