@@ -1,7 +1,7 @@
 // The event-driven simulator: timings, 429s, retries, outcomes, cache expiry, fleets, invariants.
 #include "loopcast/errors.hpp"
 #include "loopcast/scenario.hpp"
-#include "loopcast/simulator.hpp"
+#include "loopcast/simulation.hpp"
 
 #include <gtest/gtest.h>
 
@@ -338,7 +338,40 @@ TEST(Simulator, TokensAreConserved) {
 TEST(Simulator, PeakWindowDemand) {
   const charge_event log[] = {{0, 100}, {30, 200}, {59, 50}, {61, 300}, {200, 10}};
   // Windows [t, t + 60): from 30: 200 + 50 + 300 = 550 (the charge at 0 left at 60).
-  const auto [peak, start] = peak_window_demand(log, 60);
+  const auto [peak, start] = detail::peak_window_demand(log, 60);
   EXPECT_DOUBLE_EQ(peak, 550.0);
   EXPECT_DOUBLE_EQ(start, 30.0);
+}
+
+// A client that never gives up against a bucket that counts its refusals: one request per 60 s
+// in a sliding window, every 429 charged. r1 is admitted at 0; r2 at 4.5 waits 55.5 s, and its
+// own refusal at 4.5 keeps the window full at 60 (wait 4.5), the one at 60 at 64.5 (wait 55.5),
+// and so on: never admitted. The k-th refusal comes at 60·k/2 for even k, so the 10^6-th at
+// 3·10^7 s, where the simulation stops the session (no throw from inside the loop).
+TEST(Simulator, RefusalsThatKeepTheWindowFullEndTheSessionAfterAMillionAttempts) {
+  auto t = simple_target();
+  bucket_config rpm;
+  rpm.name = "rpm";
+  rpm.unit = bucket_unit::requests;
+  rpm.algorithm = bucket_algorithm::sliding_window;
+  rpm.limit = 1;
+  rpm.period_s = 60;
+  rpm.count_rejected = true;
+  t.limits = {rpm};
+  const auto script = two_requests();
+  const session_plan plan{&script, 0, 1, 0};
+  sim_options opt;
+  opt.record_attempts = false;
+  opt.record_charges = false;
+  const auto r = simulate(t, honour_forever(), {&plan, 1}, opt);
+  const auto& s = r.sessions[0];
+  EXPECT_EQ(s.outcome, session_outcome::died_after_retries);
+  EXPECT_EQ(s.rate_limited, detail::max_attempts_per_request);
+  EXPECT_EQ(s.attempts, 1 + detail::max_attempts_per_request);
+  EXPECT_EQ(s.requests_served, 1);
+  EXPECT_EQ(s.stop_request, 2);
+  EXPECT_EQ(s.stop_bucket, 0);
+  EXPECT_DOUBLE_EQ(s.end_s, 3e7);
+  EXPECT_NEAR(s.stall_s, 3e7 - 4.5, 1e-3);
+  EXPECT_EQ(r.buckets[0].refusals, 1'000'000);
 }
