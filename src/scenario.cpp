@@ -33,23 +33,30 @@ run_size run_size_of(const scenario& s, bool record_attempts, bool record_charge
   return z;
 }
 
+fleet_sessions generate_fleet(const scenario& s, std::uint64_t seed) {
+  fleet_sessions out;
+  const auto n = static_cast<std::size_t>(fleet_size(s));
+  out.scripts.reserve(n);
+  out.plans.reserve(n);
+  std::uint64_t idx = 0;  // scripts are reserved: the plans' pointers stay valid
+  for (std::uint32_t f = 0; f < s.fleet.size(); ++f) {
+    const auto& g = s.fleet[f];
+    for (std::int32_t k = 0; k < g.sessions; ++k, ++idx) {
+      out.scripts.push_back(generate_session(g.wl, derive_seed(seed, idx)));
+      out.plans.push_back({&out.scripts.back(), g.start_s + g.stagger_s * k, derive_seed(seed, (1ULL << 32) + idx), f});
+    }
+  }
+  return out;
+}
+
 scenario_result run_scenario(const scenario& s, const run_options& opt) {
   check_run_size(run_size_of(s, opt.record_attempts, opt.record_charges), "scenario", s.name);
   scenario_result r;
   r.scn = &s;
   r.seed = opt.seed.value_or(s.seed);
-  const auto n = static_cast<std::size_t>(fleet_size(s));
-  r.scripts.reserve(n);
-  std::vector<session_plan> plans;
-  plans.reserve(n);
-  std::uint64_t idx = 0;  // scripts are reserved: the plans' pointers stay valid
-  for (std::uint32_t f = 0; f < s.fleet.size(); ++f) {
-    const auto& g = s.fleet[f];
-    for (std::int32_t k = 0; k < g.sessions; ++k, ++idx) {
-      r.scripts.push_back(generate_session(g.wl, derive_seed(r.seed, idx)));
-      plans.push_back({&r.scripts.back(), g.start_s + g.stagger_s * k, derive_seed(r.seed, (1ULL << 32) + idx), f});
-    }
-  }
+  auto fleet = generate_fleet(s, r.seed);
+  const std::vector<session_plan> plans = std::move(fleet.plans);
+  r.scripts = std::move(fleet.scripts);  // the buffer moves: the plans' pointers stay valid
   sim_options so;
   so.start_unix_s = s.start_unix_s;
   so.record_attempts = opt.record_attempts;

@@ -19,7 +19,7 @@ void report(const char* label, const loopcast::scenario& scn) {
   std::string wall = "no 429";
   if (sim.first_429)
     wall = fmt::format("first 429 on request {} at {:.1f} s ({})", sim.first_429->request, sim.first_429->time_s,
-                       cloud.option->tgt.limits[static_cast<std::size_t>(sim.first_429->bucket)].name);
+                       sim.first_429->bucket_name);
   fmt::print("{:<22} {}; stalled {:.1f} s; wall clock {:.1f} s; ${:.4f} (${:.2f}/hour)\n", label, wall,
              sim.sessions.front().stall_s, sim.wall_s, sim.cost_usd, sim.cost_usd / (sim.wall_s / 3600.0));
 }
@@ -31,8 +31,7 @@ int main(int argc, char** argv) {
     auto scn = lib.load_scenario("reference");
     scn.options.resize(1);  // the cloud option only
     report("Developer tier:", scn);
-    for (auto& b : scn.options.front().tgt.limits)
-      if (b.name == "total_tpm") b.limit *= 2;
+    scn.options.front().tgt.find_bucket("total_tpm")->limit *= 2;
     report("total_tpm doubled:", scn);
   } catch (const loopcast::error& e) {
     std::cerr << "what_if_limits: " << e.what() << "\n";

@@ -99,7 +99,8 @@ struct first_429_info {
   std::uint32_t session = 0;
   std::int32_t request = 0;  ///< 1-based index of the refused request in its session
   double time_s = 0;
-  std::int16_t bucket = -1;  ///< the bucket that refused (longest wait)
+  std::int16_t bucket = -1;  ///< the bucket that refused (longest wait), an index into the target's limits
+  std::string bucket_name;   ///< its name
   double retry_after_s = -1;
   token_counts sent_before;  ///< tokens served (all sessions) before the 429
   std::vector<bucket_snapshot> buckets;

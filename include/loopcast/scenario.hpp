@@ -74,6 +74,21 @@ struct run_options {
   bool request_metrics = true;  ///< false: option_result::metrics is left empty (Monte Carlo rows need none)
 };
 
+/// The sessions of one run of a scenario: the fleet's scripts generated from `seed` and their
+/// plans (start times, client seeds, families), which point into `scripts` (moving the struct
+/// keeps them valid; copying it does not).
+struct fleet_sessions {
+  std::vector<session_script> scripts;
+  std::vector<session_plan> plans;
+  fleet_sessions() = default;
+  fleet_sessions(fleet_sessions&&) = default;
+  fleet_sessions& operator=(fleet_sessions&&) = default;
+  fleet_sessions(const fleet_sessions&) = delete;
+  fleet_sessions& operator=(const fleet_sessions&) = delete;
+};
+/// Generates the sessions every option of the scenario runs, for `seed`.
+fleet_sessions generate_fleet(const scenario& s, std::uint64_t seed);
+
 /// Runs every option on the scenario's sessions. Refuses (config_error) a run over the request
 /// cap or the memory budget (budget.hpp) before generating anything.
 scenario_result run_scenario(const scenario& s, const run_options& opt = {});

@@ -408,6 +408,7 @@ private:
     f.request = request;
     f.time_s = t;
     f.bucket = worst;
+    f.bucket_name = tgt_.limits[static_cast<std::size_t>(worst)].name;
     f.retry_after_s = wait;
     f.sent_before = admitted_;
     f.buckets.resize(nb_);

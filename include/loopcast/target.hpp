@@ -49,6 +49,16 @@ struct target {
   std::optional<power_config> power;    ///< energy model (local)
   std::optional<engine_config> engine;  ///< batching and memory of a local engine (none: every request alone)
   provenance origin;
+
+  /// The bucket named `bucket_name`, or nullptr.
+  bucket_config* find_bucket(std::string_view bucket_name) noexcept {
+    for (auto& b : limits)
+      if (b.name == bucket_name) return &b;
+    return nullptr;
+  }
+  const bucket_config* find_bucket(std::string_view bucket_name) const noexcept {
+    return const_cast<target*>(this)->find_bucket(bucket_name);
+  }
 };
 
 /// Most buckets a target may have (the simulator keeps per-request bucket state in fixed arrays).

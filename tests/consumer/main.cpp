@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
     const auto res = loopcast::run_scenario(scn);
     const auto& cloud = res.options.at(0);
     std::cout << "options " << res.options.size() << "\n";
-    std::cout << "first 429 bucket " << cloud.option->tgt.limits.at(static_cast<std::size_t>(cloud.sim.first_429->bucket)).name
+    std::cout << "first 429 bucket " << cloud.sim.first_429->bucket_name
               << "\n";
     std::cout << "outcome " << loopcast::to_string(cloud.sim.sessions.at(0).outcome) << "\n";
   } catch (const loopcast::error& e) {

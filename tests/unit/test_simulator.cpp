@@ -1,5 +1,6 @@
 // The event-driven simulator: timings, 429s, retries, outcomes, cache expiry, fleets, invariants.
 #include "loopcast/errors.hpp"
+#include "loopcast/rate_limits.hpp"
 #include "loopcast/scenario.hpp"
 #include "loopcast/simulation.hpp"
 
@@ -374,4 +375,20 @@ TEST(Simulator, RefusalsThatKeepTheWindowFullEndTheSessionAfterAMillionAttempts)
   EXPECT_DOUBLE_EQ(s.end_s, 3e7);
   EXPECT_NEAR(s.stall_s, 3e7 - 4.5, 1e-3);
   EXPECT_EQ(r.buckets[0].refusals, 1'000'000);
+}
+
+// simulate_with: one bucket object per bucket of the target, checked before anything runs.
+TEST(Simulator, CustomBucketsMustMatchTheTargetsLimits) {
+  auto t = simple_target();
+  t.limits = {total_tokens(1000)};
+  const auto script = two_requests();
+  const session_plan plan{&script, 0, 1, 0};
+  try {
+    (void)simulate_with(t, honour_forever(), {&plan, 1}, {}, std::vector<bucket>{}, curve_speed{&t.speed});
+    FAIL();
+  } catch (const simulation_error& e) {
+    EXPECT_STREQ(e.what(), "target simple has 1 buckets; the simulation was given 0");
+  }
+  EXPECT_EQ(t.find_bucket("total"), &t.limits[0]);
+  EXPECT_EQ(t.find_bucket("rpm"), nullptr);
 }
