@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <sstream>
+#include <type_traits>
 
 namespace loopcast::python {
 
@@ -80,28 +81,32 @@ py::dtype session_dtype() {
                     sizeof(T));
 }
 
-py::dtype run_summary_dtype() {
-  using T = run_summary;
-  return make_dtype({{"seed", "<u8", offsetof(T, seed)},
-                     {"option", "<u4", offsetof(T, option)},
-                     {"first_429_s", "<f8", offsetof(T, first_429_s)},
-                     {"wall_s", "<f8", offsetof(T, wall_s)},
-                     {"stall_s", "<f8", offsetof(T, stall_s)},
-                     {"stall_share", "<f8", offsetof(T, stall_share)},
-                     {"cost_usd", "<f8", offsetof(T, cost_usd)},
-                     {"usd_per_task", "<f8", offsetof(T, usd_per_task)},
-                     {"tasks_per_hour", "<f8", offsetof(T, tasks_per_hour)},
-                     {"output_tps", "<f8", offsetof(T, output_tps)},
-                     {"effective_tps_p50", "<f8", offsetof(T, effective_tps_p50)},
-                     {"ttft_p50_s", "<f8", offsetof(T, ttft_p50_s)},
-                     {"sessions", "<i4", offsetof(T, sessions)},
-                     {"completed", "<i4", offsetof(T, completed)},
-                     {"rate_limited", "<i4", offsetof(T, rate_limited)},
-                     {"attempts", "<i4", offsetof(T, attempts)},
-                     {"sessions_died", "<i4", offsetof(T, sessions_died)},
-                     {"requests_served", "<i4", offsetof(T, requests_served)}},
-                    sizeof(T));
+// numpy's format of a field's C++ type.
+template <class M>
+constexpr const char* numpy_format() {
+  if constexpr (std::is_same_v<M, double>) return "<f8";
+  else if constexpr (std::is_same_v<M, std::int64_t>) return "<i8";
+  else if constexpr (std::is_same_v<M, std::uint64_t>) return "<u8";
+  else if constexpr (std::is_same_v<M, std::int32_t>) return "<i4";
+  else if constexpr (std::is_same_v<M, std::uint32_t>) return "<u4";
+  else static_assert(sizeof(M) == 0, "a field type without a numpy format");
 }
+
+// The dtype of a record with a field list (fields.hpp), with the C++ layout.
+template <has_fields R>
+py::dtype dtype_of() {
+  py::list names, formats, offsets;
+  const R probe{};
+  for_each_field<R>([&](const auto& f) {
+    using M = typename std::decay_t<decltype(f)>::value_type;
+    names.append(std::string(f.name));
+    formats.append(numpy_format<M>());
+    offsets.append(reinterpret_cast<const char*>(&(probe.*f.member)) - reinterpret_cast<const char*>(&probe));
+  });
+  return py::dtype(names, formats, offsets, static_cast<py::ssize_t>(sizeof(R)));
+}
+
+py::dtype run_summary_dtype() { return dtype_of<run_summary>(); }
 
 py::dtype request_spec_dtype() {
   using T = request_spec;

@@ -10,6 +10,8 @@
 
 #include <cmath>
 #include <ostream>
+#include <string>
+#include <type_traits>
 
 namespace loopcast {
 
@@ -45,16 +47,34 @@ json option_dist_json(const option_distribution& d) {
           {"tasks_per_hour", dist_json(d.tasks_per_hour)}, {"wall_s", dist_json(d.wall_s)},
           {"relative_half_width", d.relative_half_width}};
 }
-std::string csv_number(double x) { return std::isnan(x) ? std::string() : fmt::format("{}", x); }
+// A run_summary row as CSV, by its field list (scenario.hpp); the option's label follows its index.
+// A NaN (no 429, no completed task) is an empty cell.
 void write_run_fields(std::ostream& os, const scenario& s, const run_summary& r) {
-  fmt::print(os, "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.seed, r.option,
-             detail::csv_field(s.options.at(r.option).label), csv_number(r.first_429_s), r.wall_s, r.stall_s,
-             r.stall_share, r.cost_usd, csv_number(r.usd_per_task), r.tasks_per_hour, r.output_tps, r.effective_tps_p50,
-             r.ttft_p50_s, r.sessions, r.completed, r.rate_limited, r.attempts, r.sessions_died, r.requests_served);
+  std::string line;
+  for_each_field<run_summary>([&](const auto& f) {
+    if (!line.empty()) line += ',';
+    const auto v = f.of(r);
+    if constexpr (std::is_floating_point_v<std::decay_t<decltype(v)>>) {
+      if (!std::isnan(v)) line += fmt::format("{}", v);
+    } else {
+      line += fmt::format("{}", v);
+    }
+    if (f.name == "option") {
+      line += ',';
+      line += detail::csv_field(s.options.at(r.option).label);
+    }
+  });
+  fmt::print(os, "{}\n", line);
 }
-constexpr const char* run_columns = "seed,option,label,first_429_s,wall_s,stall_s,stall_share,cost_usd,usd_per_task,"
-                                    "tasks_per_hour,output_tps,effective_tps_p50,ttft_p50_s,sessions,completed,"
-                                    "rate_limited,attempts,sessions_died,requests_served";
+std::string run_columns() {
+  std::string head;
+  for_each_field<run_summary>([&](const auto& f) {
+    if (!head.empty()) head += ',';
+    head += f.name;
+    if (f.name == "option") head += ",label";
+  });
+  return head;
+}
 } // namespace
 
 void write_montecarlo_text(std::ostream& os, const scenario& s, const montecarlo_result& r) {
@@ -100,7 +120,7 @@ std::string montecarlo_to_json(const scenario& s, const montecarlo_result& r, in
 }
 
 void write_runs_csv(std::ostream& os, const scenario& s, std::span<const run_summary> rows) {
-  fmt::print(os, "{}\n", run_columns);
+  fmt::print(os, "{}\n", run_columns());
   for (const auto& r : rows) write_run_fields(os, s, r);
 }
 
@@ -143,7 +163,7 @@ std::string sweep_to_json(const sweep_spec& s, const sweep_result& r, int indent
 void write_sweep_csv(std::ostream& os, const sweep_spec& s, const sweep_result& r) {
   fmt::print(os, "point");
   for (const auto& p : s.paths) fmt::print(os, ",{}", detail::csv_field(p));
-  fmt::print(os, ",{}\n", run_columns);
+  fmt::print(os, ",{}\n", run_columns());
   std::size_t row = 0;
   for (std::size_t p = 0; p < s.points.size(); ++p) {
     std::string prefix = fmt::format("{}", p + 1);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "loopcast/budget.hpp"
+#include "loopcast/fields.hpp"
 #include "loopcast/metrics.hpp"
 #include "loopcast/retry.hpp"
 #include "loopcast/simulator.hpp"
@@ -120,6 +121,30 @@ struct run_summary {
   std::int32_t attempts = 0;
   std::int32_t sessions_died = 0;      ///< sessions that did not complete
   std::int32_t requests_served = 0;
+};
+
+/// The columns of a run_summary row (CSV, numpy, pandas), in order.
+template <>
+struct record_fields<run_summary> {
+  static constexpr std::tuple list{
+      field{"seed", &run_summary::seed, ""},
+      field{"option", &run_summary::option, ""},
+      field{"first_429_s", &run_summary::first_429_s, "s"},
+      field{"wall_s", &run_summary::wall_s, "s"},
+      field{"stall_s", &run_summary::stall_s, "s"},
+      field{"stall_share", &run_summary::stall_share, ""},
+      field{"cost_usd", &run_summary::cost_usd, "USD"},
+      field{"usd_per_task", &run_summary::usd_per_task, "USD"},
+      field{"tasks_per_hour", &run_summary::tasks_per_hour, "1/h"},
+      field{"output_tps", &run_summary::output_tps, "tokens/s"},
+      field{"effective_tps_p50", &run_summary::effective_tps_p50, "tokens/s"},
+      field{"ttft_p50_s", &run_summary::ttft_p50_s, "s"},
+      field{"sessions", &run_summary::sessions, ""},
+      field{"completed", &run_summary::completed, ""},
+      field{"rate_limited", &run_summary::rate_limited, ""},
+      field{"attempts", &run_summary::attempts, ""},
+      field{"sessions_died", &run_summary::sessions_died, ""},
+      field{"requests_served", &run_summary::requests_served, ""}};
 };
 
 /// The summary row of one option's run.
