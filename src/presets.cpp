@@ -3,7 +3,7 @@
 #include "loopcast/presets.hpp"
 #include "loopcast/price_lists.hpp"
 
-#include "json_reader.hpp"
+#include "json/reader.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

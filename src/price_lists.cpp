@@ -2,7 +2,7 @@
 
 #include "loopcast/errors.hpp"
 
-#include "json_reader.hpp"
+#include "json/reader.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -6,17 +6,6 @@
 
 namespace loopcast::detail {
 
-std::string grouped(double x) {
-  const auto n = static_cast<long long>(std::llround(x));
-  auto digits = std::to_string(n < 0 ? -n : n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
-
 std::string overall_outcome(const simulation_result& r) {
   if (r.sessions.empty()) return "completed";
   const auto first = r.sessions.front().outcome;
@@ -56,17 +45,6 @@ comparison_pair find_comparison(const scenario_result& r) {
   if (p.cloud < 0 || p.local < 0) return {};
   return p;
 }
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  return q + '"';
-}
-
 
 std::pair<std::int64_t, std::int64_t> requests_served_of(const simulation_result& r) {
   std::int64_t served = 0, total = 0;

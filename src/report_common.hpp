@@ -3,14 +3,11 @@
 
 #include "loopcast/scenario.hpp"
 
+#include "text.hpp"
+
 #include <string>
 
 namespace loopcast::detail {
-
-/// A CSV field: quoted (with doubled quotes) when it holds a comma, a quote or a line break.
-std::string csv_field(const std::string& s);
-/// 1234567 → "1,234,567".
-std::string grouped(double x);
 
 /// The outcome of an option over all its sessions: the common outcome, or "mixed".
 std::string overall_outcome(const simulation_result& r);

@@ -17,8 +17,6 @@ using json = nlohmann::ordered_json;
 
 namespace detail {
 
-std::string dump(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
-
 std::string today_utc() {
   const std::chrono::year_month_day ymd{std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now())};
   return fmt::format("{:04d}-{:02d}-{:02d}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),

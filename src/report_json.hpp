@@ -3,16 +3,14 @@
 
 #include "loopcast/scenario.hpp"
 
+#include "json/writer.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <string>
 
 namespace loopcast::detail {
-
-/// Serialises JSON for output. Strings from logs may hold invalid UTF-8 (a model name, a quoted
-/// bad record): such bytes become U+FFFD instead of making the dump throw.
-std::string dump(const nlohmann::ordered_json& j, int indent);
 
 nlohmann::ordered_json tokens_json(const token_counts& t);
 /// A number, or null when it is NaN (a statistic without samples).

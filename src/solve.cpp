@@ -3,7 +3,7 @@
 #include "loopcast/errors.hpp"
 
 #include "parallel.hpp"
-#include "report_common.hpp"
+#include "text.hpp"
 
 #include <fmt/format.h>
 

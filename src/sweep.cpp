@@ -2,7 +2,7 @@
 
 #include "loopcast/errors.hpp"
 
-#include "json_reader.hpp"
+#include "json/reader.hpp"
 #include "parallel.hpp"
 
 #include <fmt/format.h>

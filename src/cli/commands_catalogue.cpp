@@ -2,7 +2,7 @@
 // prices and limits.
 #include "cli.hpp"
 
-#include "../json_reader.hpp"  // detail::read_file: the library's reading of a whole file (64 MiB at most)
+#include "../json/reader.hpp"  // detail::read_file: the library's reading of a whole file (64 MiB at most)
 
 #include "loopcast/errors.hpp"
 #include "loopcast/presets.hpp"

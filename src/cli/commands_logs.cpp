@@ -6,7 +6,7 @@
 #include "loopcast/trace.hpp"
 #include "loopcast/validate.hpp"
 
-#include "../json_reader.hpp"
+#include "../json/reader.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 #include "common.hpp"
 
-#include "../json_parse.hpp"
+#include "../json/parse.hpp"
 
 #include <fmt/format.h>
 

@@ -1,8 +1,8 @@
 // Format detection, dispatch to the importers, and the loopcast JSONL writer.
 #include "common.hpp"
 
-#include "../json_parse.hpp"
-#include "../report_json.hpp"
+#include "../json/parse.hpp"
+#include "../json/writer.hpp"
 
 #include <fmt/format.h>
 

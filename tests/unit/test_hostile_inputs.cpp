@@ -1,7 +1,7 @@
 // Hostile inputs, one test per class of failure: each crashed, hung, lost output or gave a
 // silently wrong number before its fix; now each gets a clear error naming the file and place,
 // or is handled. The command-line cases check the exit code and the message.
-#include "../../src/json_parse.hpp"
+#include "../../src/json/parse.hpp"
 #include "../../src/parallel.hpp"
 
 #include "loopcast/budget.hpp"

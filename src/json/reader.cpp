@@ -1,5 +1,5 @@
-#include "json_reader.hpp"
-#include "json_parse.hpp"
+#include "reader.hpp"
+#include "parse.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
