@@ -38,6 +38,18 @@ const std::set<std::string, std::less<>> known_types{
 
 } // namespace
 
+namespace {
+// Claude Code writes typed records with a session id and a uuid (and snapshot/summary lines).
+bool recognises_claude_code(const nlohmann::json& j) {
+  const auto type = string_at(j, "type");
+  return type && (j.contains("sessionId") || j.contains("uuid") || *type == "file-history-snapshot" || *type == "summary");
+}
+recorded_trace import_claude_code(const std::string& path);
+} // namespace
+
+const importer claude_code_importer{trace_format::claude_code, recognises_claude_code, import_claude_code};
+
+namespace {
 recorded_trace import_claude_code(const std::string& path) {
   recorded_trace t;
   t.file = path;
@@ -141,5 +153,7 @@ recorded_trace import_claude_code(const std::string& path) {
   finish_trace(t, log);
   return t;
 }
+
+} // namespace
 
 } // namespace loopcast::detail

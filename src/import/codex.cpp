@@ -17,6 +17,19 @@
 
 namespace loopcast::detail {
 
+namespace {
+// A Codex rollout's records carry a type among these and a payload.
+bool recognises_codex(const nlohmann::json& j) {
+  const auto type = string_at(j, "type");
+  return type && j.contains("payload") &&
+         (*type == "session_meta" || *type == "response_item" || *type == "event_msg" || *type == "turn_context");
+}
+recorded_trace import_codex(const std::string& path);
+} // namespace
+
+const importer codex_importer{trace_format::codex, recognises_codex, import_codex};
+
+namespace {
 recorded_trace import_codex(const std::string& path) {
   recorded_trace t;
   t.file = path;
@@ -98,5 +111,7 @@ recorded_trace import_codex(const std::string& path) {
   finish_trace(t, log);
   return t;
 }
+
+} // namespace
 
 } // namespace loopcast::detail

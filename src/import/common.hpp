@@ -77,14 +77,22 @@ void add_opencode_part(opencode_part_times& p, const nlohmann::json& part);
 std::optional<recorded_request> decode_opencode_message(const nlohmann::json& m, const opencode_part_times& parts,
                                                         std::int64_t row, recorded_trace& t, issue_log& log);
 
-// The importers (each in its own file).
-recorded_trace import_claude_code(const std::string& path);
-recorded_trace import_codex(const std::string& path);
-recorded_trace import_opencode_db(const std::string& path);
-recorded_trace import_opencode_folder(const std::string& path);
-recorded_trace import_kv_cache_tester(const std::string& path);
-recorded_trace import_swe_agent(const std::string& path);
-recorded_trace import_loopcast_jsonl(const std::string& path);
+/// One log format: how detection recognises it from a parsed record (the first lines of a JSONL
+/// log, or a whole JSON document; nullptr: never from a record) and how it is imported.
+struct importer {
+  trace_format format;
+  bool (*recognises)(const nlohmann::json& record);
+  recorded_trace (*import)(const std::string& path);
+};
+
+// The importers, each defined in its own file; the registry (import.cpp) lists them in the order
+// detection asks them.
+extern const importer claude_code_importer;
+extern const importer codex_importer;
+extern const importer opencode_importer;  // a SQLite database or a storage folder (detect_trace_format)
+extern const importer kv_cache_tester_importer;
+extern const importer swe_agent_importer;
+extern const importer loopcast_jsonl_importer;
 
 /// Reads a whole JSON document (for single-document formats), with a size limit.
 nlohmann::json read_json_document(const std::string& path, std::uintmax_t max_bytes = 512u << 20);

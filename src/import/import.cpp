@@ -31,18 +31,22 @@ bool is_opencode_folder(const std::filesystem::path& p) {
   return fs::is_directory(p / "storage" / "message") || (fs::is_directory(p / "message") && fs::is_directory(p / "part"));
 }
 
+// The registry: every format, in the order detection asks them (the most specific first). A new
+// format is its importer's file plus one line here (and its spelling in trace.hpp).
+constexpr const importer* registry[] = {&loopcast_jsonl_importer, &kv_cache_tester_importer, &swe_agent_importer,
+                                        &codex_importer,          &claude_code_importer,     &opencode_importer};
+
+const importer& importer_for(trace_format f) {
+  for (const auto* i : registry)
+    if (i->format == f) return *i;
+  throw std::logic_error("no importer registered for a format");  // unreachable: every format is registered
+}
+
 // What a parsed first record says about its format.
 std::optional<trace_format> classify(const nlohmann::json& j) {
   if (!j.is_object()) return std::nullopt;
-  if (j.contains("loopcast_trace")) return trace_format::loopcast;
-  if (j.contains("requests") && j.contains("block_size")) return trace_format::kv_cache_tester;
-  if (j.contains("trajectory") || (j.contains("info") && j.contains("history"))) return trace_format::swe_agent;
-  const auto type = string_at(j, "type");
-  if (type && j.contains("payload") &&
-      (*type == "session_meta" || *type == "response_item" || *type == "event_msg" || *type == "turn_context"))
-    return trace_format::codex;
-  if (type && (j.contains("sessionId") || j.contains("uuid") || *type == "file-history-snapshot" || *type == "summary"))
-    return trace_format::claude_code;
+  for (const auto* i : registry)
+    if (i->recognises && i->recognises(j)) return i->format;
   return std::nullopt;
 }
 } // namespace
@@ -130,19 +134,8 @@ trace_format detect_trace_format(const std::filesystem::path& path) {
 namespace {
 recorded_trace import_plain(const std::filesystem::path& path, trace_format format) {
   if (format == trace_format::automatic) format = detect_trace_format(path);
-  const auto file = path.string();
-  std::error_code ec;
-  switch (format) {
-  case trace_format::claude_code: return import_claude_code(file);
-  case trace_format::codex: return import_codex(file);
-  case trace_format::opencode:
-    return std::filesystem::is_directory(path, ec) ? import_opencode_folder(file) : import_opencode_db(file);
-  case trace_format::kv_cache_tester: return import_kv_cache_tester(file);
-  case trace_format::swe_agent: return import_swe_agent(file);
-  case trace_format::loopcast: return import_loopcast_jsonl(file);
-  case trace_format::automatic: break;
-  }
-  throw trace_error(file, 0, "no format given");
+  if (format == trace_format::automatic) throw trace_error(path.string(), 0, "no format given");
+  return importer_for(format).import(path.string());
 }
 
 // Streams that cannot be read twice (standard input as "-", a pipe, process substitution, a

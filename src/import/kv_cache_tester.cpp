@@ -58,6 +58,15 @@ struct trie {
 
 } // namespace
 
+namespace {
+bool recognises_kv_cache_tester(const nlohmann::json& j) { return j.contains("requests") && j.contains("block_size"); }
+recorded_trace import_kv_cache_tester(const std::string& path);
+} // namespace
+
+const importer kv_cache_tester_importer{trace_format::kv_cache_tester, recognises_kv_cache_tester,
+                                        import_kv_cache_tester};
+
+namespace {
 recorded_trace import_kv_cache_tester(const std::string& path) {
   recorded_trace t;
   t.file = path;
@@ -151,5 +160,7 @@ recorded_trace import_kv_cache_tester(const std::string& path) {
   finish_trace(t, log);
   return t;
 }
+
+} // namespace
 
 } // namespace loopcast::detail

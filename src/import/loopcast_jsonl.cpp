@@ -8,6 +8,14 @@
 
 namespace loopcast::detail {
 
+namespace {
+bool recognises_loopcast_jsonl(const nlohmann::json& j) { return j.contains("loopcast_trace"); }
+recorded_trace import_loopcast_jsonl(const std::string& path);
+} // namespace
+
+const importer loopcast_jsonl_importer{trace_format::loopcast, recognises_loopcast_jsonl, import_loopcast_jsonl};
+
+namespace {
 recorded_trace import_loopcast_jsonl(const std::string& path) {
   recorded_trace t;
   t.file = path;
@@ -90,5 +98,7 @@ recorded_trace import_loopcast_jsonl(const std::string& path) {
   finish_trace(t, log);
   return t;
 }
+
+} // namespace
 
 } // namespace loopcast::detail

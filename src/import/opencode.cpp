@@ -89,6 +89,20 @@ std::string column_text(sqlite3_stmt* st, int i) {
 
 } // namespace
 
+namespace {
+recorded_trace import_opencode_db(const std::string& path);
+recorded_trace import_opencode_folder(const std::string& path);
+// opencode keeps a SQLite database (or, before, a storage folder): recognised by detection from
+// the file's magic or the folder's layout, never from a JSON record.
+recorded_trace import_opencode(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec) ? import_opencode_folder(path) : import_opencode_db(path);
+}
+} // namespace
+
+const importer opencode_importer{trace_format::opencode, nullptr, import_opencode};
+
+namespace {
 recorded_trace import_opencode_db(const std::string& path) {
   recorded_trace t;
   t.file = path;
@@ -229,5 +243,7 @@ recorded_trace import_opencode_folder(const std::string& path) {
   finish_trace(t, log);
   return t;
 }
+
+} // namespace
 
 } // namespace loopcast::detail

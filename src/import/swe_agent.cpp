@@ -5,6 +5,16 @@
 
 namespace loopcast::detail {
 
+namespace {
+bool recognises_swe_agent(const nlohmann::json& j) {
+  return j.contains("trajectory") || (j.contains("info") && j.contains("history"));
+}
+recorded_trace import_swe_agent(const std::string& path);
+} // namespace
+
+const importer swe_agent_importer{trace_format::swe_agent, recognises_swe_agent, import_swe_agent};
+
+namespace {
 recorded_trace import_swe_agent(const std::string& path) {
   recorded_trace t;
   t.file = path;
@@ -28,5 +38,7 @@ recorded_trace import_swe_agent(const std::string& path) {
   finish_trace(t, log);
   return t;
 }
+
+} // namespace
 
 } // namespace loopcast::detail
