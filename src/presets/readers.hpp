@@ -1,0 +1,62 @@
+// The readers of the preset kinds, shared by the files of src/presets/ (one per kind) and the
+// dispatcher (library.cpp). Each reader takes a node of a parsed document and refuses, with the
+// file and JSON pointer, anything docs/presets.md does not allow. Internal to loopcast.
+#pragma once
+
+#include "loopcast/names.hpp"
+#include "loopcast/presets.hpp"
+
+#include "../json/reader.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// The keys every preset may have.
+#define LOOPCAST_HEADER_KEYS "kind", "name", "description", "source", "read_on", "verified", "notes"
+
+namespace loopcast::detail::preset {
+
+inline constexpr double inf = std::numeric_limits<double>::infinity();
+// Resource limits: far above any real session, low enough to refuse absurd input quickly.
+inline constexpr std::int64_t max_tokens_value = 1'000'000'000'000;  // 10^12 tokens
+inline constexpr std::int64_t max_turns = 1'000'000;
+inline constexpr std::int64_t max_sessions = 1'000'000;
+inline constexpr std::int64_t max_scenario_turns = 100'000'000;  // sessions × turns of one run
+
+// An enumeration read by the spellings of its table of names (names.hpp).
+template <named_enum E>
+E read_enum(const node& n) {
+  static constexpr auto names = enum_spellings<E>();
+  return *parse_name<E>(n.one_of(std::span<const std::string_view>(names)));
+}
+
+
+// The common header (header.cpp).
+void check_kind(const node& root, preset_kind want);
+provenance read_provenance(const node& root);
+std::string read_name(const node& root);
+std::string read_description(const node& root);
+std::vector<std::string> read_string_list(const node& n);
+distribution read_distribution(const node& n);
+
+// One reader per kind, each in its file.
+target read_target(const node& root);
+retry_policy read_client(const node& root);
+workload read_workload(const node& root);
+scenario read_scenario(const node& root, const preset_library& lib);
+
+/// A path given relative to the preset `file` that names it.
+std::filesystem::path sibling(const std::string& file, const std::string& ref);
+/// A reference (name or .json path) as the referenced document (keys in file order); an inline
+/// object as it is.
+nlohmann::ordered_json inline_reference(const nlohmann::ordered_json& ref, preset_kind kind, const std::string& file,
+                                        const preset_library& lib);
+
+} // namespace loopcast::detail::preset

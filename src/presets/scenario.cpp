@@ -1,0 +1,131 @@
+// Scenario presets: a workload (or a fleet) on several options, with presets named or inline.
+#include "loopcast/presets.hpp"
+
+#include "readers.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+namespace loopcast::detail::preset {
+
+double parse_utc(const node& n) {
+  const auto s = n.string();
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0;
+  char z = 0;
+  if (s.size() != 20 || std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &se, &z) != 7 ||
+      z != 'Z')
+    n.fail(fmt::format("expected a UTC time YYYY-MM-DDTHH:MM:SSZ, found \"{}\"", s));
+  const std::chrono::year_month_day ymd{std::chrono::year{y}, std::chrono::month{static_cast<unsigned>(mo)},
+                                        std::chrono::day{static_cast<unsigned>(d)}};
+  if (!ymd.ok() || h > 23 || mi > 59 || se > 60) n.fail(fmt::format("not a valid date and time: \"{}\"", s));
+  const auto days = std::chrono::sys_days{ymd}.time_since_epoch().count();
+  return static_cast<double>(days) * 86400.0 + h * 3600.0 + mi * 60.0 + se;
+}
+
+std::filesystem::path sibling(const std::string& file, const std::string& ref) {
+  std::filesystem::path p(ref);
+  if (p.is_absolute()) return p;
+  return std::filesystem::path(file).parent_path() / p;
+}
+
+template <class T, class Reader, class Loader>
+T resolve(const node& n, const std::string& file, Reader read_inline, Loader load_named) {
+  if (n.is_object()) return read_inline(n);
+  const auto ref = n.string();
+  if (ref.size() > 5 && ref.ends_with(".json")) {
+    const auto path = sibling(file, ref).string();
+    const auto text = detail::read_file(path);
+    const auto j = detail::parse_json(text, path);
+    return read_inline(node(j, "", path));
+  }
+  return load_named(ref);
+}
+
+scenario read_scenario(const node& root, const preset_library& lib) {
+  check_kind(root, preset_kind::scenario);
+  root.expect_keys({LOOPCAST_HEADER_KEYS, "seed", "start_time_utc", "workload", "sessions", "stagger_s", "fleet",
+                    "options", "calibration"});
+  scenario s;
+  s.name = read_name(root);
+  s.description = read_description(root);
+  s.origin = read_provenance(root);
+  s.seed = static_cast<std::uint64_t>(root.at("seed").integer(0, (1LL << 53)));
+  s.start_unix_s = parse_utc(root.at("start_time_utc"));
+  const std::string& file = root.file();
+  // One group: "workload", "sessions", "stagger_s" at the top; several: "fleet": [{…}, …].
+  auto read_group = [&](const node& n) {
+    fleet_group g;
+    g.wl = resolve<workload>(n.at("workload"), file, read_workload,
+                             [&](const std::string& name) { return lib.load_workload(name); });
+    g.label = n.has("label") ? n.at("label").string() : g.wl.name;
+    g.sessions = static_cast<std::int32_t>(n.at("sessions").integer(1, max_sessions));
+    g.start_s = n.has("start_s") ? n.at("start_s").number_in(0, 1e7) : 0.0;
+    g.stagger_s = n.has("stagger_s") ? n.at("stagger_s").number_in(0, 1e7) : 0.0;
+    return g;
+  };
+  if (root.has("fleet")) {
+    for (const char* k : {"workload", "sessions", "stagger_s"})
+      if (root.has(k)) root.at(k).fail("give either \"fleet\" or \"workload\"/\"sessions\"/\"stagger_s\", not both");
+    for (const auto& g : root.at("fleet").array(1)) {
+      g.expect_keys({"label", "workload", "sessions", "start_s", "stagger_s"});
+      s.fleet.push_back(read_group(g));
+      for (std::size_t i = 0; i + 1 < s.fleet.size(); ++i)
+        if (s.fleet[i].label == s.fleet.back().label)
+          g.fail(fmt::format("fleet group label \"{}\" is used twice", s.fleet.back().label));
+    }
+  } else {
+    if (!root.has("workload")) root.fail("missing key \"workload\" (or \"fleet\")");
+    s.fleet.push_back(read_group(root));
+  }
+  std::int64_t sessions = 0, requests = 0;
+  for (const auto& g : s.fleet) {
+    sessions += g.sessions;
+    requests += static_cast<std::int64_t>(g.sessions) * turns_cap(g.wl);
+  }
+  const node where = root.has("fleet") ? root.at("fleet") : root.at("sessions");
+  if (sessions > max_sessions)
+    where.fail(fmt::format("{} sessions in the fleet; one run simulates at most {}", sessions, max_sessions));
+  if (requests > max_scenario_turns) {
+    if (s.fleet.size() == 1)
+      where.fail(fmt::format("{} sessions × {} turns = {} requests; one run simulates at most {}", sessions,
+                             turns_cap(s.fleet[0].wl), requests, max_scenario_turns));
+    where.fail(fmt::format("the fleet's {} sessions make {} requests; one run simulates at most {}", sessions, requests,
+                           max_scenario_turns));
+  }
+  for (const auto& o : root.at("options").array(1)) {
+    o.expect_keys({"label", "target", "client", "batch"});
+    scenario_option opt;
+    opt.label = o.at("label").string();
+    for (const auto& prev : s.options)
+      if (prev.label == opt.label) o.at("label").fail(fmt::format("option label \"{}\" is used twice", opt.label));
+    opt.tgt = resolve<target>(o.at("target"), file, read_target,
+                              [&](const std::string& name) { return lib.load_target(name); });
+    opt.client = resolve<retry_policy>(o.at("client"), file, read_client,
+                                       [&](const std::string& name) { return lib.load_client(name); });
+    opt.batch = o.has("batch") ? o.at("batch").boolean() : false;
+    if (opt.batch && (!opt.tgt.prices || opt.tgt.prices->batch_discount == 0))
+      o.at("batch").fail(fmt::format("target {} has no batch discount", opt.tgt.name));
+    s.options.push_back(std::move(opt));
+  }
+  if (auto c = root.find("calibration")) s.calibration = read_string_list(*c);
+  return s;
+}
+
+// A reference (name or .json path) as the referenced document (keys in file order); an inline
+// object as it is.
+nlohmann::ordered_json inline_reference(const nlohmann::ordered_json& ref, preset_kind kind, const std::string& file,
+                                        const preset_library& lib) {
+  if (!ref.is_string()) return ref;
+  const auto name = ref.get<std::string>();
+  const std::string path = name.size() > 5 && name.ends_with(".json") ? sibling(file, name).string()
+                                                                       : lib.find(kind, name).string();
+  const auto text = detail::read_file(path);
+  return detail::parse_ordered_json(text, path);  // its syntax errors with line and column
+}
+
+} // namespace loopcast::detail::preset
