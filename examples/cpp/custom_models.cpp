@@ -1,9 +1,10 @@
-// A planning tool's own rate-limit law and speed model, plugged into loopcast's simulation.
+// A planning tool's own rate-limit law, speed model and client, plugged into loopcast's simulation.
 //
 // The tool's gateway enforces limits with GCRA (the generic cell rate algorithm) and lets a
-// request larger than a whole bucket through once the bucket is full, in debt; and it has
-// measured its own deployment's speed. Neither is a loopcast preset: both are small types that
-// satisfy loopcast's concepts (bucket_law, speed_law) and go to simulate_with().
+// request larger than a whole bucket through once the bucket is full, in debt; it has measured
+// its own deployment's speed; and its agents use an impatient client. None is a loopcast preset:
+// each is a small type that satisfies one of loopcast's concepts (bucket_law, speed_law,
+// client_law) and goes to simulate_with().
 //
 // It runs the reference scenario's cloud option (Cerebras' Developer tier, whose buckets are
 // token buckets) and prints, for each variant, when the wall comes, the stall and the cost:
@@ -11,7 +12,8 @@
 //   2. the same limits enforced by GCRA: the same 429s (GCRA is a token bucket in other words);
 //   3. total_tpm cut to 100K: the built-in bucket refuses the largest request outright, GCRA in
 //      debt admits it once full and the session completes, later;
-//   4. the published limits with the tool's measured speed instead of the preset's curves.
+//   4. the published limits with the tool's measured speed instead of the preset's curves;
+//   5. the published limits with a client that gives up on any retry-after above 3 s.
 //
 //   build/examples/custom_models [MODELS_DIR]
 #include <loopcast/loopcast.hpp>
@@ -62,6 +64,16 @@ struct measured_speed {
 };
 static_assert(loopcast::speed_law<measured_speed>);
 
+// A client that honours retry-after up to 3 s and gives up beyond (or after 5 retries).
+struct impatient_client {
+  loopcast::retry_decision decide(int n, double retry_after_s, loopcast::rng& /*g*/) const noexcept {
+    if (n >= 5 || retry_after_s > 3.0) return {false, 0.0};
+    return {true, retry_after_s >= 0 ? retry_after_s : 1.0};
+  }
+  bool retries_forever() const noexcept { return false; }
+};
+static_assert(loopcast::client_law<impatient_client>);
+
 std::vector<gcra_with_debt> gcra_buckets(const loopcast::target& tgt) {
   std::vector<gcra_with_debt> out;
   for (const auto& b : tgt.limits) out.emplace_back(b);
@@ -103,8 +115,10 @@ int main(int argc, char** argv) {
 
     std::vector<loopcast::bucket> preset_buckets;
     for (const auto& b : tgt.limits) preset_buckets.emplace_back(b, opt.start_unix_s);
-    report("measured speed:", loopcast::simulate_with(tgt, cloud.client, fleet.plans, opt, std::move(preset_buckets),
+    report("measured speed:", loopcast::simulate_with(tgt, cloud.client, fleet.plans, opt, preset_buckets,
                                                       measured_speed{}));
+    report("impatient client:",
+           loopcast::simulate_with(tgt, impatient_client{}, fleet.plans, opt, std::move(preset_buckets), preset_speed));
   } catch (const loopcast::error& e) {
     std::cerr << "custom_models: " << e.what() << "\n";
     return 1;

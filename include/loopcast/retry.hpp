@@ -38,6 +38,11 @@ struct enum_names<over_cap_action> {
                                     enum_entry{over_cap_action::backoff, "backoff"}};
 };
 
+struct retry_decision {
+  bool retry;     ///< false: the client gives up and the session dies
+  double wait_s;  ///< how long to wait before the retry, in seconds
+};
+
 struct retry_policy {
   std::string name;
   int max_retries = 2;                  ///< retries of one request before giving up; -1 = unbounded
@@ -52,12 +57,13 @@ struct retry_policy {
   // What the agent sends, for replays of its logs (0: not known; the replay's default applies).
   std::int64_t agent_max_tokens = 0;      ///< max_tokens of its requests, in tokens
   double agent_compact_at = 0;            ///< it compacts when the prompt reaches this fraction of the window
+
+  /// The client's reaction to the n-th 429 of one request (decide_retry below).
+  retry_decision decide(int n, double retry_after_s, rng& g) const noexcept;
+  /// A client that never gives up (a request never admitted would be retried forever).
+  bool retries_forever() const noexcept { return max_retries < 0; }
 };
 
-struct retry_decision {
-  bool retry;     ///< false: the client gives up and the session dies
-  double wait_s;  ///< how long to wait before the retry, in seconds
-};
 
 /// The client's reaction to the n-th 429 of one request (n = retries already made, from 0).
 /// `retry_after_s` < 0 means the provider sent none. Draws from g only when jitter is used.
@@ -77,6 +83,10 @@ inline retry_decision decide_retry(const retry_policy& p, int n, double retry_af
   case jitter_kind::scaled_75: return {true, delay * (0.75 + 0.25 * uniform01(g))};
   }
   return {true, delay};
+}
+
+inline retry_decision retry_policy::decide(int n, double retry_after_s, rng& g) const noexcept {
+  return decide_retry(*this, n, retry_after_s, g);
 }
 
 } // namespace loopcast

@@ -16,9 +16,9 @@
 //      blocks are cached (or refreshed) with expiry t_first_token + ttl; at t_end (on_complete)
 //      refunds and late charges apply and the next request is sent after its delay.
 //
-// The buckets and the speed are template parameters: `simulate()` (simulator.hpp) runs the
-// preset-configured ones; `simulate_with()` runs a tool's own bucket law (limits/bucket_law.hpp)
-// or speed law (below). Everything that can be wrong with the input is checked before the loop
+// The buckets, the speed and the client are template parameters: `simulate()` (simulator.hpp)
+// runs the preset-configured ones; `simulate_with()` runs a tool's own bucket law
+// (limits/bucket_law.hpp), speed law or client law (below). Everything that can be wrong with the input is checked before the loop
 // (detail::check_simulation); the loop itself neither throws nor allocates beyond the results
 // it records, whose storage is reserved up front.
 #pragma once
@@ -45,6 +45,16 @@ template <class S>
 concept speed_law = requires(const S& s, std::int64_t n) {
   { s.time(n, n, n) } -> std::same_as<request_timing>;
 };
+
+/// What the simulation needs of a client: its reaction to the n-th 429 of one request (n = retries
+/// already made; retry_after_s < 0 when the provider sent none; draws from g for jitter), and
+/// whether it never gives up. retry_policy (retry.hpp) is the preset-driven one.
+template <class C>
+concept client_law = requires(const C& c, int n, double retry_after_s, rng& g) {
+  { c.decide(n, retry_after_s, g) } -> std::same_as<retry_decision>;
+  { c.retries_forever() } -> std::same_as<bool>;
+};
+static_assert(client_law<retry_policy>);
 
 /// The built-in speed law: the target's speed curves (speed.hpp).
 struct curve_speed {
@@ -167,11 +177,11 @@ inline plan_layout lay_out(std::span<const session_plan> plans) {
 } // namespace detail
 
 /// One run of sessions on one target. Construct it (the input is checked then), call run() once.
-template <bucket_law Bucket, speed_law Speed>
+template <bucket_law Bucket, speed_law Speed, client_law Client = retry_policy>
 class simulation {
 public:
   /// `buckets[i]` enforces tgt.limits[i] (whose charging and oversize rules still apply).
-  simulation(const target& tgt, const retry_policy& client, std::span<const session_plan> plans,
+  simulation(const target& tgt, const Client& client, std::span<const session_plan> plans,
              const sim_options& opt, std::vector<Bucket> buckets, Speed speed)
       : tgt_((detail::check_simulation(tgt, plans, opt, buckets.size()), tgt)),  // checked before anything else
         client_(client), plans_(plans),
@@ -374,7 +384,7 @@ private:
     a.status = attempt_status::rate_limited;
     a.refused_by = worst;
     a.retry_after_s = tgt_.sends_retry_after ? wait : -1.0;
-    const retry_decision d = decide_retry(client_, s.attempt, a.retry_after_s, s.g);
+    const retry_decision d = client_.decide(s.attempt, a.retry_after_s, s.g);
     a.wait_s = d.retry ? d.wait_s : 0.0;
     record_attempt(a, t);
     for (std::size_t b = 0; b < nb_; ++b)
@@ -384,7 +394,7 @@ private:
       }
     // A request that is never admitted, from a client that never gives up, would retry forever:
     // it ends as too large (above a capacity) or, after max_attempts_per_request, as a death.
-    const bool hopeless = d.retry && ((refused_forever && client_.max_retries < 0) ||
+    const bool hopeless = d.retry && ((refused_forever && client_.retries_forever()) ||
                                       s.attempt + 1 >= detail::max_attempts_per_request);
     if (!d.retry || hopeless) {
       if (!refused_forever) {
@@ -603,7 +613,7 @@ private:
   }
 
   const target& tgt_;
-  const retry_policy& client_;
+  const Client& client_;
   std::span<const session_plan> plans_;
   const sim_options& opt_;
   std::vector<Bucket> buckets_;
@@ -636,12 +646,12 @@ private:
   double first_send_ = 0, last_end_ = 0;
 };
 
-/// Runs the sessions with a tool's own buckets (`buckets[i]` enforces tgt.limits[i]) and speed
-/// law. Throws simulation_error on an invalid plan, before anything runs.
-template <bucket_law Bucket, speed_law Speed>
-simulation_result simulate_with(const target& tgt, const retry_policy& client, std::span<const session_plan> sessions,
+/// Runs the sessions with a tool's own client, buckets (`buckets[i]` enforces tgt.limits[i]) and
+/// speed law. Throws simulation_error on an invalid plan, before anything runs.
+template <bucket_law Bucket, speed_law Speed, client_law Client>
+simulation_result simulate_with(const target& tgt, const Client& client, std::span<const session_plan> sessions,
                                 const sim_options& opt, std::vector<Bucket> buckets, Speed speed) {
-  return simulation<Bucket, Speed>(tgt, client, sessions, opt, std::move(buckets), std::move(speed)).run();
+  return simulation<Bucket, Speed, Client>(tgt, client, sessions, opt, std::move(buckets), std::move(speed)).run();
 }
 
 } // namespace loopcast
