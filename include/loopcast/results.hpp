@@ -34,7 +34,7 @@ struct enum_names<attempt_status> {
 
 enum class session_outcome : std::uint8_t {
   completed,           ///< every request was served
-  died_after_retries,  ///< the client gave up on a 429
+  died_after_retries,  ///< the client gave up on a 429 (or, never giving up, was refused 10^6 times in a row)
   request_too_large,   ///< a request can never be admitted
   context_overflow     ///< a request does not fit the target's window
 };
