@@ -34,78 +34,49 @@ py::dtype make_dtype(std::initializer_list<field> fields, std::size_t itemsize) 
 
 } // namespace
 
-py::dtype attempt_dtype() {
-  using T = attempt_record;
-  static_assert(sizeof(attempt_status) == 1 && sizeof(bool) == 1);
-  return make_dtype({{"session", "<u4", offsetof(T, session)},
-                     {"request", "<i4", offsetof(T, request)},
-                     {"turn", "<i4", offsetof(T, turn)},
-                     {"attempt", "<i4", offsetof(T, attempt)},
-                     {"status", "u1", offsetof(T, status)},
-                     {"compaction", "?", offsetof(T, compaction)},
-                     {"refused_by", "<i2", offsetof(T, refused_by)},
-                     {"t_send", "<f8", offsetof(T, t_send)},
-                     {"t_first_token", "<f8", offsetof(T, t_first_token)},
-                     {"t_end", "<f8", offsetof(T, t_end)},
-                     {"retry_after_s", "<f8", offsetof(T, retry_after_s)},
-                     {"wait_s", "<f8", offsetof(T, wait_s)},
-                     LC_TOKENS(T, tokens),
-                     {"cost_usd", "<f8", offsetof(T, cost_usd)}},
-                    sizeof(T));
-}
-
-py::dtype request_dtype() {
-  using T = request_sample;
-  return make_dtype({{"session", "<u4", offsetof(T, session)},
-                     {"t_send", "<f8", offsetof(T, t_send)},
-                     {"t_first_token", "<f8", offsetof(T, t_first_token)},
-                     {"t_end", "<f8", offsetof(T, t_end)},
-                     {"prompt", "<i8", offsetof(T, prompt)},
-                     {"cache_read", "<i8", offsetof(T, cache_read)},
-                     {"generated", "<i8", offsetof(T, generated)}},
-                    sizeof(T));
-}
-
-py::dtype session_dtype() {
-  using T = session_result;
-  return make_dtype({{"outcome", "u1", offsetof(T, outcome)},
-                     {"requests_total", "<i4", offsetof(T, requests_total)},
-                     {"requests_served", "<i4", offsetof(T, requests_served)},
-                     {"attempts", "<i4", offsetof(T, attempts)},
-                     {"rate_limited", "<i4", offsetof(T, rate_limited)},
-                     {"start_s", "<f8", offsetof(T, start_s)},
-                     {"end_s", "<f8", offsetof(T, end_s)},
-                     {"stall_s", "<f8", offsetof(T, stall_s)},
-                     LC_TOKENS(T, tokens),
-                     {"cost_usd", "<f8", offsetof(T, cost_usd)}},
-                    sizeof(T));
-}
-
 // numpy's format of a field's C++ type.
 template <class M>
 constexpr const char* numpy_format() {
   if constexpr (std::is_same_v<M, double>) return "<f8";
+  else if constexpr (std::is_same_v<M, bool>) return "?";
+  else if constexpr (std::is_enum_v<M> && sizeof(M) == 1) return "u1";  // a code; the names are in _core
   else if constexpr (std::is_same_v<M, std::int64_t>) return "<i8";
   else if constexpr (std::is_same_v<M, std::uint64_t>) return "<u8";
   else if constexpr (std::is_same_v<M, std::int32_t>) return "<i4";
   else if constexpr (std::is_same_v<M, std::uint32_t>) return "<u4";
+  else if constexpr (std::is_same_v<M, std::int16_t>) return "<i2";
   else static_assert(sizeof(M) == 0, "a field type without a numpy format");
 }
 
-// The dtype of a record with a field list (fields.hpp), with the C++ layout.
+// The columns of a record with a field list (fields.hpp) at `base` within the probe; a member
+// that has a field list itself (token_counts) becomes its columns.
+template <has_fields R>
+void add_columns(const R& probe, const char* base, py::list& names, py::list& formats, py::list& offsets) {
+  for_each_field<R>([&](const auto& f) {
+    using M = typename std::decay_t<decltype(f)>::value_type;
+    const M& member = probe.*f.member;
+    if constexpr (has_fields<M>) {
+      add_columns(member, base, names, formats, offsets);
+    } else {
+      names.append(std::string(f.name));
+      formats.append(numpy_format<M>());
+      offsets.append(reinterpret_cast<const char*>(&member) - base);
+    }
+  });
+}
+
+// The dtype of a record with a field list, with the C++ layout.
 template <has_fields R>
 py::dtype dtype_of() {
   py::list names, formats, offsets;
   const R probe{};
-  for_each_field<R>([&](const auto& f) {
-    using M = typename std::decay_t<decltype(f)>::value_type;
-    names.append(std::string(f.name));
-    formats.append(numpy_format<M>());
-    offsets.append(reinterpret_cast<const char*>(&(probe.*f.member)) - reinterpret_cast<const char*>(&probe));
-  });
+  add_columns(probe, reinterpret_cast<const char*>(&probe), names, formats, offsets);
   return py::dtype(names, formats, offsets, static_cast<py::ssize_t>(sizeof(R)));
 }
 
+py::dtype attempt_dtype() { return dtype_of<attempt_record>(); }
+py::dtype request_dtype() { return dtype_of<request_sample>(); }
+py::dtype session_dtype() { return dtype_of<session_result>(); }
 py::dtype run_summary_dtype() { return dtype_of<run_summary>(); }
 
 py::dtype request_spec_dtype() {

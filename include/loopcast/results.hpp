@@ -63,12 +63,43 @@ struct attempt_record {
   token_counts tokens;          ///< as served (ok) or as it would have been (refused)
   double cost_usd = 0;          ///< billed cost of this attempt (0 unless ok)
 };
+/// The columns of an attempt (numpy; a token_counts member is its five classes).
+template <>
+struct record_fields<attempt_record> {
+  static constexpr std::tuple list{
+      field{"session", &attempt_record::session, ""},
+      field{"request", &attempt_record::request, ""},
+      field{"turn", &attempt_record::turn, ""},
+      field{"attempt", &attempt_record::attempt, ""},
+      field{"status", &attempt_record::status, ""},
+      field{"compaction", &attempt_record::compaction, ""},
+      field{"refused_by", &attempt_record::refused_by, ""},
+      field{"t_send", &attempt_record::t_send, "s"},
+      field{"t_first_token", &attempt_record::t_first_token, "s"},
+      field{"t_end", &attempt_record::t_end, "s"},
+      field{"retry_after_s", &attempt_record::retry_after_s, "s"},
+      field{"wait_s", &attempt_record::wait_s, "s"},
+      field{"tokens", &attempt_record::tokens, "tokens"},
+      field{"cost_usd", &attempt_record::cost_usd, "USD"}};
+};
 
 /// One served request, for the metrics of docs/model.md §8.
 struct request_sample {
   std::uint32_t session = 0;
   double t_send = 0, t_first_token = 0, t_end = 0;  ///< s
   std::int64_t prompt = 0, cache_read = 0, generated = 0;  ///< tokens
+};
+/// The columns of a served request (numpy).
+template <>
+struct record_fields<request_sample> {
+  static constexpr std::tuple list{
+      field{"session", &request_sample::session, ""},
+      field{"t_send", &request_sample::t_send, "s"},
+      field{"t_first_token", &request_sample::t_first_token, "s"},
+      field{"t_end", &request_sample::t_end, "s"},
+      field{"prompt", &request_sample::prompt, "tokens"},
+      field{"cache_read", &request_sample::cache_read, "tokens"},
+      field{"generated", &request_sample::generated, "tokens"}};
 };
 
 struct session_result {
@@ -87,6 +118,21 @@ struct session_result {
   double stop_need = 0;                 ///< what the request needed: the bucket's charge, or its tokens (context_overflow)
   double stop_capacity = 0;             ///< the bucket's limit, or the target's context window
   bool stop_never_admitted = false;     ///< the request could never have been admitted (above a capacity)
+};
+/// The columns of a session (numpy): where a stopped session stopped is not among them.
+template <>
+struct record_fields<session_result> {
+  static constexpr std::tuple list{
+      field{"outcome", &session_result::outcome, ""},
+      field{"requests_total", &session_result::requests_total, ""},
+      field{"requests_served", &session_result::requests_served, ""},
+      field{"attempts", &session_result::attempts, ""},
+      field{"rate_limited", &session_result::rate_limited, ""},
+      field{"start_s", &session_result::start_s, "s"},
+      field{"end_s", &session_result::end_s, "s"},
+      field{"stall_s", &session_result::stall_s, "s"},
+      field{"tokens", &session_result::tokens, "tokens"},
+      field{"cost_usd", &session_result::cost_usd, "USD"}};
 };
 
 /// A bucket's state when the first 429 happened.

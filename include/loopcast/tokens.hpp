@@ -4,6 +4,7 @@
 // request's context; output + reasoning is what the model generated.
 #pragma once
 
+#include "loopcast/fields.hpp"
 #include "loopcast/names.hpp"
 
 #include <array>
@@ -69,6 +70,16 @@ struct token_counts {
     return a += b;
   }
   friend constexpr bool operator==(const token_counts&, const token_counts&) = default;
+};
+/// A record's token_counts member is these five columns.
+template <>
+struct record_fields<token_counts> {
+  static constexpr std::tuple list{
+      field{"input", &token_counts::input, "tokens"},
+      field{"cache_read", &token_counts::cache_read, "tokens"},
+      field{"cache_write", &token_counts::cache_write, "tokens"},
+      field{"output", &token_counts::output, "tokens"},
+      field{"reasoning", &token_counts::reasoning, "tokens"}};
 };
 
 /// A set of token classes (which classes a rate-limit bucket counts).
