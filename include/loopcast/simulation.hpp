@@ -177,9 +177,14 @@ inline plan_layout lay_out(std::span<const session_plan> plans) {
 } // namespace detail
 
 /// One run of sessions on one target. Construct it (the input is checked then), call run() once.
+/// It refers to the target, client, plans (and their scripts) and options it was given: keep them
+/// alive until run() returns (simulate_with does).
 template <bucket_law Bucket, speed_law Speed, client_law Client = retry_policy>
 class simulation {
 public:
+  simulation(const simulation&) = delete;
+  simulation& operator=(const simulation&) = delete;
+
   /// `buckets[i]` enforces tgt.limits[i] (whose charging and oversize rules still apply).
   simulation(const target& tgt, const Client& client, std::span<const session_plan> plans,
              const sim_options& opt, std::vector<Bucket> buckets, Speed speed)
