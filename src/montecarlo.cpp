@@ -35,11 +35,20 @@ estimate quantile_interval(std::span<const double> v, double q, double confidenc
   const boost::math::binomial_distribution<double> b(n, q);
   // B = samples at or below the true quantile ~ Binomial(n, q). [x_(l), x_(u)] (1-based) covers
   // it with probability P(l <= B <= u − 1): take the largest l with P(B <= l − 1) <= alpha/2 and
-  // the smallest u with P(B <= u − 1) >= 1 − alpha/2.
-  std::int64_t l = 0;
-  while (l < static_cast<std::int64_t>(v.size()) && boost::math::cdf(b, static_cast<double>(l)) <= alpha / 2) ++l;
-  std::int64_t u = static_cast<std::int64_t>(v.size()) + 1;
-  while (u > 1 && boost::math::cdf(b, static_cast<double>(u - 2)) >= 1 - alpha / 2) --u;
+  // the smallest u with P(B <= u − 1) >= 1 − alpha/2. The CDF is monotone in k, so both are the
+  // first k in [0, n) where a condition on P(B <= k) turns true: a bisection, ~log2(n) CDFs each.
+  const auto size = static_cast<std::int64_t>(v.size());
+  auto first_k = [&](auto holds) {
+    std::int64_t lo = 0, hi = size;  // the answer is in [lo, hi]; hi = n when it never holds
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      if (holds(boost::math::cdf(b, static_cast<double>(mid)))) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  };
+  const std::int64_t l = first_k([&](double p) { return p > alpha / 2; });
+  const std::int64_t u = first_k([&](double p) { return p >= 1 - alpha / 2; }) + 1;
   if (l >= 1) e.lo = v[static_cast<std::size_t>(l - 1)];
   if (u <= static_cast<std::int64_t>(v.size())) e.hi = v[static_cast<std::size_t>(u - 1)];
   return e;

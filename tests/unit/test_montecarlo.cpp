@@ -5,6 +5,7 @@
 
 #include "run_summary_equal.hpp"
 
+#include <boost/math/distributions/binomial.hpp>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -29,6 +30,28 @@ TEST(MonteCarloStats, MedianIntervalFromOrderStatistics) {
   const auto p10 = quantile_interval(v, 0.1, 0.95);
   EXPECT_TRUE(std::isnan(p10.lo));
   EXPECT_DOUBLE_EQ(p10.hi, 6);  // the smallest u with P(B <= u − 1) >= 97.5%: P(B <= 5) = 98.9%
+}
+
+// The bisection gives the bounds a scan over every k gives (the scan is the definition above).
+TEST(MonteCarloStats, QuantileBoundsEqualTheLinearScan) {
+  for (const std::size_t n : {1u, 2u, 5u, 19u, 20u, 37u, 100u, 1000u, 4321u}) {
+    std::vector<double> v(n);
+    std::iota(v.begin(), v.end(), 1.0);  // x_(k) = k
+    for (const double q : {0.01, 0.1, 0.25, 0.5, 0.9, 0.99})
+      for (const double confidence : {0.5, 0.9, 0.95, 0.99}) {
+        const boost::math::binomial_distribution<double> b(static_cast<double>(n), q);
+        const double alpha = 1 - confidence;
+        std::int64_t l = 0;
+        while (l < static_cast<std::int64_t>(n) && boost::math::cdf(b, static_cast<double>(l)) <= alpha / 2) ++l;
+        std::int64_t u = static_cast<std::int64_t>(n) + 1;
+        while (u > 1 && boost::math::cdf(b, static_cast<double>(u - 2)) >= 1 - alpha / 2) --u;
+        const auto e = quantile_interval(v, q, confidence);
+        if (l >= 1) EXPECT_EQ(e.lo, static_cast<double>(l)) << n << " " << q << " " << confidence;
+        else EXPECT_TRUE(std::isnan(e.lo)) << n << " " << q << " " << confidence;
+        if (u <= static_cast<std::int64_t>(n)) EXPECT_EQ(e.hi, static_cast<double>(u)) << n << " " << q << " " << confidence;
+        else EXPECT_TRUE(std::isnan(e.hi)) << n << " " << q << " " << confidence;
+      }
+  }
 }
 
 TEST(MonteCarloStats, MeanUsesStudentT) {
