@@ -7,33 +7,6 @@
 
 namespace loopcast::python {
 
-namespace {
-
-struct field {
-  const char* name;
-  const char* format;
-  std::size_t offset;
-};
-
-py::dtype make_dtype(std::initializer_list<field> fields, std::size_t itemsize) {
-  py::list names, formats, offsets;
-  for (const auto& f : fields) {
-    names.append(f.name);
-    formats.append(f.format);
-    offsets.append(f.offset);
-  }
-  return py::dtype(names, formats, offsets, static_cast<py::ssize_t>(itemsize));
-}
-
-#define LC_TOKENS(type, member)                                                                                      \
-  field{"input", "<i8", offsetof(type, member) + offsetof(token_counts, input)},                                     \
-      field{"cache_read", "<i8", offsetof(type, member) + offsetof(token_counts, cache_read)},                       \
-      field{"cache_write", "<i8", offsetof(type, member) + offsetof(token_counts, cache_write)},                     \
-      field{"output", "<i8", offsetof(type, member) + offsetof(token_counts, output)},                               \
-      field{"reasoning", "<i8", offsetof(type, member) + offsetof(token_counts, reasoning)}
-
-} // namespace
-
 // numpy's format of a field's C++ type.
 template <class M>
 constexpr const char* numpy_format() {
@@ -79,30 +52,8 @@ py::dtype request_dtype() { return dtype_of<request_sample>(); }
 py::dtype session_dtype() { return dtype_of<session_result>(); }
 py::dtype run_summary_dtype() { return dtype_of<run_summary>(); }
 
-py::dtype request_spec_dtype() {
-  using T = request_spec;
-  return make_dtype({{"prompt_tokens", "<i8", offsetof(T, prompt_tokens)},
-                     {"output_tokens", "<i8", offsetof(T, output_tokens)},
-                     {"reasoning_tokens", "<i8", offsetof(T, reasoning_tokens)},
-                     {"max_tokens", "<i8", offsetof(T, max_tokens)},
-                     {"delay_before_s", "<f8", offsetof(T, delay_before_s)},
-                     {"turn", "<i4", offsetof(T, turn)},
-                     {"compaction", "?", offsetof(T, compaction)}},
-                    sizeof(T));
-}
-
-py::dtype recorded_request_dtype() {
-  using T = recorded_request;
-  return make_dtype({{"t_send", "<f8", offsetof(T, t_send)},
-                     {"t_first_token", "<f8", offsetof(T, t_first_token)},
-                     {"t_end", "<f8", offsetof(T, t_end)},
-                     LC_TOKENS(T, tokens),
-                     {"model", "<i4", offsetof(T, model)},
-                     {"compaction", "?", offsetof(T, compaction)},
-                     {"cost_usd", "<f8", offsetof(T, cost_usd)},
-                     {"source_line", "<i8", offsetof(T, source_line)}},
-                    sizeof(T));
-}
+py::dtype request_spec_dtype() { return dtype_of<request_spec>(); }
+py::dtype recorded_request_dtype() { return dtype_of<recorded_request>(); }
 
 void register_results(py::module_& m) {
   m.attr("ATTEMPT_STATUS") = spellings<attempt_status>();

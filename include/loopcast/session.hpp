@@ -6,6 +6,7 @@
 // the simulator decides when each request is sent, served, refused or retried on a target.
 #pragma once
 
+#include "loopcast/fields.hpp"
 #include "loopcast/prefix_cache.hpp"
 
 #include <cstdint>
@@ -30,6 +31,18 @@ struct request_spec {
   bool inserted = false;              ///< added by a replay's context policy (not in the recording)
   double recorded_ttft_s = -1;        ///< replays: the recorded time to first token, s (< 0: unknown)
   double recorded_duration_s = -1;    ///< replays: the recorded send-to-end time, s (< 0: unknown)
+};
+/// The columns of a scripted request (numpy).
+template <>
+struct record_fields<request_spec> {
+  static constexpr std::tuple list{
+      field{"prompt_tokens", &request_spec::prompt_tokens, "tokens"},
+      field{"output_tokens", &request_spec::output_tokens, "tokens"},
+      field{"reasoning_tokens", &request_spec::reasoning_tokens, "tokens"},
+      field{"max_tokens", &request_spec::max_tokens, "tokens"},
+      field{"delay_before_s", &request_spec::delay_before_s, "s"},
+      field{"turn", &request_spec::turn, ""},
+      field{"compaction", &request_spec::compaction, ""}};
 };
 
 /// The requests of one session and their prefix structure.

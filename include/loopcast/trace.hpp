@@ -66,6 +66,19 @@ struct recorded_request {
   std::uint32_t runs_count = 0;
   std::int64_t source_line = 0;       ///< line (or row) of the record in its file
 };
+/// The columns of a recorded request (numpy; `model` indexes recorded_trace::models).
+template <>
+struct record_fields<recorded_request> {
+  static constexpr std::tuple list{
+      field{"t_send", &recorded_request::t_send, "s"},
+      field{"t_first_token", &recorded_request::t_first_token, "s"},
+      field{"t_end", &recorded_request::t_end, "s"},
+      field{"tokens", &recorded_request::tokens, "tokens"},
+      field{"model", &recorded_request::model, ""},
+      field{"compaction", &recorded_request::compaction, ""},
+      field{"cost_usd", &recorded_request::cost_usd, "USD"},
+      field{"source_line", &recorded_request::source_line, ""}};
+};
 
 struct recorded_session {
   std::string id;
