@@ -1,8 +1,7 @@
-// Inverse-transform sampling with Boost.Math's quantiles: one uniform draw per sample.
+// Inverse-transform sampling: one uniform draw per sample (the gamma quantile from Boost.Math).
 #include "loopcast/distributions.hpp"
 
 #include <boost/math/distributions/gamma.hpp>
-#include <boost/math/special_functions/erf.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -13,30 +12,14 @@
 namespace loopcast {
 
 namespace {
-// Boost.Math computes doubles in long double by default; double precision is enough for sampling
-// and several times faster (lognormal draws dominate workload generation).
-using fast_policy = boost::math::policies::policy<boost::math::policies::promote_double<false>>;
-// z such that Φ(z) = p, for p in (0, 1).
-double normal_quantile(double p) { return -std::sqrt(2.0) * boost::math::erfc_inv(2.0 * p, fast_policy{}); }
 // z0.9 = Φ⁻¹(0.9) = 1.2815515655446004.
-const double z90 = normal_quantile(0.9);
+const double z90 = standard_normal_quantile(0.9);
 
 double lognormal_sigma(const lognormal_dist& d) { return std::log(d.p90 / d.median) / z90; }
 
-// Keep u strictly inside (0, 1): the quantiles of the unbounded distributions diverge at 0 and 1.
+// Keep u strictly inside (0, 1): the gamma quantile diverges at 0 and 1.
 double open01(double u) { return std::clamp(u, 0x1.0p-60, 1.0 - 0x1.0p-53); }
 } // namespace
-
-double standard_normal_quantile(double p) noexcept { return normal_quantile(open01(p)); }
-
-double standard_normal(rng& g) noexcept { return normal_quantile(open01(uniform01(g))); }
-
-std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) noexcept {
-  std::uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (stream + 1);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 double quantile(const distribution& d, double p) {
   struct visitor {
@@ -45,7 +28,7 @@ double quantile(const distribution& d, double p) {
     double operator()(const uniform_dist& u) const { return u.low + (u.high - u.low) * p; }
     double operator()(const lognormal_dist& l) const {
       const double s = lognormal_sigma(l);
-      return s == 0.0 ? l.median : l.median * std::exp(s * normal_quantile(open01(p)));
+      return s == 0.0 ? l.median : l.median * std::exp(s * standard_normal_quantile(p));
     }
     double operator()(const gamma_dist& g) const {
       return boost::math::quantile(boost::math::gamma_distribution<double>(g.shape, g.scale), open01(p));

@@ -1,6 +1,6 @@
 // Least-squares fitting of speed curves (Eigen).
 #include "loopcast/errors.hpp"
-#include "loopcast/speed.hpp"
+#include "loopcast/speed_fit.hpp"
 
 #include <Eigen/Dense>
 #include <fmt/format.h>

@@ -1,6 +1,7 @@
 #include "loopcast/scenario.hpp"
 
 #include "loopcast/budget.hpp"
+#include "loopcast/simulation.hpp"
 
 #include "parallel.hpp"
 

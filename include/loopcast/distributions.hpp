@@ -1,32 +1,17 @@
 // loopcast — distributions of sizes and times (docs/model.md §7).
 //
 // Every distribution is sampled by inverse transform from one uniform draw, so a sample is a
-// pure function of the generator's state: the same seed gives bit-identical workloads. The
-// generator is std::mt19937_64, whose output sequence the C++ standard fixes.
+// pure function of the generator's state: the same seed gives bit-identical workloads
+// (random.hpp: the generator, the normal quantile, derive_seed).
 #pragma once
 
+#include "loopcast/random.hpp"
+
 #include <cstdint>
-#include <random>
 #include <variant>
 #include <vector>
 
 namespace loopcast {
-
-using rng = std::mt19937_64;
-
-/// A uniform double in [0, 1) from the top 53 bits of one draw.
-inline double uniform01(rng& g) noexcept {
-  return static_cast<double>(g() >> 11) * 0x1.0p-53;
-}
-
-/// Φ⁻¹(p): the standard normal quantile, for p in (0, 1) (clamped inside it).
-double standard_normal_quantile(double p) noexcept;
-
-/// A standard normal draw by inverse transform (consumes exactly one value from g).
-double standard_normal(rng& g) noexcept;
-
-/// Mixes a seed with a stream index into an independent seed (splitmix64 finaliser).
-std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) noexcept;
 
 struct fixed_dist { double value = 0; };
 struct uniform_dist { double low = 0, high = 0; };

@@ -8,6 +8,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace loopcast {
 
@@ -20,7 +21,9 @@ public:
 /// A preset, scenario or option is invalid: "FILE: /json/pointer: what was expected, what was found".
 class config_error : public error {
 public:
-  config_error(std::string file, std::string pointer, const std::string& what);
+  config_error(std::string file, std::string pointer, const std::string& what)
+      : error(pointer.empty() ? file + ": " + what : file + ": " + pointer + ": " + what), file_(std::move(file)),
+        pointer_(std::move(pointer)), reason_(what) {}
   /// The file the bad value came from ("<inline>" when it was built in code).
   const std::string& file() const noexcept { return file_; }
   /// The JSON pointer (RFC 6901) of the bad value, "" for the whole document.
@@ -35,7 +38,9 @@ private:
 /// A recorded session log cannot be read: "FILE:LINE: reason".
 class trace_error : public error {
 public:
-  trace_error(std::string file, long line, const std::string& what);
+  trace_error(std::string file, long line, const std::string& what)
+      : error(line > 0 ? file + ":" + std::to_string(line) + ": " + what : file + ": " + what), file_(std::move(file)),
+        line_(line) {}
   const std::string& file() const noexcept { return file_; }
   /// 1-based line (or row) number; 0 when the problem concerns the whole file.
   long line() const noexcept { return line_; }

@@ -1,33 +1,21 @@
-// loopcast — umbrella header.
+// loopcast — umbrella header: the header-only model (core.hpp) and the compiled library (presets,
+// workloads, log import, replay, Monte Carlo, sweeps, solve, validation, reports).
 #pragma once
 
-#include "loopcast/budget.hpp"
+#include "loopcast/core.hpp"
+
 #include "loopcast/compare.hpp"
 #include "loopcast/context.hpp"
 #include "loopcast/distributions.hpp"
-#include "loopcast/engine.hpp"
-#include "loopcast/errors.hpp"
 #include "loopcast/metrics.hpp"
 #include "loopcast/montecarlo.hpp"
-#include "loopcast/names.hpp"
-#include "loopcast/power.hpp"
-#include "loopcast/prefix_cache.hpp"
 #include "loopcast/presets.hpp"
-#include "loopcast/prices.hpp"
-#include "loopcast/rate_limits.hpp"
 #include "loopcast/replay.hpp"
 #include "loopcast/report.hpp"
-#include "loopcast/results.hpp"
-#include "loopcast/retry.hpp"
 #include "loopcast/scenario.hpp"
-#include "loopcast/session.hpp"
-#include "loopcast/simulation.hpp"
-#include "loopcast/simulator.hpp"
 #include "loopcast/solve.hpp"
-#include "loopcast/speed.hpp"
+#include "loopcast/speed_fit.hpp"
 #include "loopcast/sweep.hpp"
-#include "loopcast/target.hpp"
-#include "loopcast/tokens.hpp"
 #include "loopcast/validate.hpp"
 #include "loopcast/version.hpp"
 #include "loopcast/workload.hpp"

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "loopcast/names.hpp"
-#include "loopcast/distributions.hpp"
+#include "loopcast/random.hpp"
 
 #include <algorithm>
 #include <cmath>

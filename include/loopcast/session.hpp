@@ -16,6 +16,12 @@
 
 namespace loopcast {
 
+/// What a session script may hold: a simulation (and every importer) refuses values outside these.
+inline constexpr std::int64_t max_script_tokens = 10'000'000'000'000;  ///< any token count, 10^13
+inline constexpr double max_script_delay_s = 1e7;   ///< agent time before a request, and a recorded time (116 days)
+inline constexpr double max_session_start_s = 2e11; ///< a session's start (logs: times within ±10^11 s)
+inline constexpr std::uint64_t max_lineages = std::uint64_t{1} << 31;  ///< prefix-cache lineages over all sessions
+
 /// One request of a session.
 struct request_spec {
   std::int64_t prompt_tokens = 0;     ///< context sent, in tokens

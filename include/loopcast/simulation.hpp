@@ -16,15 +16,20 @@
 //      blocks are cached (or refreshed) with expiry t_first_token + ttl; at t_end (on_complete)
 //      refunds and late charges apply and the next request is sent after its delay.
 //
-// The buckets, the speed and the client are template parameters: `simulate()` (simulator.hpp)
-// runs the preset-configured ones; `simulate_with()` runs a tool's own bucket law
-// (limits/bucket_law.hpp), speed law or client law (below). Everything that can be wrong with the input is checked before the loop
-// (detail::check_simulation); the loop itself neither throws nor allocates beyond the results
-// it records, whose storage is reserved up front.
+// The buckets, the speed and the client are template parameters: `simulate()` (below) runs the
+// target's own (limits/bucket.hpp, speed.hpp, retry.hpp); `simulate_with()` runs a tool's own
+// bucket law (limits/bucket_law.hpp), speed law or client law (below). Everything that can be
+// wrong with the input is checked before the loop (detail::check_simulation); the loop itself
+// neither throws nor allocates beyond the results it records, whose storage is reserved up front.
+//
+// This header, like everything it includes, is header-only: a tool that links loopcast::core
+// (CMake) or includes <loopcast/core.hpp> simulates without linking the compiled library.
 #pragma once
 
 #include "loopcast/budget.hpp"
-#include "loopcast/limits/bucket_law.hpp"
+#include "loopcast/detail/message.hpp"
+#include "loopcast/errors.hpp"
+#include "loopcast/rate_limits.hpp"
 #include "loopcast/simulator.hpp"
 
 #include <algorithm>
@@ -71,8 +76,87 @@ namespace detail {
 /// `bucket_count` of them for tgt.limits), no concurrency bucket beside an engine, every request
 /// within the engine's KV pool, and the run within the caps and the memory budget (budget.hpp).
 /// Throws simulation_error naming the session and request.
-void check_simulation(const target& tgt, std::span<const session_plan> plans, const sim_options& opt,
-                      std::size_t bucket_count);
+inline void check_simulation(const target& tgt, std::span<const session_plan> plans, const sim_options& opt,
+                             std::size_t bucket_count) {
+  const std::size_t nb = tgt.limits.size();
+  if (nb > max_buckets)
+    throw simulation_error(
+        message("target ", tgt.name, " has ", nb, " buckets; at most ", max_buckets, " are supported"));
+  if (bucket_count != nb)
+    throw simulation_error(
+        message("target ", tgt.name, " has ", nb, " buckets; the simulation was given ", bucket_count));
+  // A concurrency bucket releases a request at its end, known at admission; with an engine it is not.
+  const engine_config* eng = tgt.engine && !opt.recorded_speed ? &*tgt.engine : nullptr;
+  if (tgt.engine)
+    for (const auto& b : tgt.limits)
+      if (b.algorithm == bucket_algorithm::concurrency)
+        throw simulation_error(message("target ", tgt.name, " has an engine and a concurrency bucket (", b.name,
+                                       "); the engine's max_sequences limits requests in flight"));
+  const std::int64_t kv_pool = eng ? kv_pool_tokens(eng->memory) : 0;
+
+  std::uint64_t requests = 0, lineages = 0;
+  std::vector<std::uint64_t> family_shared;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const auto& p = plans[i];
+    if (!p.script) throw simulation_error(message("session ", i, " has no script"));
+    const auto& sc = *p.script;
+    auto fail = [&](std::size_t r, const std::string& what) {
+      throw simulation_error(message(sc.source, " (session ", i + 1, "), request ", r + 1, ": ", what));
+    };
+    if (!std::isfinite(p.start_s) || p.start_s < 0 || p.start_s > max_session_start_s)
+      throw simulation_error(message(sc.source, " (session ", i + 1, ") starts at ", p.start_s,
+                                     " s; expected a finite time from 0 to 2·10^11 s"));
+    if (sc.shared_lineages > sc.lineages)
+      throw simulation_error(
+          message(sc.source, " (session ", i + 1, "): ", sc.shared_lineages, " shared lineages of ", sc.lineages));
+    for (std::size_t r = 0; r < sc.requests.size(); ++r) {
+      const auto& q = sc.requests[r];
+      for (const auto x : {q.prompt_tokens, q.output_tokens, q.reasoning_tokens, q.max_tokens})
+        if (x < 0 || x > max_script_tokens) fail(r, message("a token count of ", x, " (expected 0 to 10^13)"));
+      if (!std::isfinite(q.delay_before_s) || q.delay_before_s < 0 || q.delay_before_s > max_script_delay_s)
+        fail(r, message("an agent delay of ", q.delay_before_s, " s (expected 0 to 10^7 s)"));
+      for (const double d : {q.recorded_ttft_s, q.recorded_duration_s})
+        if (!std::isfinite(d) || d > max_script_delay_s)
+          fail(r, message("a recorded time of ", d, " s (expected at most 10^7 s)"));
+      if (static_cast<std::size_t>(q.runs_begin) + q.runs_count > sc.runs.size())
+        fail(r, "its prefix runs lie outside the script");
+      for (std::uint32_t k = 0; k < q.runs_count; ++k) {
+        const auto& run = sc.runs[q.runs_begin + k];
+        if (run.lineage >= sc.lineages) fail(r, message("prefix lineage ", run.lineage, " of ", sc.lineages));
+        if (run.end_tokens < 0 || run.end_tokens > max_script_tokens)
+          fail(r, message("a prefix run ending at ", run.end_tokens, " tokens"));
+      }
+      // The engine holds a request's whole context in its KV pool (one that exceeds the window
+      // ends its session as context_overflow before it gets there).
+      const std::int64_t kv = q.prompt_tokens + q.output_tokens + q.reasoning_tokens;
+      if (eng && kv > kv_pool && kv <= tgt.context_window_tokens)
+        throw simulation_error(message("session ", i, " request ", r + 1, ": ", kv, " tokens need ",
+                                       fixed{static_cast<double>(kv) * eng->memory.kv_bytes_per_token / 1e9, 2},
+                                       " GB of KV cache; the ", eng->name, " engine's pool holds ", kv_pool,
+                                       " tokens (", eng->memory.kv_pool_gb, " GB)"));
+    }
+    requests += sc.requests.size();
+    if (p.family >= plans.size())
+      throw simulation_error(message(sc.source, " (session ", i + 1, ") is in family ", p.family,
+                                     "; families are numbered below the ", plans.size(), " sessions"));
+    if (p.family >= family_shared.size()) family_shared.resize(p.family + 1, 0);
+    family_shared[p.family] = std::max<std::uint64_t>(family_shared[p.family], sc.shared_lineages);
+    lineages += sc.lineages - sc.shared_lineages;
+  }
+  for (const auto f : family_shared) lineages += f;
+  if (lineages > max_lineages)
+    throw simulation_error(
+        message(lineages, " prefix-cache lineages over all sessions; at most ", max_lineages, " are simulated"));
+  run_size z;
+  z.sessions = static_cast<std::int64_t>(plans.size());
+  z.requests = static_cast<std::int64_t>(requests);
+  z.lineages = static_cast<std::int64_t>(lineages);
+  z.buckets = static_cast<std::int64_t>(nb);
+  z.scripts = false;
+  z.record_attempts = opt.record_attempts;
+  z.record_charges = opt.record_charges;
+  check_run_size(z, "simulation on", tgt.name);
+}
 
 /// A client that never gives up is refused this many times in a row at most: the session then
 /// ends as died_after_retries (the target provably never admits it, e.g. a requests bucket that
@@ -657,6 +741,17 @@ template <bucket_law Bucket, speed_law Speed, client_law Client>
 simulation_result simulate_with(const target& tgt, const Client& client, std::span<const session_plan> sessions,
                                 const sim_options& opt, std::vector<Bucket> buckets, Speed speed) {
   return simulation<Bucket, Speed, Client>(tgt, client, sessions, opt, std::move(buckets), std::move(speed)).run();
+}
+
+/// Runs the sessions to completion (or death) on the target's own buckets (tgt.limits) and speed
+/// curves (tgt.speed), with the client's retry policy. Throws simulation_error on an invalid plan,
+/// before anything runs.
+inline simulation_result simulate(const target& tgt, const retry_policy& client, std::span<const session_plan> sessions,
+                                  const sim_options& opt = {}) {
+  std::vector<bucket> buckets;
+  buckets.reserve(tgt.limits.size());
+  for (const auto& b : tgt.limits) buckets.emplace_back(b, opt.start_unix_s);
+  return simulate_with(tgt, client, sessions, opt, std::move(buckets), curve_speed{&tgt.speed});
 }
 
 } // namespace loopcast

@@ -1,8 +1,6 @@
-// loopcast — simulate sessions on a target: the entry point and its options.
-//
-// simulate() runs the sessions on the target's preset-configured buckets and speed curves; the
-// simulation itself (its events and what happens per attempt) is simulation.hpp, which also
-// takes a tool's own bucket law or speed law (simulate_with). A run is a pure function of its
+// loopcast — what a simulation is given (sessions, options) and returns (results.hpp), without
+// the simulation itself: simulate() and simulate_with() are in simulation.hpp, which the layers
+// that only pass plans and results around need not include. A run is a pure function of its
 // inputs and seeds.
 #pragma once
 
@@ -34,10 +32,5 @@ struct sim_options {
   /// limits and the cache change anything. For replays.
   bool recorded_speed = false;
 };
-
-/// Runs the sessions to completion (or death). Throws simulation_error on an invalid plan, before
-/// anything runs.
-simulation_result simulate(const target& tgt, const retry_policy& client,
-                           std::span<const session_plan> sessions, const sim_options& opt = {});
 
 } // namespace loopcast

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "loopcast/errors.hpp"
+#include "loopcast/session.hpp"
 #include "loopcast/trace.hpp"
 
 #include <nlohmann/json.hpp>
@@ -18,11 +19,11 @@ namespace loopcast::detail {
 inline constexpr std::size_t max_line_bytes = 64u << 20;
 /// Deepest JSON nesting read from a log (real logs nest a dozen levels).
 inline constexpr int max_json_depth = 256;
-/// Largest token count accepted in a log (10^13); a larger one is an invalid usage field.
-inline constexpr std::int64_t max_token_count = 10'000'000'000'000;
+/// Largest token count accepted in a log (10^13, as a script); a larger one is an invalid usage field.
+inline constexpr std::int64_t max_token_count = max_script_tokens;
 /// Bounds of the times, delays and costs a log may hold (finish_trace refuses others).
 inline constexpr double max_abs_time_s = 1e11;       ///< ±3,000 years around the clock's origin
-inline constexpr double max_delay_s = 1e7;           ///< agent time before a request (116 days)
+inline constexpr double max_delay_s = max_script_delay_s;  ///< agent time before a request (116 days)
 inline constexpr double max_request_cost_usd = 1e6;  ///< recorded cost of one request
 /// Largest KV block size of a kv-cache-tester trace, in tokens.
 inline constexpr std::int64_t max_block_tokens = 1 << 20;

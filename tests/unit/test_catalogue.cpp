@@ -3,7 +3,7 @@
 #include "loopcast/presets.hpp"
 #include "loopcast/prices.hpp"
 #include "loopcast/rate_limits.hpp"
-#include "loopcast/simulator.hpp"
+#include "loopcast/simulation.hpp"
 
 #include <gtest/gtest.h>
 

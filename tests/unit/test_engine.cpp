@@ -3,7 +3,7 @@
 #include "loopcast/errors.hpp"
 #include "loopcast/presets.hpp"
 #include "loopcast/scenario.hpp"
-#include "loopcast/simulator.hpp"
+#include "loopcast/simulation.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

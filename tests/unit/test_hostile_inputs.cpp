@@ -10,7 +10,7 @@
 #include "loopcast/presets.hpp"
 #include "loopcast/price_lists.hpp"
 #include "loopcast/replay.hpp"
-#include "loopcast/simulator.hpp"
+#include "loopcast/simulation.hpp"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 #include "loopcast/price_lists.hpp"
 #include "loopcast/replay.hpp"
 #include "loopcast/report.hpp"
-#include "loopcast/simulator.hpp"
+#include "loopcast/simulation.hpp"
 #include "loopcast/solve.hpp"
 #include "loopcast/validate.hpp"
 

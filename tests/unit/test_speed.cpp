@@ -1,6 +1,6 @@
 // Speed curves (docs/model.md §5): integrals against closed forms, tables, rooflines, fitting.
 #include "loopcast/errors.hpp"
-#include "loopcast/speed.hpp"
+#include "loopcast/speed_fit.hpp"
 
 #include <gtest/gtest.h>
 
