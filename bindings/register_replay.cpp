@@ -1,5 +1,6 @@
 // Recorded logs: import, stats, replay, fit.
 #include "common.hpp"
+#include "documents.hpp"
 
 #include <cmath>
 
@@ -56,7 +57,7 @@ void register_replay(py::module_& m) {
       },
       "Imports every log in the agents' default places (docs/trace-format.md).");
   m.def(
-      "stats_json",
+      "stats",
       [](const traces_holder& h, std::optional<std::string> price_target_json, std::optional<std::string> price_list,
          std::optional<std::string> models_dir, double cache_ttl_s, std::int64_t block_tokens, const std::string& by,
          std::optional<double> since, std::optional<double> until) {
@@ -81,12 +82,12 @@ void register_replay(py::module_& m) {
         so.by = *g;
         if (since) so.since_unix = *since;
         if (until) so.until_unix = *until;
-        return stats_to_json(h.traces, compute_trace_stats(h.traces, so));
+        return to_python(detail::stats_doc(h.traces, compute_trace_stats(h.traces, so)));
       },
       py::arg("traces"), py::arg("price_target_json") = py::none(), py::arg("price_list") = py::none(),
       py::arg("models_dir") = py::none(), py::arg("cache_ttl_s") = 0.0, py::arg("block_tokens") = 1,
       py::arg("by") = "model", py::arg("since") = py::none(), py::arg("until") = py::none(),
-      "`loopcast stats --json` as a string.");
+      "`loopcast stats --json` as a dict.");
   m.def(
       "replay",
       [](const traces_holder& h,
@@ -136,18 +137,18 @@ void register_replay(py::module_& m) {
       py::arg("price_list") = py::none(), py::arg("models_dir") = py::none(),
       "Replays the logs on (label, [(model pattern, target JSON)], client JSON) options.");
   m.def(
-      "fit_json",
+      "fit",
       [](const traces_holder& h, const std::string& name, const std::string& model, std::int64_t window, bool noise) {
         if (window < 0) throw std::invalid_argument("context_window must be >= 1 (or None)");
         fit_preset_options fo;
         fo.context_window_tokens = window;
         fo.noise = noise;
-        return fit_to_target_json(fit_speed_model(h.traces, model), name, h.traces, fo);
+        return to_python(detail::fit_to_target_doc(fit_speed_model(h.traces, model), name, h.traces, fo));
       },
       py::arg("traces"), py::arg("name"), py::arg("model") = "", py::arg("context_window") = 0, py::arg("noise") = true,
-      "A target preset (JSON) whose speed is fitted to the logs.");
+      "A target preset (as a dict) whose speed is fitted to the logs.");
   m.def(
-      "validate_json",
+      "validate",
       [](const traces_holder& held_out, std::optional<std::shared_ptr<traces_holder>> fit_on,
          std::optional<std::string> target_json, std::int32_t seeds, std::uint64_t seed, bool noise) {
         if (fit_on.has_value() == target_json.has_value())
@@ -163,15 +164,18 @@ void register_replay(py::module_& m) {
         validation_options vo;
         vo.seeds = seeds;
         vo.seed = seed;
-        py::gil_scoped_release release;
-        auto r = validate_replay(held_out.traces, rt, vo);
+        validation_result r;
+        {
+          py::gil_scoped_release release;
+          r = validate_replay(held_out.traces, rt, vo);
+        }
         r.notes.insert(r.notes.begin(), notes.begin(), notes.end());
-        return validation_to_json(r);
+        return to_python(detail::validation_doc(r));
       },
       py::arg("held_out"), py::arg("fit_on") = py::none(), py::arg("target_json") = py::none(), py::arg("seeds") = 20,
-      py::arg("seed") = 1, py::arg("noise") = true, "`loopcast validate --json` as a string.");
+      py::arg("seed") = 1, py::arg("noise") = true, "`loopcast validate --json` as a dict.");
   m.def(
-      "fit_workload_json",
+      "fit_workload",
       [](const traces_holder& h, const std::string& name, const std::string& model, std::int64_t window,
          std::int64_t max_tokens, int points, std::vector<std::string> sources) {
         if (window < 0) throw std::invalid_argument("context_window must be >= 1 (or None)");
@@ -183,24 +187,28 @@ void register_replay(py::module_& m) {
         fo.context_window_tokens = window;
         fo.max_tokens = max_tokens;
         fo.quantile_points = points;
-        return workload_fit_to_json(fit_workload(h.traces, fo), sources);
+        return to_python(detail::workload_fit_doc(fit_workload(h.traces, fo), sources));
       },
       py::arg("traces"), py::arg("name"), py::arg("model") = "", py::arg("context_window") = 0,
       py::arg("max_tokens") = 32000, py::arg("points") = 40, py::arg("sources") = std::vector<std::string>{},
-      "A workload preset (JSON) fitted to the logs' sessions.");
+      "A workload preset (as a dict) fitted to the logs' sessions.");
   m.def(
-      "validate_workload_json",
+      "validate_workload",
       [](const traces_holder& held_out, const std::string& workload_json, const std::string& price_target_json,
          std::int32_t sessions, std::uint64_t seed) {
         if (sessions < 1 || sessions > 1'000'000) throw std::invalid_argument("sessions must be from 1 to 1,000,000");
         const auto w = parse_workload(workload_json, "<workload>");
         const auto t = parse_target(price_target_json, "<price>");
         if (!t.prices) throw std::invalid_argument("price: the target has no prices (a local target is priced by its power)");
-        py::gil_scoped_release release;
-        return workload_validation_to_json(validate_workload(held_out.traces, w, *t.prices, sessions, seed));
+        workload_validation r;
+        {
+          py::gil_scoped_release release;
+          r = validate_workload(held_out.traces, w, *t.prices, sessions, seed);
+        }
+        return to_python(detail::workload_validation_doc(r));
       },
       py::arg("held_out"), py::arg("workload_json"), py::arg("price_target_json"), py::arg("sessions") = 1000,
-      py::arg("seed") = 1, "`loopcast validate --workload --json` as a string.");
+      py::arg("seed") = 1, "`loopcast validate --workload --json` as a dict.");
 }
 
 } // namespace loopcast::python

@@ -1,5 +1,6 @@
 // Results as numpy structured arrays viewing the C++ records (no copies), and the run object.
 #include "common.hpp"
+#include "documents.hpp"
 
 #include <cstddef>
 #include <sstream>
@@ -96,9 +97,9 @@ void register_results(py::module_& m) {
         if (!r.result) throw simulation_error("a replay has no generated scripts");
         return view(request_spec_dtype(), r.result->scripts.at(session).requests, self);
       }, "The requests session k sent (structured array, a view).")
-      .def("summary_json", [](const run_holder& r) {
-        return r.result ? to_json(*r.result) : replay_to_json(r.traces, *r.replay);
-      }, "The whole result as JSON (docs/output.md).")
+      .def("summary", [](const run_holder& r) {
+        return to_python(r.result ? detail::scenario_doc(*r.result) : detail::replay_doc(r.traces, *r.replay));
+      }, "The whole result as a dict (the JSON of docs/output.md).")
       .def("report", [](const run_holder& r) {
         std::ostringstream os;
         if (r.result) write_text_report(os, *r.result);

@@ -1,15 +1,16 @@
 // Running scenarios: once (with its timeline) or over many seeds (Monte Carlo, all in C++).
 #include "common.hpp"
+#include "documents.hpp"
 
 #include <optional>
 
 namespace loopcast::python {
 
 namespace {
-// The rows as a structured array owning its storage, and the summary as montecarlo JSON.
+// The rows as a structured array owning its storage, and the summary as a dict (montecarlo JSON).
 py::tuple rows_and_summary(const scenario& scn, montecarlo_result r) {
-  const std::string summary = montecarlo_to_json(scn, r, -1);
-  return py::make_tuple(owned_rows(std::move(r.rows)), summary);
+  auto summary = to_python(detail::montecarlo_doc(scn, r));
+  return py::make_tuple(owned_rows(std::move(r.rows)), std::move(summary));
 }
 } // namespace
 
@@ -51,7 +52,7 @@ void register_simulation(py::module_& m) {
       },
       py::arg("json_text"), py::arg("file"), py::arg("models_dir"), py::arg("seeds"), py::arg("threads") = 1,
       py::arg("confidence") = 0.95, py::arg("horizon_s") = 3600.0,
-      "Runs a scenario once per seed; (rows: one per seed and option, summary JSON).");
+      "Runs a scenario once per seed; (rows: one per seed and option, summary dict).");
   m.def(
       "run_montecarlo",
       [](const std::string& json_text, const std::string& file, const std::string& models_dir, std::int32_t seeds,
@@ -78,7 +79,7 @@ void register_simulation(py::module_& m) {
       },
       py::arg("json_text"), py::arg("file"), py::arg("models_dir"), py::arg("seeds"), py::arg("precision"),
       py::arg("metric"), py::arg("max_seeds"), py::arg("confidence"), py::arg("horizon_s"), py::arg("threads"),
-      "Monte Carlo with seeds scenario.seed + 0, 1, …; (rows, summary JSON).");
+      "Monte Carlo with seeds scenario.seed + 0, 1, …; (rows, summary dict).");
 }
 
 } // namespace loopcast::python

@@ -1,5 +1,6 @@
 // Inverse questions (solve) and tasks with a contract on several options (compare).
 #include "common.hpp"
+#include "documents.hpp"
 
 namespace loopcast::python {
 
@@ -62,10 +63,10 @@ void register_solve(py::module_& m) {
         } else {
           throw py::value_error("question must be max-agents, min-limit, cheapest or break-even, not " + question);
         }
-        return solve_to_json(s, r, -1);
+        return to_python(detail::solve_doc(s, r));
       },
       py::arg("question"), py::arg("json_text"), py::arg("file"), py::arg("models_dir"), py::arg("options"),
-      "Answers an inverse question; the result as JSON (docs/output.md).");
+      "Answers an inverse question; the result as a dict (the JSON of docs/output.md).");
   m.def(
       "compare",
       [](const std::string& workload_json, const std::string& file, const std::string& models_dir,
@@ -95,10 +96,10 @@ void register_solve(py::module_& m) {
           py::gil_scoped_release release;
           r = compare_on(wl, options, co);
         }
-        return compare_to_json(r, -1);
+        return to_python(detail::compare_doc(r));
       },
       py::arg("workload_json"), py::arg("file"), py::arg("models_dir"), py::arg("targets"), py::arg("client_json"),
-      py::arg("options"), "Runs a task on several targets against its contract; the result as JSON.");
+      py::arg("options"), "Runs a task on several targets against its contract; the result as a dict.");
 }
 
 } // namespace loopcast::python

@@ -1,5 +1,6 @@
 // Sweeps: the grid on local threads, or one point at a time for Dask workers.
 #include "common.hpp"
+#include "documents.hpp"
 
 #include <cstring>
 
@@ -36,11 +37,11 @@ void register_sweep(py::module_& m) {
           py::gil_scoped_release release;
           r = run_sweep(s, threads);
         }
-        const auto summary = sweep_to_json(s, r, -1);
-        return py::make_tuple(owned_rows(std::move(r.rows)), summary);
+        auto summary = to_python(detail::sweep_doc(s, r));
+        return py::make_tuple(owned_rows(std::move(r.rows)), std::move(summary));
       },
       py::arg("json_text"), py::arg("file"), py::arg("models_dir"), py::arg("threads") = 0,
-      "Runs the whole grid on threads; (rows point-major, summary JSON).");
+      "Runs the whole grid on threads; (rows point-major, summary dict).");
   m.def(
       "run_sweep_point",
       [](const std::string& json_text, const std::string& file, const std::string& models_dir, std::size_t point,
@@ -76,10 +77,10 @@ void register_sweep(py::module_& m) {
           offset += n;
         }
         if (offset != r.rows.size()) throw py::value_error("more rows than the sweep's grid has runs");
-        return sweep_to_json(s, r, -1);
+        return to_python(detail::sweep_doc(s, r));
       },
       py::arg("json_text"), py::arg("file"), py::arg("models_dir"), py::arg("rows"),
-      "The per-point summary JSON of rows gathered elsewhere (e.g. from Dask workers).");
+      "The per-point summary (a dict) of rows gathered elsewhere (e.g. from Dask workers).");
 }
 
 } // namespace loopcast::python

@@ -149,7 +149,8 @@ json option_json(const option_result& o) {
 using detail::option_json;
 using detail::tokens_json;
 
-std::string to_json(const scenario_result& res, int indent) {
+namespace detail {
+nlohmann::ordered_json scenario_doc(const scenario_result& res) {
   const auto& s = *res.scn;
   json j;
   j["schema_version"] = 1;
@@ -185,7 +186,12 @@ std::string to_json(const scenario_result& res, int indent) {
   } else {
     j["comparison"] = nullptr;
   }
-  return detail::dump(j, indent);
+  return j;
+}
+} // namespace detail
+
+std::string to_json(const scenario_result& res, int indent) {
+  return detail::dump(detail::scenario_doc(res), indent);
 }
 
 } // namespace loopcast

@@ -100,7 +100,8 @@ void write_montecarlo_text(std::ostream& os, const scenario& s, const montecarlo
   }
 }
 
-std::string montecarlo_to_json(const scenario& s, const montecarlo_result& r, int indent) {
+namespace detail {
+nlohmann::ordered_json montecarlo_doc(const scenario& s, const montecarlo_result& r) {
   const auto& o = r.settings;
   json j;
   j["schema_version"] = 1;
@@ -116,7 +117,12 @@ std::string montecarlo_to_json(const scenario& s, const montecarlo_result& r, in
   json opts = json::array();
   for (const auto& d : r.options) opts.push_back(option_dist_json(d));
   j["options"] = opts;
-  return detail::dump(j, indent);
+  return j;
+}
+} // namespace detail
+
+std::string montecarlo_to_json(const scenario& s, const montecarlo_result& r, int indent) {
+  return detail::dump(detail::montecarlo_doc(s, r), indent);
 }
 
 void write_runs_csv(std::ostream& os, const scenario& s, std::span<const run_summary> rows) {
@@ -141,7 +147,8 @@ void write_sweep_text(std::ostream& os, const sweep_spec& s, const sweep_result&
   }
 }
 
-std::string sweep_to_json(const sweep_spec& s, const sweep_result& r, int indent) {
+namespace detail {
+nlohmann::ordered_json sweep_doc(const sweep_spec& s, const sweep_result& r) {
   json j;
   j["schema_version"] = 1;
   j["loopcast_version"] = version_string;
@@ -157,7 +164,12 @@ std::string sweep_to_json(const sweep_spec& s, const sweep_result& r, int indent
     points.push_back({{"point", p + 1}, {"values", values}, {"first_seed", s.points[p].scn.seed}, {"options", opts}});
   }
   j["points"] = points;
-  return detail::dump(j, indent);
+  return j;
+}
+} // namespace detail
+
+std::string sweep_to_json(const sweep_spec& s, const sweep_result& r, int indent) {
+  return detail::dump(detail::sweep_doc(s, r), indent);
 }
 
 void write_sweep_csv(std::ostream& os, const sweep_spec& s, const sweep_result& r) {

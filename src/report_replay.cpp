@@ -144,7 +144,8 @@ void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& trace
   }
 }
 
-std::string stats_to_json(const std::vector<recorded_trace>& traces, const trace_stats& st, int indent) {
+namespace detail {
+nlohmann::ordered_json stats_doc(const std::vector<recorded_trace>& traces, const trace_stats& st) {
   json j = header_json(traces);
   j["by"] = std::string(to_string(st.by));
   j["undated"] = st.undated;
@@ -175,7 +176,12 @@ std::string stats_to_json(const std::vector<recorded_trace>& traces, const trace
   }
   j["groups"] = groups;
   j["unpriced_models"] = st.unpriced_models;
-  return detail::dump(j, indent);
+  return j;
+}
+} // namespace detail
+
+std::string stats_to_json(const std::vector<recorded_trace>& traces, const trace_stats& st, int indent) {
+  return detail::dump(detail::stats_doc(traces, st), indent);
 }
 
 void write_stats_csv(std::ostream& os, const trace_stats& st) {
@@ -306,7 +312,8 @@ void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& trac
   }
 }
 
-std::string replay_to_json(const std::vector<recorded_trace>& traces, const replay_result& r, int indent) {
+namespace detail {
+nlohmann::ordered_json replay_doc(const std::vector<recorded_trace>& traces, const replay_result& r) {
   json j = header_json(traces);
   j["speed"] = to_string(r.speed);
   j["context_policy"] = to_string(r.policy);
@@ -331,11 +338,17 @@ std::string replay_to_json(const std::vector<recorded_trace>& traces, const repl
     options.push_back(x);
   }
   j["options"] = options;
-  return detail::dump(j, indent);
+  return j;
+}
+} // namespace detail
+
+std::string replay_to_json(const std::vector<recorded_trace>& traces, const replay_result& r, int indent) {
+  return detail::dump(detail::replay_doc(traces, r), indent);
 }
 
-std::string fit_to_target_json(const speed_fit& f, const std::string& name, const std::vector<recorded_trace>& traces,
-                               const fit_preset_options& opt) {
+namespace detail {
+nlohmann::ordered_json fit_to_target_doc(const speed_fit& f, const std::string& name,
+                                         const std::vector<recorded_trace>& traces, const fit_preset_options& opt) {
   auto curve = [](const speed_curve& c) {
     const auto& l = std::get<linear_curve>(c);
     return json{{"kind", "linear"}, {"a_s_per_token", l.a_s}, {"b_s_per_token_per_position", l.b_s_per_token}};
@@ -392,10 +405,17 @@ std::string fit_to_target_json(const speed_fit& f, const std::string& name, cons
     j["notes"] = notes;
   }
   j["power"] = {{"load_power_w", 0}, {"idle_power_w", 0}, {"usd_per_kwh", 0}};
-  return detail::dump(j, 2);
+  return j;
+}
+} // namespace detail
+
+std::string fit_to_target_json(const speed_fit& f, const std::string& name, const std::vector<recorded_trace>& traces,
+                               const fit_preset_options& opt) {
+  return detail::dump(detail::fit_to_target_doc(f, name, traces, opt), 2);
 }
 
-std::string validation_to_json(const validation_result& r, int indent) {
+namespace detail {
+nlohmann::ordered_json validation_doc(const validation_result& r) {
   const auto& sm = r.summary;
   json j;
   j["schema_version"] = 1;
@@ -413,7 +433,12 @@ std::string validation_to_json(const validation_result& r, int indent) {
                   {"total_error_abs_median", nan_or(sm.total_error_abs_median)},
                   {"total_error_abs_max", nan_or(sm.total_error_abs_max)}, {"ks_median", nan_or(sm.ks_median)},
                   {"coverage_p10_p90", nan_or(sm.coverage)}, {"cache_share_diff_median", nan_or(sm.cache_share_diff_median)}};
-  return detail::dump(j, indent);
+  return j;
+}
+} // namespace detail
+
+std::string validation_to_json(const validation_result& r, int indent) {
+  return detail::dump(detail::validation_doc(r), indent);
 }
 
 } // namespace loopcast

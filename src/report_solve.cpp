@@ -33,7 +33,8 @@ void write_solve_text(std::ostream& os, const scenario& s, const solve_result& r
                r.question == "max-agents" ? r.bracket_hi : r.bracket_lo, r.steps.size());
 }
 
-std::string solve_to_json(const scenario& s, const solve_result& r, int indent) {
+namespace detail {
+nlohmann::ordered_json solve_doc(const scenario& s, const solve_result& r) {
   using json = nlohmann::ordered_json;
   json steps = json::array();
   for (const auto& st : r.steps)
@@ -43,7 +44,12 @@ std::string solve_to_json(const scenario& s, const solve_result& r, int indent) 
             {"question", r.question}, {"found", r.found}, {"answer", r.found ? json(r.answer) : json(nullptr)},
             {"answer_text", r.answer_text}, {"bracket", {r.bracket_lo, r.bracket_hi}}, {"notes", r.notes},
             {"steps", steps}};
-  return detail::dump(j, indent);
+  return j;
+}
+} // namespace detail
+
+std::string solve_to_json(const scenario& s, const solve_result& r, int indent) {
+  return detail::dump(detail::solve_doc(s, r), indent);
 }
 
 namespace {
@@ -93,7 +99,8 @@ void write_compare_text(std::ostream& os, const compare_result& r) {
                  "stopped; gate: intelligence score against the bar (--score MODEL=X --bar Y).\n");
 }
 
-std::string compare_to_json(const compare_result& r, int indent) {
+namespace detail {
+nlohmann::ordered_json compare_doc(const compare_result& r) {
   using json = nlohmann::ordered_json;
   auto opt = [](const std::optional<double>& x) { return x ? json(*x) : json(nullptr); };
   const auto& c = r.contract;
@@ -112,7 +119,12 @@ std::string compare_to_json(const compare_result& r, int indent) {
                           {"wall_per_task_max_s", opt(c.wall_per_task_max_s)}, {"usd_per_task_max", opt(c.usd_per_task_max)},
                           {"stall_share_max", opt(c.stall_share_max)}, {"must_complete", c.must_complete}}},
             {"sessions", r.sessions}, {"stagger_s", r.stagger_s}, {"seeds", r.seeds}, {"options", rows}};
-  return detail::dump(j, indent);
+  return j;
+}
+} // namespace detail
+
+std::string compare_to_json(const compare_result& r, int indent) {
+  return detail::dump(detail::compare_doc(r), indent);
 }
 
 } // namespace loopcast

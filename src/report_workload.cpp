@@ -27,7 +27,8 @@ json distribution_json(const distribution& d) {
 
 } // namespace
 
-std::string workload_fit_to_json(const workload_fit& f, const std::vector<std::string>& sources) {
+namespace detail {
+nlohmann::ordered_json workload_fit_doc(const workload_fit& f, const std::vector<std::string>& sources) {
   const auto& w = f.w;
   json j;
   j["kind"] = "workload";
@@ -76,10 +77,16 @@ std::string workload_fit_to_json(const workload_fit& f, const std::vector<std::s
                           "says how each is measured); tool_time_s is the agent's whole time between requests."});
   for (const auto& n : f.notes) cal.push_back(n);
   j["calibration"] = cal;
-  return detail::dump(j, 2);
+  return j;
+}
+} // namespace detail
+
+std::string workload_fit_to_json(const workload_fit& f, const std::vector<std::string>& sources) {
+  return detail::dump(detail::workload_fit_doc(f, sources), 2);
 }
 
-std::string workload_validation_to_json(const workload_validation& r, int indent) {
+namespace detail {
+nlohmann::ordered_json workload_validation_doc(const workload_validation& r) {
   json j;
   j["schema_version"] = 1;
   j["loopcast_version"] = version_string;
@@ -95,7 +102,12 @@ std::string workload_validation_to_json(const workload_validation& r, int indent
   j["measures"] = m;
   j["cost_spread_ratio"] = detail::nan_or(r.cost_spread_ratio);
   j["notes"] = r.notes;
-  return detail::dump(j, indent);
+  return j;
+}
+} // namespace detail
+
+std::string workload_validation_to_json(const workload_validation& r, int indent) {
+  return detail::dump(detail::workload_validation_doc(r), indent);
 }
 
 } // namespace loopcast

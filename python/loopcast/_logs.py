@@ -137,9 +137,9 @@ def stats(logs: "Logs | str | Sequence[str] | None" = None, price: "Target | str
     if price is not None:
         price_json = json.dumps((price if isinstance(price, Target) else Target.load(price)).to_dict())
     handle = Logs(_core.import_default_logs())._handle if logs is None else _logs(logs)._handle
-    return Report("stats", json.loads(_core.stats_json(handle, price_json, None if price_list is None else os.fspath(price_list),
+    return Report("stats", _core.stats(handle, price_json, None if price_list is None else os.fspath(price_list),
                                        models_dir(models), float(cache_ttl_s), int(block_tokens), by,
-                                       _unix(since, "since"), _unix(until, "until", end_of_day=True))))
+                                       _unix(since, "since"), _unix(until, "until", end_of_day=True)))
 
 
 def _routes(t: "Target | str | Mapping[str, Target | str]") -> tuple[str, list[tuple[str, str]]]:
@@ -199,8 +199,8 @@ def fit(logs: "Logs | str | Sequence[str]", name: str = "fitted", *, model: str 
     """
     if context_window is not None and (isinstance(context_window, bool) or int(context_window) < 1):
         raise ValueError(f"context_window must be a whole number >= 1, not {context_window!r}")
-    return Target.from_dict(json.loads(_core.fit_json(_logs(logs)._handle, name, model,
-                                                      0 if context_window is None else int(context_window), noise)))
+    return Target.from_dict(_core.fit(_logs(logs)._handle, name, model,
+                                      0 if context_window is None else int(context_window), noise))
 
 
 def fit_workload(logs: "Logs | str | Sequence[str]", name: str = "fitted", *, model: str = "",
@@ -216,9 +216,9 @@ def fit_workload(logs: "Logs | str | Sequence[str]", name: str = "fitted", *, mo
         raise ValueError(f"context_window must be a whole number >= 1, not {context_window!r}")
     sources = [os.fspath(logs)] if isinstance(logs, (str, os.PathLike)) else (
         [] if isinstance(logs, Logs) else [os.fspath(p) for p in logs])
-    return Workload.from_dict(json.loads(_core.fit_workload_json(
+    return Workload.from_dict(_core.fit_workload(
         _logs(logs)._handle, name, model, 0 if context_window is None else int(context_window), int(max_tokens),
-        int(points), sources)))
+        int(points), sources))
 
 
 def validate(held_out: "Logs | str | Sequence[str]", *, fit_on: "Logs | str | Sequence[str] | None" = None,
@@ -242,10 +242,10 @@ def validate(held_out: "Logs | str | Sequence[str]", *, fit_on: "Logs | str | Se
         wl = workload if workload_fit_on is None else fit_workload(workload_fit_on)
         wl = wl if isinstance(wl, Workload) else Workload.load(wl)
         pt = price if isinstance(price, Target) else Target.load(price)
-        return Report("validate", json.loads(_core.validate_workload_json(
-            _logs(held_out)._handle, json.dumps(wl.to_dict()), json.dumps(pt.to_dict()), int(sessions), int(seed))))
+        return Report("validate", _core.validate_workload(
+            _logs(held_out)._handle, json.dumps(wl.to_dict()), json.dumps(pt.to_dict()), int(sessions), int(seed)))
     target_json = None
     if on is not None:
         target_json = json.dumps((on if isinstance(on, Target) else Target.load(on)).to_dict())
-    return Report("validate", json.loads(_core.validate_json(
-        _logs(held_out)._handle, None if fit_on is None else _logs(fit_on)._handle, target_json, seeds, seed, noise)))
+    return Report("validate", _core.validate(
+        _logs(held_out)._handle, None if fit_on is None else _logs(fit_on)._handle, target_json, seeds, seed, noise))

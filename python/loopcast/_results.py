@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from functools import cached_property
 from typing import Any, Iterator
 
@@ -126,7 +125,7 @@ class Run:
     @cached_property
     def summary(self) -> dict[str, Any]:
         """The whole result as a dict (the JSON of ``loopcast run --json``, docs/output.md)."""
-        return json.loads(self._handle.summary_json())
+        return self._handle.summary()
 
     def report(self) -> str:
         """The text report of the command line."""

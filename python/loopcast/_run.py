@@ -104,7 +104,7 @@ def monte_carlo(scenario: "Scenario | str | dict", seeds: "Iterable[int] | int |
         else:
             seeds_arr = np.asarray([_whole("a seed", x, 0, 2**64 - 1) for x in seeds], dtype=np.uint64)
         rows, summary = _core.run_seeds(text, s._file, mdir, seeds_arr, threads, confidence, horizon_s)
-    return MonteCarlo(rows, [o.label for o in s.options], json.loads(summary))
+    return MonteCarlo(rows, [o.label for o in s.options], summary)
 
 
 class MonteCarlo(Table):
@@ -148,7 +148,7 @@ def solve(question: str, scenario: "Scenario | str | dict", *, models: str | os.
     Returns ``{"answer", "answer_text", "found", "bracket", "steps", "notes", …}``; ``.to_pandas()`` gives one row per step.
     """
     s = _scenario(scenario, models)
-    return Report("solve", json.loads(_core.solve(question, json.dumps(s.to_dict()), s._file, models_dir(models), options)))
+    return Report("solve", _core.solve(question, json.dumps(s.to_dict()), s._file, models_dir(models), options))
 
 
 def compare(workload: "Workload | str | dict", on: "Iterable[Target | str | dict]", *, client: "Client | str | dict" = "opencode",
@@ -164,6 +164,6 @@ def compare(workload: "Workload | str | dict", on: "Iterable[Target | str | dict
     c = _preset(Client, client, models)
     targets = [_preset(Target, t, models) for t in on]
     opts = dict(options, intelligence=intelligence or {}, bar=bar)
-    return Report("compare", json.loads(_core.compare(json.dumps(w.to_dict()), w._file, models_dir(models),
-                                                      [(json.dumps(t.to_dict()), t._file) for t in targets],
-                                                      json.dumps(c.to_dict()), opts)))
+    return Report("compare", _core.compare(json.dumps(w.to_dict()), w._file, models_dir(models),
+                                           [(json.dumps(t.to_dict()), t._file) for t in targets],
+                                           json.dumps(c.to_dict()), opts))

@@ -53,7 +53,7 @@ def sweep(spec: "str | os.PathLike | dict", *, threads: int = 0, client: Any = N
             rows[at:at + len(p)] = p
             at += len(p)
         summary = _core.sweep_summary(text, file, mdir, rows)
-    return Sweep(rows, name, paths, points, seeds, json.loads(summary), base)
+    return Sweep(rows, name, paths, points, seeds, summary, base)
 
 
 class Sweep(Table):
