@@ -35,7 +35,6 @@ py::tuple spellings() {
 /// The results of one run: a scenario (with what it ran) or a replay. Python arrays view its
 /// vectors directly, holding a reference to it.
 struct run_holder {
-  std::unique_ptr<scenario> scn;                      // scenario runs
   std::unique_ptr<scenario_result> result;
   std::unique_ptr<replay_result> replay;
   std::vector<recorded_trace> traces;

@@ -20,13 +20,13 @@ void register_simulation(py::module_& m) {
       [](const std::string& json_text, const std::string& file, const std::string& models_dir,
          std::optional<std::uint64_t> seed, bool record) {
         auto h = std::make_shared<run_holder>();
-        h->scn = std::make_unique<scenario>(parse_scenario(json_text, file, preset_library({models_dir})));
+        auto scn = std::make_shared<const scenario>(parse_scenario(json_text, file, preset_library({models_dir})));
         run_options ro;
         ro.seed = seed;
         ro.record_attempts = record;
         ro.record_charges = record;
         py::gil_scoped_release release;
-        h->result = std::make_unique<scenario_result>(run_scenario(*h->scn, ro));
+        h->result = std::make_unique<scenario_result>(run_scenario(std::move(scn), ro));
         return h;
       },
       py::arg("json_text"), py::arg("file"), py::arg("models_dir"), py::arg("seed") = py::none(),

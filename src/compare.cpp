@@ -89,12 +89,13 @@ compare_result compare_on(const workload& wl, std::span<const scenario_option> o
   s.start_unix_s = opt.start_unix_s;
   const auto no = s.options.size();
   std::vector<run_stats> per(static_cast<std::size_t>(opt.seeds) * no);
+  const auto shared = std::make_shared<const scenario>(s);  // one copy for every seed
   detail::parallel_for(static_cast<std::size_t>(opt.seeds), opt.threads, [&](std::size_t k) {
     run_options ro;
     ro.seed = opt.seed + k;
     ro.record_charges = false;
     ro.request_metrics = false;
-    auto r = run_scenario(s, ro);
+    auto r = run_scenario(shared, ro);
     for (std::size_t o = 0; o < no; ++o) per[k * no + o] = measure(r.options[o]);
   });
   const auto& c = res.contract;

@@ -510,7 +510,8 @@ bool matches(const std::string& pattern, const std::string& model) {
 
 // Merges the runs of one option's routes (each over its own sessions) into one result whose
 // sessions are in the order of `global` (route part → its sessions' global indices).
-option_result merge_routes(std::string label, const scenario_option* described, std::vector<option_result>& parts,
+option_result merge_routes(std::string label, std::shared_ptr<const scenario_option> described,
+                           std::vector<option_result>& parts,
                            const std::vector<std::vector<std::uint32_t>>& global, std::size_t sessions) {
   if (parts.size() == 1 && global[0].size() == sessions) {
     bool identity = true;
@@ -709,7 +710,7 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
       global.push_back(std::move(mine));
     }
     // What this option ran: the one target, or the routes' targets with their buckets side by side.
-    auto described = std::make_unique<scenario_option>();
+    auto described = std::make_shared<scenario_option>();
     if (parts.size() == 1) {
       *described = *first_used;
     } else {
@@ -742,8 +743,7 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
         if (parts.size() > 1) bs.name = described->tgt.limits[b].name;
         ++b;
       }
-    out.options.push_back(merge_routes(tg.label, described.get(), parts, global, n));
-    out.described.push_back(std::move(described));
+    out.options.push_back(merge_routes(tg.label, std::move(described), parts, global, n));
     out.shaping.push_back(std::move(summary));
   }
   return out;

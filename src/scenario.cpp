@@ -51,9 +51,14 @@ fleet_sessions generate_fleet(const scenario& s, std::uint64_t seed) {
 }
 
 scenario_result run_scenario(const scenario& s, const run_options& opt) {
+  return run_scenario(std::make_shared<const scenario>(s), opt);
+}
+
+scenario_result run_scenario(std::shared_ptr<const scenario> shared, const run_options& opt) {
+  const scenario& s = *shared;
   check_run_size(run_size_of(s, opt.record_attempts, opt.record_charges), "scenario", s.name);
   scenario_result r;
-  r.scn = &s;
+  r.scn = std::move(shared);
   r.seed = opt.seed.value_or(s.seed);
   auto fleet = generate_fleet(s, r.seed);
   const std::vector<session_plan> plans = std::move(fleet.plans);
@@ -63,7 +68,10 @@ scenario_result run_scenario(const scenario& s, const run_options& opt) {
   so.record_attempts = opt.record_attempts;
   so.record_charges = opt.record_charges;
   r.options.reserve(s.options.size());
-  for (const auto& o : s.options) r.options.push_back(run_option(o, plans, so, opt.request_metrics));
+  for (const auto& o : s.options) {
+    r.options.push_back(run_option(o, plans, so, opt.request_metrics));
+    r.options.back().option = std::shared_ptr<const scenario_option>(r.scn, &o);  // shares the scenario
+  }
   return r;
 }
 
@@ -71,7 +79,6 @@ option_result run_option(const scenario_option& o, std::span<const session_plan>
   so.batch = o.batch;
   option_result res;
   res.label = o.label;
-  res.option = &o;
   res.sim = simulate(o.tgt, o.client, plans, so);
   if (measure) res.metrics = compute_request_metrics(res.sim.requests);
   return res;
@@ -115,13 +122,14 @@ std::vector<run_summary> run_seeds(const scenario& s, std::span<const std::uint6
   const auto parallel = static_cast<std::int64_t>(std::min<std::size_t>(detail::resolve_threads(threads), std::max<std::size_t>(seeds.size(), 1)));
   check_run_size(run_size_of(s, false, false), "scenario", s.name, parallel);
   std::vector<run_summary> out(seeds.size() * no);
+  const auto shared = std::make_shared<const scenario>(s);  // one copy for every seed
   detail::parallel_for(seeds.size(), threads, [&](std::size_t i) {
     run_options ro;
     ro.record_attempts = false;
     ro.record_charges = false;
     ro.request_metrics = false;
     ro.seed = seeds[i];
-    const auto r = run_scenario(s, ro);
+    const auto r = run_scenario(shared, ro);
     for (std::size_t o = 0; o < no; ++o)
       out[i * no + o] = summarize_run(r.options[o], seeds[i], static_cast<std::uint32_t>(o));
   });

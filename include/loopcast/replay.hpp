@@ -188,9 +188,8 @@ struct replay_shaping_summary {
 
 struct replay_result {
   recorded_run recorded;
-  std::vector<option_result> options;      ///< option_result::option points into `described`
+  std::vector<option_result> options;      ///< option_result::option: what each ran (routes merged)
   std::vector<replay_shaping_summary> shaping;  ///< per option
-  std::vector<std::unique_ptr<scenario_option>> described;  ///< what each option ran (routes merged)
   context_policy policy = context_policy::compact;
   replay_speed speed = replay_speed::target;
 };

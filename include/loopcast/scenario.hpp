@@ -15,6 +15,7 @@
 #include "loopcast/workload.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -53,13 +54,15 @@ struct scenario {
 
 struct option_result {
   std::string label;
-  const scenario_option* option = nullptr;
+  /// What it ran (target, client, batch): shared with the scenario it came from, or owned (a
+  /// replay's merged routes), so the result stays valid when the caller's scenario is gone.
+  std::shared_ptr<const scenario_option> option;
   simulation_result sim;
   request_metrics metrics;
 };
 
 struct scenario_result {
-  const scenario* scn = nullptr;
+  std::shared_ptr<const scenario> scn;   ///< the scenario it ran (its options are options[i].option)
   std::uint64_t seed = 0;
   std::vector<session_script> scripts;   ///< the sessions every option ran
   std::vector<option_result> options;
@@ -92,12 +95,14 @@ fleet_sessions generate_fleet(const scenario& s, std::uint64_t seed);
 
 /// Runs every option on the scenario's sessions. Refuses (config_error) a run over the request
 /// cap or the memory budget (budget.hpp) before generating anything.
+/// The result keeps a copy of the scenario; pass a shared_ptr to share it instead (many seeds).
 scenario_result run_scenario(const scenario& s, const run_options& opt = {});
+scenario_result run_scenario(std::shared_ptr<const scenario> s, const run_options& opt = {});
 /// The size of one run of the scenario, estimated before its scripts exist (compactions at a tenth).
 run_size run_size_of(const scenario& s, bool record_attempts = true, bool record_charges = true);
 
 /// Simulates one option over the given sessions (batch from the option) and measures it (unless
-/// `measure` is false).
+/// `measure` is false). The result's `option` is left to the caller to set.
 option_result run_option(const scenario_option& o, std::span<const session_plan> plans, sim_options so,
                          bool measure = true);
 

@@ -1,8 +1,11 @@
 // The reference case of docs/model.md §9, with the default seed: the ranges the issue requires.
 #include "loopcast/presets.hpp"
+#include "loopcast/report.hpp"
 #include "loopcast/scenario.hpp"
 
 #include <gtest/gtest.h>
+
+#include <sstream>
 
 using namespace loopcast;
 
@@ -106,4 +109,25 @@ TEST_F(reference, CostAndWallClock) {
   // The cloud is several times faster and tens of times dearer.
   EXPECT_GT(cloud().metrics.effective_tps.p50 / local().metrics.effective_tps.p50, 2.5);
   EXPECT_GT(c.cost_usd / l.cost_usd, 50.0);
+}
+
+// A result owns what it describes: it stays whole after the scenario it ran is gone (under ASan a
+// dangling option would be a use after free), and its options share the one copy it keeps.
+TEST(ReferenceResult, OutlivesTheScenarioItRan) {
+  scenario_result r;
+  double total_tpm = 0;
+  {
+    const preset_library lib({LOOPCAST_TEST_MODELS_DIR});
+    const auto scn = lib.load_scenario("reference");
+    total_tpm = scn.options[0].tgt.find_bucket("total_tpm")->limit;
+    r = run_scenario(scn);
+  }
+  ASSERT_EQ(r.options.size(), 2u);
+  EXPECT_EQ(r.options[0].option.get(), &r.scn->options[0]);
+  EXPECT_EQ(r.options[1].option.get(), &r.scn->options[1]);
+  EXPECT_EQ(r.options[0].option->tgt.find_bucket("total_tpm")->limit, total_tpm);
+  std::ostringstream text;
+  write_text_report(text, r);
+  EXPECT_NE(text.str().find("First 429   request 15 at 75.4 s, refused by total_tpm (retry after 6.0 s)"),
+            std::string::npos);
 }
