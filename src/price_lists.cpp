@@ -1,4 +1,5 @@
 #include "loopcast/price_lists.hpp"
+#include "loopcast/files.hpp"
 
 #include "loopcast/errors.hpp"
 
@@ -319,7 +320,7 @@ price_list parse_price_list(std::string_view text, const std::string& file, pric
 
 price_list import_price_list(const std::string& path, price_list_format format, const std::vector<std::string>& only,
                              bool all_modes) {
-  return parse_price_list(detail::read_file(path), path, format, only, all_modes);
+  return parse_price_list(read_text_file(path), path, format, only, all_modes);
 }
 
 std::string price_sheet_json(const price_sheet& p, int indent) {

@@ -1,4 +1,5 @@
 #include "loopcast/sweep.hpp"
+#include "loopcast/files.hpp"
 
 #include "loopcast/errors.hpp"
 
@@ -43,7 +44,7 @@ sweep_spec parse_sweep(std::string_view text, const std::string& file, const pre
     } else {
       base_file = lib.find(preset_kind::scenario, ref).string();
     }
-    base_text = detail::read_file(base_file);
+    base_text = read_text_file(base_file);
   }
   s.base_json = resolved_preset_json(base_text, base_file, lib, 2);
   const auto base = nlohmann::json::parse(s.base_json);
@@ -104,7 +105,7 @@ sweep_spec parse_sweep(std::string_view text, const std::string& file, const pre
 }
 
 sweep_spec load_sweep_file(const std::filesystem::path& f, const preset_library& lib) {
-  return parse_sweep(detail::read_file(f.string()), f.string(), lib);
+  return parse_sweep(read_text_file(f.string()), f.string(), lib);
 }
 
 

@@ -13,8 +13,10 @@
 #include "loopcast/workload.hpp"
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace loopcast {
@@ -88,5 +90,11 @@ target load_target_file(const std::filesystem::path& file);
 retry_policy load_client_file(const std::filesystem::path& file);
 workload load_workload_file(const std::filesystem::path& file);
 scenario load_scenario_file(const std::filesystem::path& file, const preset_library& lib);
+
+/// A route file: a JSON object of "MODEL-PATTERN": "TARGET" pairs (a preset name or a .json path
+/// each), as `loopcast replay --on FILE` takes. nullopt when the file is not one (a target preset
+/// is an object with "kind", and a bad file is left to the preset loader's messages); a
+/// config_error for an object that is neither.
+std::optional<std::vector<std::pair<std::string, std::string>>> read_route_file(const std::string& path);
 
 } // namespace loopcast

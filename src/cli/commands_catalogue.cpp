@@ -2,9 +2,8 @@
 // prices and limits.
 #include "cli.hpp"
 
-#include "../json/reader.hpp"  // detail::read_file: the library's reading of a whole file (64 MiB at most)
-
 #include "loopcast/errors.hpp"
+#include "loopcast/files.hpp"
 #include "loopcast/presets.hpp"
 #include "loopcast/limits_inference.hpp"
 #include "loopcast/price_lists.hpp"
@@ -89,7 +88,7 @@ int show_preset(const globals& g, const std::string& name, const std::string& ki
     throw std::invalid_argument(fmt::format("\"{}\" names a {} and a {} preset: add --kind", name, to_string(hits[0]->kind),
                                             to_string(hits[1]->kind)));
   const auto file = hits[0]->file.string();
-  std::cout << resolved_preset_json(detail::read_file(file), file, lib) << "\n";
+  std::cout << resolved_preset_json(read_text_file(file), file, lib) << "\n";
   return ok;
 }
 
@@ -177,7 +176,7 @@ int infer_limits_cmd(const std::vector<std::string>& files, bool as_json) {
   std::vector<header_snapshot> snaps;
   std::vector<rate_limit_message> messages;
   for (const auto& f : files) {
-    const auto text = detail::read_file(f);
+    const auto text = read_text_file(f);
     auto s = parse_header_snapshots(text, f);
     auto m = find_rate_limit_messages(text, f);
     if (s.empty() && m.empty())

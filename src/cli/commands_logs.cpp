@@ -1,12 +1,11 @@
 // `loopcast stats`, `replay`, `fit`, `convert`: recorded agent sessions.
 #include "cli.hpp"
 
+#include "loopcast/files.hpp"
 #include "loopcast/loopcast.hpp"
 #include "loopcast/replay.hpp"
 #include "loopcast/trace.hpp"
 #include "loopcast/validate.hpp"
-
-#include "../json/reader.hpp"
 
 #include <fmt/format.h>
 
@@ -29,22 +28,6 @@ trace_format format_of(const std::string& name) {
 }
 
 std::vector<std::filesystem::path> as_paths(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
-
-// The pairs of a mapping file, a JSON object of strings ({"claude-opus-*": "TARGET", …}); nullopt
-// for anything else (a target preset is an object with "kind"; a bad file is left to the preset
-// loader's messages).
-std::optional<std::vector<std::pair<std::string, std::string>>> read_mapping_file(const std::string& path) {
-  const auto j = nlohmann::ordered_json::parse(detail::read_file(path), nullptr, false);
-  if (!j.is_object() || j.contains("kind")) return std::nullopt;
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [k, v] : j.items()) {
-    if (!v.is_string() || k.empty())
-      throw config_error(path, "/" + k, "expected \"MODEL-PATTERN\": \"TARGET\" (a preset name or .json path)");
-    out.emplace_back(k, v.get<std::string>());
-  }
-  if (out.empty()) throw config_error(path, "", "expected at least one \"MODEL-PATTERN\": \"TARGET\" pair");
-  return out;
-}
 
 struct stats_args {
   std::string price, price_list, since, until, by = "model";
@@ -140,7 +123,7 @@ replay_target parse_on(const preset_library& lib, const std::string& ref, const 
   replay_target rt;
   std::vector<std::pair<std::string, std::string>> pairs;
   const auto mapping = ref.size() > 5 && ref.ends_with(".json") && std::filesystem::exists(ref)
-                           ? read_mapping_file(ref)
+                           ? read_route_file(ref)
                            : std::nullopt;
   const bool mapping_file = mapping.has_value();
   if (mapping_file) {

@@ -13,7 +13,6 @@ namespace loopcast::detail {
 
 namespace {
 constexpr int max_depth = 64;
-constexpr std::uintmax_t max_file_bytes = 64u << 20;
 
 using json_parse_impl::escape_token;  // a key as a JSON pointer token (RFC 6901)
 
@@ -41,20 +40,6 @@ nlohmann::ordered_json parse_ordered_json(std::string_view text, const std::stri
   auto r = parse_json_text<nlohmann::ordered_json>(text, max_depth, /*refuse_duplicates=*/true);
   if (r.value) return std::move(*r.value);
   throw_parse_problem(r, text, file);
-}
-
-std::string read_file(const std::string& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw config_error(path, "", fmt::format("cannot read file: {}", ec.message()));
-  if (size > max_file_bytes)
-    throw config_error(path, "", fmt::format("file is {} bytes; files larger than {} bytes are refused",
-                                             size, max_file_bytes));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw config_error(path, "", "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::string describe(const nlohmann::json& j) {

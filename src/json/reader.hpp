@@ -21,8 +21,6 @@ namespace loopcast::detail {
 nlohmann::json parse_json(std::string_view text, const std::string& file);
 /// The same, keeping the keys' order.
 nlohmann::ordered_json parse_ordered_json(std::string_view text, const std::string& file);
-/// Reads a whole file (config_error if it cannot be read; larger than 64 MiB is refused).
-std::string read_file(const std::string& path);
 
 class node {
 public:

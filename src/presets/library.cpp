@@ -2,6 +2,7 @@
 // readers of each kind (one file each beside this one), and the library of preset folders. The
 // accepted keys of every kind are documented in docs/presets.md; keep the two in step.
 #include "loopcast/presets.hpp"
+#include "loopcast/files.hpp"
 #include "loopcast/price_lists.hpp"
 
 #include "readers.hpp"
@@ -62,15 +63,15 @@ std::string resolved_preset_json(std::string_view text, const std::string& file,
   return detail::dump(j, indent);
 }
 
-target load_target_file(const std::filesystem::path& f) { return parse_target(detail::read_file(f.string()), f.string()); }
+target load_target_file(const std::filesystem::path& f) { return parse_target(read_text_file(f.string()), f.string()); }
 retry_policy load_client_file(const std::filesystem::path& f) {
-  return parse_client(detail::read_file(f.string()), f.string());
+  return parse_client(read_text_file(f.string()), f.string());
 }
 workload load_workload_file(const std::filesystem::path& f) {
-  return parse_workload(detail::read_file(f.string()), f.string());
+  return parse_workload(read_text_file(f.string()), f.string());
 }
 scenario load_scenario_file(const std::filesystem::path& f, const preset_library& lib) {
-  return parse_scenario(detail::read_file(f.string()), f.string(), lib);
+  return parse_scenario(read_text_file(f.string()), f.string(), lib);
 }
 
 // ---- the library ---------------------------------------------------------------------------------
@@ -87,7 +88,7 @@ preset_library::preset_library(std::vector<std::filesystem::path> dirs) : dirs_(
     std::sort(files.begin(), files.end());
     for (const auto& f : files) {
       const std::string file = f.string();  // outlives the nodes that point to it
-      const auto text = detail::read_file(file);
+      const auto text = read_text_file(file);
       const auto j = detail::parse_json(text, file);
       const node root(j, "", file);
       preset_entry e;
@@ -166,6 +167,19 @@ model_price_book catalogue_price_book(const preset_library& lib) {
 
 model_price_book load_price_book(const std::string& price_list, const preset_library& lib) {
   return price_list.empty() ? catalogue_price_book(lib) : price_book_of(import_price_list(price_list));
+}
+
+std::optional<std::vector<std::pair<std::string, std::string>>> read_route_file(const std::string& path) {
+  const auto j = nlohmann::ordered_json::parse(read_text_file(path), nullptr, false);
+  if (!j.is_object() || j.contains("kind")) return std::nullopt;
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [k, v] : j.items()) {
+    if (!v.is_string() || k.empty())
+      throw config_error(path, "/" + k, "expected \"MODEL-PATTERN\": \"TARGET\" (a preset name or .json path)");
+    out.emplace_back(k, v.get<std::string>());
+  }
+  if (out.empty()) throw config_error(path, "", "expected at least one \"MODEL-PATTERN\": \"TARGET\" pair");
+  return out;
 }
 
 } // namespace loopcast

@@ -1,5 +1,6 @@
 // Scenario presets: a workload (or a fleet) on several options, with presets named or inline.
 #include "loopcast/presets.hpp"
+#include "loopcast/files.hpp"
 
 #include "readers.hpp"
 
@@ -39,7 +40,7 @@ T resolve(const node& n, const std::string& file, Reader read_inline, Loader loa
   const auto ref = n.string();
   if (ref.size() > 5 && ref.ends_with(".json")) {
     const auto path = sibling(file, ref).string();
-    const auto text = detail::read_file(path);
+    const auto text = read_text_file(path);
     const auto j = detail::parse_json(text, path);
     return read_inline(node(j, "", path));
   }
@@ -124,7 +125,7 @@ nlohmann::ordered_json inline_reference(const nlohmann::ordered_json& ref, prese
   const auto name = ref.get<std::string>();
   const std::string path = name.size() > 5 && name.ends_with(".json") ? sibling(file, name).string()
                                                                        : lib.find(kind, name).string();
-  const auto text = detail::read_file(path);
+  const auto text = read_text_file(path);
   return detail::parse_ordered_json(text, path);  // its syntax errors with line and column
 }
 
