@@ -68,7 +68,7 @@ void register_simulation(py::module_& m) {
         o.threads = threads;
         const auto chosen = parse_name<mc_metric>(metric);
         if (!chosen)
-          throw py::value_error("metric must be usd_per_task, stall_share, tasks_per_hour or wall_s, not " + metric);
+          throw py::value_error("metric must be " + spelling_list<mc_metric>() + ", not " + metric);
         o.metric = *chosen;
         montecarlo_result r;
         {

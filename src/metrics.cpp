@@ -58,21 +58,21 @@ request_metrics compute_request_metrics(std::span<const request_sample> requests
     generated += static_cast<double>(r.generated);
     ctx.push_back(static_cast<double>(r.prompt));
     if (std::isnan(duration)) {
-      ++m.dropped_no_timing;
+      ++m.samples.dropped_no_timing;
       continue;
     }
     const bool has_first = !std::isnan(r.t_first_token);  // logs without TTFT
     lat.push_back(duration);
     if (has_first) ttft.push_back(r.t_first_token - r.t_send);
     if (r.generated < min_generated_tokens) {
-      ++m.dropped_short_output;
+      ++m.samples.dropped_short_output;
       continue;
     }
     if (duration < min_duration_s || duration > max_duration_s) {
-      ++m.dropped_duration;
+      ++m.samples.dropped_duration;
       continue;
     }
-    ++m.samples_kept;
+    ++m.samples.kept;
     const double g = static_cast<double>(r.generated);
     eff.push_back(g / duration);
     if (!has_first) continue;

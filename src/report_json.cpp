@@ -23,36 +23,6 @@ std::string today_utc() {
                      static_cast<unsigned>(ymd.day()));
 }
 
-json tokens_json(const token_counts& t) {
-  return {{"input", t.input}, {"cache_read", t.cache_read}, {"cache_write", t.cache_write},
-          {"output", t.output}, {"reasoning", t.reasoning}};
-}
-
-json number_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
-
-// A statistic without samples is null (with its count 0), never 0.
-json pct_json(const percentiles& p) {
-  if (p.count == 0)
-    return {{"p10", nullptr}, {"p25", nullptr}, {"p50", nullptr}, {"p75", nullptr}, {"p90", nullptr}, {"count", 0}};
-  return {{"p10", p.p10}, {"p25", p.p25}, {"p50", p.p50}, {"p75", p.p75}, {"p90", p.p90}, {"count", p.count}};
-}
-
-json metrics_json(const request_metrics& m) {
-  json j;
-  j["effective_tps"] = pct_json(m.effective_tps);
-  j["decode_tps"] = pct_json(m.decode_tps);
-  j["prefill_share"] = pct_json(m.prefill_share);
-  j["ttft_s"] = pct_json(m.ttft_s);
-  j["tpot_s"] = pct_json(m.tpot_s);
-  j["latency_s"] = pct_json(m.latency_s);
-  j["context_tokens"] = pct_json(m.context_tokens);
-  j["samples"] = {{"kept", m.samples_kept}, {"dropped_short_output", m.dropped_short_output},
-                  {"dropped_duration", m.dropped_duration}, {"dropped_no_timing", m.dropped_no_timing}};
-  j["context_output_ratio"] = number_or_null(m.context_output_ratio);
-  j["cache_hit_rate"] = number_or_null(m.cache_hit_rate);
-  return j;
-}
-
 json option_json(const option_result& o) {
   const auto& tgt = o.option->tgt;
   const auto& r = o.sim;
@@ -72,11 +42,10 @@ json option_json(const option_result& o) {
     attempts += s.attempts;
     limited += s.rate_limited;
     stall += s.stall_s;
-    sessions.push_back({{"outcome", to_string(s.outcome)}, {"requests_total", s.requests_total},
-                        {"requests_served", s.requests_served}, {"attempts", s.attempts},
-                        {"rate_limited", s.rate_limited}, {"start_s", s.start_s}, {"end_s", s.end_s},
-                        {"stall_s", s.stall_s}, {"stall_share", session_stall_share(s)},
-                        {"rate_429", session_rate_429(s)}, {"cost_usd", s.cost_usd}, {"tokens", tokens_json(s.tokens)}});
+    auto js = fields_json(s);
+    js["stall_share"] = session_stall_share(s);
+    js["rate_429"] = session_rate_429(s);
+    sessions.push_back(std::move(js));
   }
   j["requests"] = served;
   j["attempts"] = attempts;
@@ -135,12 +104,7 @@ json option_json(const option_result& o) {
   } else {
     j["engine"] = nullptr;
   }
-  const fleet_metrics f = compute_fleet_metrics(r);
-  j["fleet"] = {{"sessions", f.sessions}, {"completed", f.completed}, {"died", f.died},
-                {"p_session_dies", f.p_session_dies}, {"rate_429", f.rate_429}, {"stall_share", f.stall_share},
-                {"tasks_per_hour", f.tasks_per_hour}, {"requests_per_s", f.requests_per_s},
-                {"output_tps", f.output_tps}, {"usd_per_hour", f.usd_per_hour},
-                {"usd_per_task", f.usd_per_task}};
+  j["fleet"] = fields_json(compute_fleet_metrics(r));
   return j;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "loopcast/compare.hpp"
+#include "loopcast/metrics.hpp"
 #include "loopcast/montecarlo.hpp"
 #include "loopcast/replay.hpp"
 #include "loopcast/scenario.hpp"
@@ -17,17 +18,50 @@
 
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 namespace loopcast::detail {
 
-nlohmann::ordered_json tokens_json(const token_counts& t);
+/// A record as a JSON object of its fields (fields.hpp), in their order: a nested record as an
+/// object, an enumeration by its name, NaN as null, percentiles without samples as nulls.
+template <has_fields R>
+nlohmann::ordered_json fields_json(const R& r);
+
+inline nlohmann::ordered_json field_value_json(const percentiles& p);
+
+template <class M>
+nlohmann::ordered_json field_value_json(const M& v) {
+  if constexpr (has_fields<M>) return fields_json(v);
+  else if constexpr (named_enum<M>) return std::string(to_string(v));
+  else if constexpr (std::is_floating_point_v<M>)
+    return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+  else return v;
+}
+
+// A statistic without samples is null (with its count 0), never 0.
+inline nlohmann::ordered_json field_value_json(const percentiles& p) {
+  if (p.count > 0) return fields_json(p);
+  nlohmann::ordered_json j;
+  for_each_field<percentiles>([&](const auto& f) { j[std::string(f.name)] = nullptr; });
+  j["count"] = 0;
+  return j;
+}
+
+template <has_fields R>
+nlohmann::ordered_json fields_json(const R& r) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for_each_field<R>([&](const auto& f) { j[std::string(f.name)] = field_value_json(f.of(r)); });
+  return j;
+}
+
+inline nlohmann::ordered_json tokens_json(const token_counts& t) { return fields_json(t); }
 /// A number, or null when it is NaN (a statistic without samples).
 inline nlohmann::ordered_json nan_or(double x) { return std::isnan(x) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(x); }
 /// Today's UTC date as YYYY-MM-DD (a fitted preset's read_on).
 std::string today_utc();
-nlohmann::ordered_json pct_json(const percentiles& p);
+inline nlohmann::ordered_json pct_json(const percentiles& p) { return field_value_json(p); }
 /// effective_tps … cache_hit_rate, as in docs/output.md.
-nlohmann::ordered_json metrics_json(const request_metrics& m);
+inline nlohmann::ordered_json metrics_json(const request_metrics& m) { return fields_json(m); }
 /// One simulated option, as in docs/output.md.
 nlohmann::ordered_json option_json(const option_result& o);
 

@@ -113,7 +113,8 @@ void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& trace
     const auto& m = g.metrics;
     fmt::print(os, "\n== {} ==  {} requests ({} kept for throughput; dropped: {} with < 50 output tokens, {} outside 0.2-3600 s, "
                    "{} without recorded timing)\n",
-               g.model, g.requests, m.samples_kept, m.dropped_short_output, m.dropped_duration, m.dropped_no_timing);
+               g.model, g.requests, m.samples.kept, m.samples.dropped_short_output, m.samples.dropped_duration,
+               m.samples.dropped_no_timing);
     fmt::print(os, "  effective tok/s   P10 {} · P25 {} · P50 {} · P75 {} · P90 {}\n", tps(m.effective_tps, m.effective_tps.p10),
                tps(m.effective_tps, m.effective_tps.p25), tps(m.effective_tps, m.effective_tps.p50),
                tps(m.effective_tps, m.effective_tps.p75), tps(m.effective_tps, m.effective_tps.p90));

@@ -121,8 +121,8 @@ void write_option(std::ostream& os, const option_result& o) {
   fmt::print(os, "  Speed       effective P10/P50/P90 {:.0f} / {:.0f} / {:.0f} tok/s; decode P50 {:.0f} tok/s\n",
              m.effective_tps.p10, m.effective_tps.p50, m.effective_tps.p90, m.decode_tps.p50);
   fmt::print(os, "              prefill share P50 {:.0f}%; TTFT P50/P90 {:.2f} / {:.2f} s; {} samples kept, {} dropped\n",
-             100 * m.prefill_share.p50, m.ttft_s.p50, m.ttft_s.p90, m.samples_kept,
-             m.dropped_short_output + m.dropped_duration);
+             100 * m.prefill_share.p50, m.ttft_s.p50, m.ttft_s.p90, m.samples.kept,
+             m.samples.dropped_short_output + m.samples.dropped_duration);
 
   // Cost.
   if (tgt.prices) {

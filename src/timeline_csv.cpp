@@ -18,8 +18,10 @@ void write_timeline_csv(std::ostream& os, std::span<const option_result> options
     for (const auto& b : o.option->tgt.limits)
       if (std::find(names.begin(), names.end(), b.name) == names.end()) names.push_back(b.name);
 
+  std::string token_columns;  // the five classes, by token_counts' field list
+  for_each_field<token_counts>([&](const auto& f) { (token_columns += f.name) += ','; });
   fmt::print(os, "option,session,request,turn,attempt,compaction,status,t_send_s,t_first_token_s,t_end_s,"
-                 "retry_after_s,wait_s,refused_by,input,cache_read,cache_write,output,reasoning,context,cost_usd");
+                 "retry_after_s,wait_s,refused_by,{}context,cost_usd", token_columns);
   for (const auto& n : names) fmt::print(os, ",used_{}", n);
   fmt::print(os, "\n");
 
@@ -35,10 +37,10 @@ void write_timeline_csv(std::ostream& os, std::span<const option_result> options
       fmt::print(os, "{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},", o.label, a.session + 1, a.request, a.turn, a.attempt,
                  a.compaction ? 1 : 0, to_string(a.status), a.t_send, a.t_first_token, a.t_end);
       if (a.retry_after_s >= 0) fmt::print(os, "{:.6f}", a.retry_after_s);
-      fmt::print(os, ",{:.6f},{},{},{},{},{},{},{},{:.8f}", a.wait_s,
-                 a.refused_by >= 0 ? limits[static_cast<std::size_t>(a.refused_by)].name : std::string{}, a.tokens.input,
-                 a.tokens.cache_read, a.tokens.cache_write, a.tokens.output, a.tokens.reasoning, a.tokens.prompt(),
-                 a.cost_usd);
+      fmt::print(os, ",{:.6f},{},", a.wait_s,
+                 a.refused_by >= 0 ? limits[static_cast<std::size_t>(a.refused_by)].name : std::string{});
+      for_each_field<token_counts>([&](const auto& f) { fmt::print(os, "{},", f.of(a.tokens)); });
+      fmt::print(os, "{},{:.8f}", a.tokens.prompt(), a.cost_usd);
       for (std::size_t c = 0; c < names.size(); ++c) {
         if (column[c] < 0) fmt::print(os, ",");
         else fmt::print(os, ",{:.1f}", o.sim.bucket_levels[i * nb + static_cast<std::size_t>(column[c])]);

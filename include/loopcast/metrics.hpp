@@ -21,7 +21,13 @@ namespace loopcast {
 
 struct percentiles {
   double p10 = 0, p25 = 0, p50 = 0, p75 = 0, p90 = 0;
-  std::size_t count = 0;  ///< samples (0: every field is 0)
+  std::size_t count = 0;  ///< samples (0: every field is 0, and reports write null)
+};
+template <>
+struct record_fields<percentiles> {
+  static constexpr std::tuple list{field{"p10", &percentiles::p10, ""}, field{"p25", &percentiles::p25, ""},
+                                   field{"p50", &percentiles::p50, ""}, field{"p75", &percentiles::p75, ""},
+                                   field{"p90", &percentiles::p90, ""}, field{"count", &percentiles::count, ""}};
 };
 
 /// Percentile q in [0, 1] of the values (sorted in place). 0 for no values.
@@ -33,6 +39,21 @@ inline constexpr std::int64_t min_generated_tokens = 50;
 inline constexpr double min_duration_s = 0.2;
 inline constexpr double max_duration_s = 3600.0;
 
+/// Which served requests the throughput statistics kept, and why the others were dropped.
+struct metric_samples {
+  std::size_t kept = 0;
+  std::size_t dropped_short_output = 0;  ///< output + reasoning < 50
+  std::size_t dropped_duration = 0;      ///< outside [0.2 s, 3600 s]
+  std::size_t dropped_no_timing = 0;     ///< the log has no end time for the request
+};
+template <>
+struct record_fields<metric_samples> {
+  static constexpr std::tuple list{field{"kept", &metric_samples::kept, ""},
+                                   field{"dropped_short_output", &metric_samples::dropped_short_output, ""},
+                                   field{"dropped_duration", &metric_samples::dropped_duration, ""},
+                                   field{"dropped_no_timing", &metric_samples::dropped_no_timing, ""}};
+};
+
 struct request_metrics {
   percentiles effective_tps;     ///< tokens per second
   percentiles decode_tps;        ///< tokens per second
@@ -41,12 +62,23 @@ struct request_metrics {
   percentiles tpot_s;
   percentiles latency_s;         ///< end-to-end, every served request
   percentiles context_tokens;    ///< prompt per served request
-  std::size_t samples_kept = 0;
-  std::size_t dropped_short_output = 0;  ///< output + reasoning < 50
-  std::size_t dropped_duration = 0;      ///< outside [0.2 s, 3600 s]
-  std::size_t dropped_no_timing = 0;     ///< the log has no end time for the request
+  metric_samples samples;
   double context_output_ratio = 0;  ///< total prompt / total generated; NaN when nothing was generated
   double cache_hit_rate = 0;        ///< total cache_read / total prompt; NaN without prompt tokens
+};
+template <>
+struct record_fields<request_metrics> {
+  static constexpr std::tuple list{
+      field{"effective_tps", &request_metrics::effective_tps, "tokens/s"},
+      field{"decode_tps", &request_metrics::decode_tps, "tokens/s"},
+      field{"prefill_share", &request_metrics::prefill_share, ""},
+      field{"ttft_s", &request_metrics::ttft_s, "s"},
+      field{"tpot_s", &request_metrics::tpot_s, "s"},
+      field{"latency_s", &request_metrics::latency_s, "s"},
+      field{"context_tokens", &request_metrics::context_tokens, "tokens"},
+      field{"samples", &request_metrics::samples, ""},
+      field{"context_output_ratio", &request_metrics::context_output_ratio, ""},
+      field{"cache_hit_rate", &request_metrics::cache_hit_rate, ""}};
 };
 
 request_metrics compute_request_metrics(std::span<const request_sample> requests);
@@ -82,6 +114,26 @@ struct fleet_metrics {
   double cost_usd = 0;
   double usd_per_hour = 0;            ///< 0 when the wall clock is 0
   double usd_per_task = 0;            ///< NaN when no task completed
+};
+template <>
+struct record_fields<fleet_metrics> {
+  static constexpr std::tuple list{
+      field{"sessions", &fleet_metrics::sessions, ""},
+      field{"completed", &fleet_metrics::completed, ""},
+      field{"died", &fleet_metrics::died, ""},
+      field{"p_session_dies", &fleet_metrics::p_session_dies, ""},
+      field{"attempts", &fleet_metrics::attempts, ""},
+      field{"rate_limited", &fleet_metrics::rate_limited, ""},
+      field{"rate_429", &fleet_metrics::rate_429, ""},
+      field{"stall_s", &fleet_metrics::stall_s, "s"},
+      field{"stall_share", &fleet_metrics::stall_share, ""},
+      field{"wall_s", &fleet_metrics::wall_s, "s"},
+      field{"tasks_per_hour", &fleet_metrics::tasks_per_hour, "1/h"},
+      field{"requests_per_s", &fleet_metrics::requests_per_s, "1/s"},
+      field{"output_tps", &fleet_metrics::output_tps, "tokens/s"},
+      field{"cost_usd", &fleet_metrics::cost_usd, "USD"},
+      field{"usd_per_hour", &fleet_metrics::usd_per_hour, "USD/h"},
+      field{"usd_per_task", &fleet_metrics::usd_per_task, "USD"}};
 };
 
 fleet_metrics compute_fleet_metrics(const simulation_result& r);

@@ -30,9 +30,9 @@ TEST(Metrics, EffectiveAndDecodeThroughputWithFilters) {
       {0, 0, 10, 4000, 1000, 0, 1000},       // 4,000 s > 3,600 s: dropped
   };
   const auto m = compute_request_metrics(rs);
-  EXPECT_EQ(m.samples_kept, 3u);
-  EXPECT_EQ(m.dropped_short_output, 1u);
-  EXPECT_EQ(m.dropped_duration, 2u);
+  EXPECT_EQ(m.samples.kept, 3u);
+  EXPECT_EQ(m.samples.dropped_short_output, 1u);
+  EXPECT_EQ(m.samples.dropped_duration, 2u);
   EXPECT_DOUBLE_EQ(m.effective_tps.p50, 150.0);   // median of 133.3, 150, 400
   EXPECT_DOUBLE_EQ(m.decode_tps.p50, 300.0);      // median of 200, 300, 500
   EXPECT_NEAR(m.prefill_share.p50, 1.0 / 3.0, 1e-12);

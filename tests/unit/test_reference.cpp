@@ -85,7 +85,7 @@ TEST_F(reference, SpeedMatchesTheArticle) {
   EXPECT_NEAR(local().metrics.decode_tps.p50, 157, 0.15 * 157);
   EXPECT_GE(cloud().metrics.prefill_share.p50, 0.45);
   EXPECT_LE(cloud().metrics.prefill_share.p50, 0.65);
-  EXPECT_EQ(cloud().metrics.samples_kept, 34u);
+  EXPECT_EQ(cloud().metrics.samples.kept, 34u);
 }
 
 // The whole cloud run: cost within ±15% of $1.57, $/hour within ±15% of $29; locally within ±20%

@@ -32,8 +32,8 @@ TEST(Stats, MatchTheIndependentComputation) {
   const auto& g = st.groups.back();
   EXPECT_EQ(g.model, "all");
   EXPECT_EQ(g.requests, 33u);
-  EXPECT_EQ(g.metrics.samples_kept, 22u);
-  EXPECT_EQ(g.metrics.dropped_no_timing, 11u);
+  EXPECT_EQ(g.metrics.samples.kept, 22u);
+  EXPECT_EQ(g.metrics.samples.dropped_no_timing, 11u);
   EXPECT_NEAR(g.metrics.effective_tps.p10, 24.655846, 1e-5);
   EXPECT_NEAR(g.metrics.effective_tps.p50, 45.675194, 1e-5);
   EXPECT_NEAR(g.metrics.effective_tps.p90, 66.075971, 1e-5);
