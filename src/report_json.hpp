@@ -28,6 +28,7 @@ template <has_fields R>
 nlohmann::ordered_json fields_json(const R& r);
 
 inline nlohmann::ordered_json field_value_json(const percentiles& p);
+inline nlohmann::ordered_json field_value_json(const estimate& e);
 
 template <class M>
 nlohmann::ordered_json field_value_json(const M& v) {
@@ -44,6 +45,19 @@ inline nlohmann::ordered_json field_value_json(const percentiles& p) {
   nlohmann::ordered_json j;
   for_each_field<percentiles>([&](const auto& f) { j[std::string(f.name)] = nullptr; });
   j["count"] = 0;
+  return j;
+}
+
+// A Monte Carlo estimate: an infinite bound is "never" (a time to the first 429 in runs that had
+// none), an unknown one (NaN: too few seeds) null.
+inline nlohmann::ordered_json field_value_json(const estimate& e) {
+  nlohmann::ordered_json j;
+  for_each_field<estimate>([&](const auto& f) {
+    const double x = f.of(e);
+    j[std::string(f.name)] = std::isinf(x)   ? nlohmann::ordered_json("never")
+                             : std::isnan(x) ? nlohmann::ordered_json(nullptr)
+                                             : nlohmann::ordered_json(x);
+  });
   return j;
 }
 

@@ -33,20 +33,6 @@ void line(std::ostream& os, const char* name, const metric_distribution& d, cons
   fmt::print(os, "  {:<16} P10 {:<26} P50 {:<26} P90 {}\n", name, est(d.p10, f), est(d.p50, f), est(d.p90, f));
 }
 
-// +inf (a time to the first 429 in runs without one) is "never"; NaN (a bound the seeds cannot give) is null.
-json number_json(double x) { return std::isinf(x) ? json("never") : json(x); }
-json est_json(const estimate& e) { return {{"value", number_json(e.value)}, {"lo", number_json(e.lo)}, {"hi", number_json(e.hi)}}; }
-json dist_json(const metric_distribution& d) {
-  return {{"count", d.count}, {"p10", est_json(d.p10)}, {"p50", est_json(d.p50)}, {"p90", est_json(d.p90)},
-          {"mean", est_json(d.mean)}};
-}
-json option_dist_json(const option_distribution& d) {
-  return {{"label", d.label}, {"runs", d.runs}, {"p_429_within_horizon", est_json(d.p_429_within)},
-          {"p_session_dies", est_json(d.p_session_dies)}, {"first_429_s", dist_json(d.first_429_s)},
-          {"stall_share", dist_json(d.stall_share)}, {"usd_per_task", dist_json(d.usd_per_task)},
-          {"tasks_per_hour", dist_json(d.tasks_per_hour)}, {"wall_s", dist_json(d.wall_s)},
-          {"relative_half_width", d.relative_half_width}};
-}
 // A run_summary row as CSV, by its field list (scenario.hpp); the option's label follows its index.
 // A NaN (no 429, no completed task) is an empty cell.
 void write_run_fields(std::ostream& os, const scenario& s, const run_summary& r) {
@@ -115,7 +101,7 @@ nlohmann::ordered_json montecarlo_doc(const scenario& s, const montecarlo_result
   j["metric"] = to_string(o.metric);
   j["precision_reached"] = r.precision_reached;
   json opts = json::array();
-  for (const auto& d : r.options) opts.push_back(option_dist_json(d));
+  for (const auto& d : r.options) opts.push_back(detail::fields_json(d));
   j["options"] = opts;
   return j;
 }
@@ -160,7 +146,7 @@ nlohmann::ordered_json sweep_doc(const sweep_spec& s, const sweep_result& r) {
     json values = json::object();
     for (std::size_t i = 0; i < s.paths.size(); ++i) values[s.paths[i]] = json::parse(s.points[p].values[i]);
     json opts = json::array();
-    for (const auto& d : r.points[p]) opts.push_back(option_dist_json(d));
+    for (const auto& d : r.points[p]) opts.push_back(detail::fields_json(d));
     points.push_back({{"point", p + 1}, {"values", values}, {"first_seed", s.points[p].scn.seed}, {"options", opts}});
   }
   j["points"] = points;

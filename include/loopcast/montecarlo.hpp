@@ -30,6 +30,11 @@ struct estimate {
   double lo = 0;
   double hi = 0;
 };
+template <>
+struct record_fields<estimate> {
+  static constexpr std::tuple list{field{"value", &estimate::value, ""}, field{"lo", &estimate::lo, ""},
+                                   field{"hi", &estimate::hi, ""}};
+};
 
 /// Distribution-free interval for the q-quantile of the sorted samples (value: numpy's linear
 /// interpolation). Infinite samples are allowed (a censored time: "no 429 happened").
@@ -43,6 +48,13 @@ struct metric_distribution {
   std::size_t count = 0;       ///< finite or censored samples used (NaN samples are left out)
   estimate p10, p50, p90;
   estimate mean;               ///< over the finite samples only
+};
+template <>
+struct record_fields<metric_distribution> {
+  static constexpr std::tuple list{
+      field{"count", &metric_distribution::count, ""}, field{"p10", &metric_distribution::p10, ""},
+      field{"p50", &metric_distribution::p50, ""}, field{"p90", &metric_distribution::p90, ""},
+      field{"mean", &metric_distribution::mean, ""}};
 };
 
 /// Sorts a copy and summarises it; NaN samples are dropped.
@@ -78,6 +90,20 @@ struct option_distribution {
   metric_distribution tasks_per_hour;
   metric_distribution wall_s;
   double relative_half_width = 0;  ///< of the chosen metric's mean (NaN when its mean is 0 or unknown)
+};
+template <>
+struct record_fields<option_distribution> {
+  static constexpr std::tuple list{
+      field{"label", &option_distribution::label, ""},
+      field{"runs", &option_distribution::runs, ""},
+      field{"p_429_within_horizon", &option_distribution::p_429_within, ""},
+      field{"p_session_dies", &option_distribution::p_session_dies, ""},
+      field{"first_429_s", &option_distribution::first_429_s, "s"},
+      field{"stall_share", &option_distribution::stall_share, ""},
+      field{"usd_per_task", &option_distribution::usd_per_task, "USD"},
+      field{"tasks_per_hour", &option_distribution::tasks_per_hour, "1/h"},
+      field{"wall_s", &option_distribution::wall_s, "s"},
+      field{"relative_half_width", &option_distribution::relative_half_width, ""}};
 };
 
 /// The distribution of one of the metrics a precision target can follow.
