@@ -357,4 +357,32 @@ model_price_book price_book_of(const price_list& list) {
   return book;
 }
 
+std::string target_with_prices(std::string_view base_json, const std::string& base_file, const imported_model& m,
+                               const std::string& list_file, const std::string& name) {
+  using oj = nlohmann::ordered_json;
+  oj j = detail::parse_ordered_json(base_json, base_file);
+  if (!j.is_object() || !j.contains("kind") || j["kind"] != "target")
+    throw config_error(base_file, "/kind", "the base is not a target preset");
+  if (j.contains("type") && j["type"] == "local")
+    throw config_error(base_file, "/type", "a local target is priced by its power, not by a price list: give a cloud target");
+  if (!m.priced)
+    throw config_error(list_file, "", fmt::format("{} has no usable token prices (see the warnings): no target is written",
+                                                  m.id));
+  const std::string base_name = j.value("name", std::string());
+  j["name"] = name;
+  j["description"] = fmt::format("{} — with the prices of {} from {}", j.value("description", base_name), m.id, list_file);
+  j["model"] = m.id;
+  oj source = j.contains("source") ? j["source"] : oj::array();
+  if (!source.is_array()) source = oj::array({source});
+  source.push_back(fmt::format("prices: {}, model {} (loopcast prices import); everything else: the {} preset", list_file,
+                               m.id, base_name));
+  j["source"] = source;
+  j["verified"] = false;
+  oj notes = j.contains("notes") && j["notes"].is_array() ? j["notes"] : oj::array();
+  for (const auto& n : m.notes) notes.push_back(fmt::format("prices: {}", n));
+  j["notes"] = notes;
+  j["prices"] = oj::parse(price_sheet_json(m.prices, -1));
+  return j.dump(2, ' ', false, oj::error_handler_t::replace);
+}
+
 } // namespace loopcast

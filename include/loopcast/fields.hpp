@@ -27,6 +27,10 @@ struct field {
   using value_type = M;
   constexpr const M& of(const R& r) const noexcept { return r.*member; }
 };
+// field{"name", &R::member, "unit"} deduces field<R, M> (spelled out for compilers without
+// class template argument deduction for aggregates, e.g. clang 14).
+template <class R, class M>
+field(std::string_view, M R::*, std::string_view) -> field<R, M>;
 
 /// Specialised beside each record type with `static constexpr std::tuple list{field{…}, …}`.
 template <class R>

@@ -82,4 +82,11 @@ model_price_book price_book_of(const price_list& list);
 /// A price sheet as the "prices" object of a target preset (docs/presets.md).
 std::string price_sheet_json(const price_sheet& p, int indent = 2);
 
+/// A target preset (JSON) named `name` for model `m`: the base target preset's limits, cache,
+/// speed and window (`base_json`, e.g. `resolved_preset_json` of it) with the model's imported
+/// prices, its source and notes extended, `verified` false. Throws config_error when the base is
+/// not a cloud target or the model has no usable prices (a target is never priced at zero).
+std::string target_with_prices(std::string_view base_json, const std::string& base_file, const imported_model& m,
+                               const std::string& list_file, const std::string& name);
+
 } // namespace loopcast

@@ -10,8 +10,10 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
 
 #include <iostream>
 
@@ -92,10 +94,42 @@ int show_preset(const globals& g, const std::string& name, const std::string& ki
   return ok;
 }
 
-int import_prices(const std::string& file, const std::string& format, const std::vector<std::string>& only, bool as_json,
-                  bool all_modes) {
-  const auto f = parse_name<price_list_format>(format).value_or(price_list_format::automatic);
-  const auto list = import_price_list(file, f, only, all_modes);
+struct price_import_args {
+  std::string file, format = "auto";
+  std::vector<std::string> models;
+  bool as_json = false, all_modes = false;
+  std::string base, output, name;  // --base TARGET: write a target preset
+};
+
+// --base: the base target with the one chosen model's prices, to -o FILE (or stdout).
+int write_priced_target(const globals& g, const price_import_args& a, const price_list& list) {
+  if (list.models.size() != 1)
+    throw std::invalid_argument(fmt::format("--base writes one target: give --model ID (the list has {} models)",
+                                            list.models.size()));
+  const auto& m = list.models[0];
+  const auto lib = library(g);
+  std::error_code ec;
+  const std::string base_file = a.base.ends_with(".json") && std::filesystem::is_regular_file(a.base, ec)
+                                    ? a.base
+                                    : lib.find(preset_kind::target, a.base).string();
+  std::string name = a.name;
+  if (name.empty()) name = a.output.empty() ? fmt::format("{}-{}", a.base, normalize_model_name(m.id))
+                                            : std::filesystem::path(a.output).stem().string();
+  const auto text = target_with_prices(resolved_preset_json(read_text_file(base_file), base_file, lib), base_file, m,
+                                       a.file, name) + "\n";
+  (void)parse_target(text, a.output.empty() ? "<stdout>" : a.output);  // what is written loads as a target
+  write_output(a.output.empty() ? "-" : a.output, text, {a.file, base_file});
+  if (a.output.empty() || a.output == "-") return ok;
+  fmt::print(stderr, "loopcast: wrote {}: target \"{}\", the limits, cache and speed of {} with the prices of {}\n",
+             a.output, name, a.base, m.id);
+  return ok;
+}
+
+int import_prices(const globals& g, const price_import_args& a) {
+  const auto& file = a.file;
+  const auto f = parse_name<price_list_format>(a.format).value_or(price_list_format::automatic);
+  const auto list = import_price_list(file, f, a.models, a.all_modes);
+  const bool as_json = a.as_json;
   // Two kinds of warning come by the hundred in real lists: each is summarised in one line (the
   // JSON keeps every warning); the rest are printed one by one.
   std::vector<std::string> unpriced, free_reads;
@@ -118,7 +152,7 @@ int import_prices(const std::string& file, const std::string& format, const std:
                unpriced.size() == 1 ? "" : "s", some(unpriced));
   if (!list.skipped_modes.empty()) {
     std::vector<std::pair<std::string, std::size_t>> modes(list.skipped_modes.begin(), list.skipped_modes.end());
-    std::sort(modes.begin(), modes.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::sort(modes.begin(), modes.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
     std::size_t n = 0;
     std::string parts;
     for (const auto& [mode, count] : modes) {
@@ -127,6 +161,7 @@ int import_prices(const std::string& file, const std::string& format, const std:
     }
     fmt::print(stderr, "loopcast: {}: {} entries of other modes left out ({}); --all keeps them\n", file, n, parts);
   }
+  if (!a.base.empty()) return write_priced_target(g, a, list);
   if (as_json) {
     auto models = nlohmann::ordered_json::array();
     for (const auto& m : list.models) {
@@ -242,12 +277,7 @@ std::vector<command> catalogue_commands(CLI::App& app, const globals& g) {
   cmds.push_back({show, [st, &g] { return show_preset(g, st->name, st->kind); }});
   cmds.push_back({presets, [st, &g] { return list_presets(g, st->kind, st->as_json); }});
 
-  struct price_state {
-    std::string file, format = "auto";
-    std::vector<std::string> models;
-    bool as_json = false, all_modes = false;
-  };
-  auto ps = std::make_shared<price_state>();
+  auto ps = std::make_shared<price_import_args>();
   auto* prices = app.add_subcommand("prices", "Price lists");
   prices->require_subcommand(1);
   auto* imp = prices->add_subcommand("import", "Read LiteLLM's model_prices_and_context_window.json or models.dev's "
@@ -258,7 +288,11 @@ std::vector<command> catalogue_commands(CLI::App& app, const globals& g) {
   imp->add_option("--model", ps->models, "Only this model id (LiteLLM key, or provider/model for models.dev); repeatable");
   imp->add_flag("--json", ps->as_json, "Print the prices as JSON");
   imp->add_flag("--all", ps->all_modes, "Keep every LiteLLM entry (by default only chat, completion and responses models)");
-  cmds.push_back({imp, [ps] { return import_prices(ps->file, ps->format, ps->models, ps->as_json, ps->all_modes); }});
+  imp->add_option("--base", ps->base, "Write a target preset: this target's limits, cache and speed (a preset name or "
+                                      ".json) with the prices of the one --model");
+  imp->add_option("-o,--output", ps->output, "With --base: the preset file to write (default: standard output)");
+  imp->add_option("--name", ps->name, "With --base: the new target's name (default: the output file's stem)");
+  cmds.push_back({imp, [ps, &g] { return import_prices(g, *ps); }});
 
   struct limit_state {
     std::vector<std::string> files;

@@ -311,6 +311,63 @@ TEST(CliCatalogue, CompareTellsWhichOptionsMeetTheContract) {
   EXPECT_EQ(no_contract.code, 1);
 }
 
+// prices import --base writes a target: the base's limits, cache and speed with the list's prices
+// (LiteLLM's claude-sonnet-4-5: $3 / $0.30 / $3.75 / $6 / $15 per million, 2× input above 200K).
+TEST(CliCatalogue, PricesImportWritesATargetOnABase) {
+  const std::string data = LOOPCAST_TEST_DATA_DIR;
+  const auto out = (std::filesystem::temp_directory_path() / "loopcast-sonnet-litellm.json").string();
+  std::filesystem::remove(out);
+  const auto r = loopcast("prices import " + data + "/prices/litellm.json --model claude-sonnet-4-5 --base "
+                          "anthropic-tier1-claude-sonnet-4.5 -o " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("loopcast: wrote " + out + ": target \"loopcast-sonnet-litellm\", the limits, cache and speed of "
+                       "anthropic-tier1-claude-sonnet-4.5 with the prices of claude-sonnet-4-5"),
+            std::string::npos) << r.err;
+  std::ifstream in(out);
+  const auto t = nlohmann::json::parse(in);
+  const auto shown = loopcast("presets show anthropic-tier1-claude-sonnet-4.5");
+  ASSERT_EQ(shown.code, 0) << shown.err;
+  const auto base = nlohmann::json::parse(shown.out);
+  EXPECT_EQ(t.at("name"), "loopcast-sonnet-litellm");
+  EXPECT_EQ(t.at("model"), "claude-sonnet-4-5");
+  EXPECT_EQ(t.at("verified"), false);
+  const auto& c = t.at("prices").at("usd_per_million");
+  EXPECT_EQ(c.at("input"), 3.0);
+  EXPECT_EQ(c.at("cache_read"), 0.3);
+  EXPECT_EQ(c.at("cache_write_5m"), 3.75);
+  EXPECT_EQ(c.at("cache_write_1h"), 6.0);
+  EXPECT_EQ(c.at("output"), 15.0);
+  EXPECT_EQ(t.at("prices").at("long_context").at(0).at("above_prompt_tokens"), 200000);
+  EXPECT_EQ(t.at("prices").at("long_context").at(0).at("usd_per_million").at("input"), 6.0);
+  EXPECT_EQ(t.at("prices").at("batch_discount"), 0.5);
+  for (const char* kept : {"limits", "cache", "speed", "context_window_tokens", "max_output_tokens", "provider", "tier"})
+    EXPECT_EQ(t.at(kept), base.at(kept)) << kept;
+  // It loads as a target, and since LiteLLM's prices for this model are Anthropic's, a replay on
+  // it costs what the same replay costs on the base.
+  const std::string log = std::string(LOOPCAST_TEST_TRACES_DIR) + "/claude-code-jsonl/subagent.jsonl";
+  const auto on_new = loopcast("replay " + log + " --on " + out + " --json");
+  const auto on_base = loopcast("replay " + log + " --on anthropic-tier1-claude-sonnet-4.5 --json");
+  ASSERT_EQ(on_new.code, 0) << on_new.err;
+  ASSERT_EQ(on_base.code, 0) << on_base.err;
+  const double cost_new = nlohmann::json::parse(on_new.out).at("options").at(0).at("cost_usd");
+  const double cost_base = nlohmann::json::parse(on_base.out).at("options").at(0).at("cost_usd");
+  EXPECT_GT(cost_new, 0.3);
+  EXPECT_DOUBLE_EQ(cost_new, cost_base);
+
+  // One model, a cloud base: anything else is refused with a reason and nothing is written.
+  const auto many = loopcast("prices import " + data + "/prices/litellm.json --base anthropic-tier1-claude-sonnet-4.5");
+  EXPECT_EQ(many.code, 2);
+  EXPECT_NE(many.err.find("loopcast: --base writes one target: give --model ID (the list has 5 models)"), std::string::npos)
+      << many.err;
+  const auto local = loopcast("prices import " + data + "/prices/litellm.json --model claude-sonnet-4-5 --base "
+                              "local-workstation-qwen-27b -o " + out + ".local");
+  EXPECT_EQ(local.code, 3);
+  EXPECT_NE(local.err.find("/type: a local target is priced by its power, not by a price list: give a cloud target"),
+            std::string::npos) << local.err;
+  EXPECT_FALSE(std::filesystem::exists(out + ".local"));
+  std::filesystem::remove(out);
+}
+
 TEST(CliCatalogue, PricesImportAndLimitsInfer) {
   const std::string data = LOOPCAST_TEST_DATA_DIR;
   const auto p = loopcast("prices import " + data + "/prices/litellm.json --model claude-3-haiku-20240307 --json");
