@@ -23,6 +23,7 @@ void register_simulation(py::module_& m);
 void register_replay(py::module_& m);
 void register_sweep(py::module_& m);
 void register_solve(py::module_& m);
+void register_catalogue(py::module_& m);
 
 /// An enumeration's spellings as a Python tuple (names.hpp).
 template <named_enum E>

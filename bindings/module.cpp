@@ -11,4 +11,5 @@ PYBIND11_MODULE(_core, m) {
   loopcast::python::register_replay(m);
   loopcast::python::register_sweep(m);
   loopcast::python::register_solve(m);
+  loopcast::python::register_catalogue(m);
 }

@@ -1,6 +1,7 @@
 #include "loopcast/limits_inference.hpp"
 
 #include "loopcast/errors.hpp"
+#include "loopcast/files.hpp"
 
 #include "json/reader.hpp"
 
@@ -405,6 +406,29 @@ std::vector<rate_limit_message> find_rate_limit_messages(std::string_view text, 
     }
   }
   return out;
+}
+
+limits_evidence infer_limits_from_files(const std::vector<std::string>& files) {
+  limits_evidence e;
+  std::vector<header_snapshot> snaps;
+  for (const auto& f : files) {
+    const auto text = read_text_file(f);
+    auto s = parse_header_snapshots(text, f);
+    auto m = find_rate_limit_messages(text, f);
+    if (s.empty() && m.empty())
+      throw config_error(f, "", "no response headers and no 429 message (\"Limit L, Used U, Requested R … try again in T\")");
+    snaps.insert(snaps.end(), s.begin(), s.end());
+    e.messages.insert(e.messages.end(), m.begin(), m.end());
+  }
+  e.snapshots = snaps.size();
+  e.inferred = infer_limits(snaps);
+  if (e.inferred.buckets.empty() && e.messages.empty()) {
+    std::string all;
+    for (const auto& f : files) all += fmt::format("{}{}", all.empty() ? "" : ", ", f);
+    throw config_error(all, "", "no rate-limit header of Cerebras, OpenAI or Anthropic and no 429 message (\"Limit L, "
+                                "Used U, Requested R … try again in T\")");
+  }
+  return e;
 }
 
 } // namespace loopcast

@@ -3,6 +3,8 @@
 #pragma once
 
 #include "loopcast/compare.hpp"
+#include "loopcast/limits_inference.hpp"
+#include "loopcast/price_lists.hpp"
 #include "loopcast/metrics.hpp"
 #include "loopcast/montecarlo.hpp"
 #include "loopcast/replay.hpp"
@@ -92,5 +94,7 @@ nlohmann::ordered_json solve_doc(const scenario& s, const solve_result& r);
 nlohmann::ordered_json compare_doc(const compare_result& r);
 nlohmann::ordered_json workload_fit_doc(const workload_fit& f, const std::vector<std::string>& sources);
 nlohmann::ordered_json workload_validation_doc(const workload_validation& r);
+nlohmann::ordered_json price_list_doc(const price_list& list);
+nlohmann::ordered_json limits_doc(const limits_evidence& e);
 
 } // namespace loopcast::detail

@@ -73,4 +73,14 @@ std::vector<rate_limit_message> find_rate_limit_messages(std::string_view text, 
 /// "6m0s", "1.5s", "20ms", "11.054s", "2h1m" → seconds; nullopt if malformed.
 std::optional<double> parse_duration(std::string_view s);
 
+/// Everything captured files say about a provider's limits (`loopcast limits infer FILE…`).
+struct limits_evidence {
+  std::size_t snapshots = 0;                 ///< header snapshots read
+  limits_inference inferred;                 ///< buckets from the headers
+  std::vector<rate_limit_message> messages;  ///< 429 messages, each checked against the bucket law
+};
+/// Reads the files (header captures and/or logs with 429 messages). Throws config_error naming a
+/// file that holds neither, or the files when none holds a known provider's headers or a message.
+limits_evidence infer_limits_from_files(const std::vector<std::string>& files);
+
 } // namespace loopcast

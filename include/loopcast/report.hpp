@@ -3,7 +3,9 @@
 #pragma once
 
 #include "loopcast/compare.hpp"
+#include "loopcast/limits_inference.hpp"
 #include "loopcast/montecarlo.hpp"
+#include "loopcast/price_lists.hpp"
 #include "loopcast/replay.hpp"
 #include "loopcast/solve.hpp"
 #include "loopcast/sweep.hpp"
@@ -70,5 +72,10 @@ struct fit_preset_options {
 };
 std::string fit_to_target_json(const speed_fit& f, const std::string& name, const std::vector<recorded_trace>& traces,
                                const fit_preset_options& opt = {});
+
+/// `loopcast prices import --json` (docs/output.md).
+std::string price_list_to_json(const price_list& list, int indent = 2);
+/// `loopcast limits infer --json` (docs/output.md).
+std::string limits_to_json(const limits_evidence& e, int indent = 2);
 
 } // namespace loopcast

@@ -12,8 +12,8 @@ records without copying.
 >>> run["cloud"].timeline.to_pandas()               # one row per request attempt
 
 Everything the command line does is here: :func:`run`, :func:`monte_carlo`, :func:`sweep` (also on
-a Dask cluster), :func:`solve`, :func:`compare`, :func:`import_logs`, :func:`stats`, :func:`replay`, :func:`fit`, and
-:mod:`loopcast.plot`.
+a Dask cluster), :func:`solve`, :func:`compare`, :func:`import_logs`, :func:`stats`, :func:`replay`, :func:`fit`,
+:func:`import_prices`, :func:`infer_limits` and :mod:`loopcast.plot`.
 """
 
 from loopcast import _core
@@ -24,11 +24,12 @@ from loopcast._run import compare, monte_carlo, run, solve
 from loopcast._logs import Logs, fit, fit_workload, import_logs, replay, stats, validate
 from loopcast._sweep import Sweep, sweep
 from loopcast._tables import Report
+from loopcast._catalogue import import_prices, infer_limits
 
 __version__ = _core.__version__
 
 __all__ = [
     "Client", "ConfigError", "compare", "Error", "Logs", "Option", "OptionResult", "Preset", "Report", "Run", "Scenario",
-    "SimulationError", "Sweep", "Table", "Target", "TraceError", "Workload", "fit", "fit_workload", "import_logs", "load_preset",
+    "SimulationError", "Sweep", "Table", "Target", "TraceError", "Workload", "fit", "fit_workload", "import_logs", "import_prices", "infer_limits", "load_preset",
     "models_dir", "monte_carlo", "presets", "replay", "run", "solve", "stats", "sweep", "validate", "__version__",
 ]

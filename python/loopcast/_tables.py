@@ -1,6 +1,6 @@
 """Results that are dicts (the ``--json`` documents of docs/output.md) and also tables.
 
-``stats``, ``validate``, ``compare`` and ``solve`` return a :class:`Report`: the same dict as
+``stats``, ``validate``, ``compare``, ``solve``, ``import_prices`` and ``infer_limits`` return a :class:`Report`: the same dict as
 before, plus ``to_pandas()`` (one row per group, log, measure, option or step) and an HTML
 rendering in Jupyter. pandas is imported when a table is first asked for.
 """
@@ -50,6 +50,24 @@ def _compare_rows(r: dict) -> list[dict]:
     return rows
 
 
+def _prices_rows(r: dict) -> list[dict]:
+    rows = []
+    for m in r["models"]:
+        p = (m["prices"] or {}).get("usd_per_million", {})
+        rows.append({"id": m["id"], "provider": m["provider"], "priced": m["prices"] is not None,
+                     **{k: p.get(k) for k in ("input", "cache_read", "cache_write_5m", "cache_write_1h", "output",
+                                              "reasoning")},
+                     "context_window_tokens": m["context_window_tokens"], "max_output_tokens": m["max_output_tokens"]})
+    return rows
+
+
+def _limits_rows(r: dict) -> list[dict]:
+    evidence = {e["name"]: e for e in r["evidence"]}
+    return [{"name": b["name"], "unit": b["unit"], "limit": b["limit"], "period_s": b.get("period_s"),
+             "algorithm": b.get("algorithm"), "header": evidence.get(b["name"], {}).get("header"),
+             "evidence": evidence.get(b["name"], {}).get("evidence")} for b in r["limits"]["buckets"]]
+
+
 class Report(dict):
     """A result document (a dict, as ``--json`` prints it) that also renders as a table."""
 
@@ -62,7 +80,9 @@ class Report(dict):
 
         stats: one row per group (``bins=True``: per group and context bin); validate: one row
         per held-out log (speeds) or per measure (workloads); compare: one row per option;
-        solve: one row per evaluation step. Missing statistics are NaN, never 0.
+        solve: one row per evaluation step; prices: one row per model (USD per million tokens,
+        None where the list gives no usable price); limits: one row per inferred bucket. Missing
+        statistics are NaN, never 0.
         """
         import pandas as pd
 
@@ -74,6 +94,10 @@ class Report(dict):
             rows = _compare_rows(self)
         elif self.kind == "solve":
             rows = [dict(s) for s in self["steps"]]
+        elif self.kind == "prices":
+            rows = _prices_rows(self)
+        elif self.kind == "limits":
+            rows = _limits_rows(self)
         else:  # pragma: no cover - every constructor passes one of the kinds above
             raise ValueError(f"no table for a {self.kind} result")
         return pd.DataFrame(rows)

@@ -7,6 +7,7 @@
 #include "loopcast/presets.hpp"
 #include "loopcast/limits_inference.hpp"
 #include "loopcast/price_lists.hpp"
+#include "loopcast/report.hpp"
 
 #include <fmt/format.h>
 
@@ -163,27 +164,7 @@ int import_prices(const globals& g, const price_import_args& a) {
   }
   if (!a.base.empty()) return write_priced_target(g, a, list);
   if (as_json) {
-    auto models = nlohmann::ordered_json::array();
-    for (const auto& m : list.models) {
-      // A model whose price was rejected gets no prices: a preset built from it must not read 0.
-      nlohmann::ordered_json j = {{"id", m.id}, {"provider", m.provider},
-                                  {"prices", m.priced ? nlohmann::ordered_json::parse(price_sheet_json(m.prices, -1))
-                                                      : nlohmann::ordered_json(nullptr)}};
-      if (!m.variants.empty()) {
-        nlohmann::ordered_json v;
-        for (const auto& [name, sheet] : m.variants) v[name] = nlohmann::ordered_json::parse(price_sheet_json(sheet, -1));
-        j["variants"] = v;
-      }
-      j["context_window_tokens"] = m.context_window_tokens > 0 ? nlohmann::ordered_json(m.context_window_tokens) : nullptr;
-      j["max_output_tokens"] = m.max_output_tokens > 0 ? nlohmann::ordered_json(m.max_output_tokens) : nullptr;
-      if (m.rpm > 0 || m.tpm > 0) j["rate_limits"] = {{"rpm", m.rpm}, {"tpm", m.tpm}};
-      j["notes"] = m.notes;
-      models.push_back(j);
-    }
-    auto warnings = nlohmann::ordered_json::array();
-    for (const auto& w : list.warnings) warnings.push_back({{"model", w.model}, {"field", w.field}, {"message", w.message}});
-    nlohmann::ordered_json out = {{"file", file}, {"format", to_string(list.format)}, {"models", models}, {"warnings", warnings}};
-    std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+    std::cout << price_list_to_json(list) << "\n";
     return ok;
   }
   fmt::print("{}: {} price list, {} model{} (USD per million tokens), {} warning{}\n\n", file, to_string(list.format),
@@ -208,45 +189,17 @@ int import_prices(const globals& g, const price_import_args& a) {
 }
 
 int infer_limits_cmd(const std::vector<std::string>& files, bool as_json) {
-  std::vector<header_snapshot> snaps;
-  std::vector<rate_limit_message> messages;
-  for (const auto& f : files) {
-    const auto text = read_text_file(f);
-    auto s = parse_header_snapshots(text, f);
-    auto m = find_rate_limit_messages(text, f);
-    if (s.empty() && m.empty())
-      throw config_error(f, "", "no response headers and no 429 message (\"Limit L, Used U, Requested R … try again in T\")");
-    snaps.insert(snaps.end(), s.begin(), s.end());
-    messages.insert(messages.end(), m.begin(), m.end());
-  }
-  const auto r = infer_limits(snaps);
-  if (r.buckets.empty() && messages.empty()) {
-    std::string all;
-    for (const auto& f : files) all += fmt::format("{}{}", all.empty() ? "" : ", ", f);
-    throw config_error(all, "", "no rate-limit header of Cerebras, OpenAI or Anthropic and no 429 message (\"Limit L, "
-                                "Used U, Requested R … try again in T\")");
-  }
+  const auto e = infer_limits_from_files(files);
+  const auto& r = e.inferred;
   if (as_json) {
-    using oj = nlohmann::ordered_json;
-    oj buckets = oj::array();
-    for (const auto& b : r.buckets)
-      buckets.push_back({{"name", b.config.name}, {"header", b.header}, {"implied_rates_per_s", b.implied_rates},
-                         {"evidence", b.evidence}});
-    oj msgs = oj::array();
-    for (const auto& m : messages)
-      msgs.push_back({{"source", m.source}, {"unit", m.unit}, {"period_s", m.period_s}, {"limit", m.limit}, {"used", m.used},
-                      {"requested", m.requested}, {"stated_wait_s", m.stated_wait_s},
-                      {"predicted_wait_s", m.predicted_wait_s}, {"consistent", m.consistent}});
-    oj out = {{"snapshots", snaps.size()}, {"provider", r.provider}, {"limits", oj::parse(limits_fragment_json(r, -1))},
-              {"evidence", buckets}, {"messages", msgs}, {"notes", r.notes}};
-    std::cout << out.dump(2, ' ', false, oj::error_handler_t::replace) << "\n";
+    std::cout << limits_to_json(e) << "\n";
     return ok;
   }
-  fmt::print("{} header snapshot{} ({}); {} 429 message{}\n", snaps.size(), snaps.size() == 1 ? "" : "s", r.provider,
-             messages.size(), messages.size() == 1 ? "" : "s");
+  fmt::print("{} header snapshot{} ({}); {} 429 message{}\n", e.snapshots, e.snapshots == 1 ? "" : "s", r.provider,
+             e.messages.size(), e.messages.size() == 1 ? "" : "s");
   for (const auto& b : r.buckets)
     fmt::print("  {:<18} {:>12g} per {:g} s  ({}): {}\n", b.config.name, b.config.limit, b.config.period_s, b.header, b.evidence);
-  for (const auto& m : messages)
+  for (const auto& m : e.messages)
     fmt::print("  429 {}: limit {:g}, used {:g}, requested {:g} {} per {:g} s: the bucket law gives {:.3f} s, the message "
                "says {:.3f} s: {}\n", m.source, m.limit, m.used, m.requested, m.unit, m.period_s, m.predicted_wait_s,
                m.stated_wait_s, m.consistent ? "consistent (a continuous bucket)" : "NOT consistent");

@@ -1,0 +1,36 @@
+// The catalogue: price lists imported (and turned into targets) and limits inferred from captures.
+#include "common.hpp"
+#include "documents.hpp"
+
+namespace loopcast::python {
+
+void register_catalogue(py::module_& m) {
+  m.def(
+      "import_prices",
+      [](const std::string& file, const std::string& format, const std::vector<std::string>& models, bool all_modes) {
+        const auto f = parse_name<price_list_format>(format);
+        if (!f) throw py::value_error("format must be " + spelling_list<price_list_format>() + ", not " + format);
+        return to_python(detail::price_list_doc(import_price_list(file, *f, models, all_modes)));
+      },
+      py::arg("file"), py::arg("format") = "auto", py::arg("models") = std::vector<std::string>{},
+      py::arg("all_modes") = false, "`loopcast prices import --json` as a dict.");
+  m.def(
+      "target_with_prices",
+      [](const std::string& file, const std::string& format, const std::string& model, const std::string& base_json,
+         const std::string& base_file, const std::string& name) {
+        const auto f = parse_name<price_list_format>(format);
+        if (!f) throw py::value_error("format must be " + spelling_list<price_list_format>() + ", not " + format);
+        const auto list = import_price_list(file, *f, {model}, false);
+        auto text = target_with_prices(base_json, base_file, list.models.at(0), file, name);
+        (void)parse_target(text, "<" + name + ">");  // what is returned loads as a target
+        return text;
+      },
+      py::arg("file"), py::arg("format"), py::arg("model"), py::arg("base_json"), py::arg("base_file"), py::arg("name"),
+      "A target preset (JSON): the base target with the model's imported prices.");
+  m.def(
+      "infer_limits",
+      [](const std::vector<std::string>& files) { return to_python(detail::limits_doc(infer_limits_from_files(files))); },
+      py::arg("files"), "`loopcast limits infer --json` as a dict.");
+}
+
+} // namespace loopcast::python

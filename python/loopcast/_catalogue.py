@@ -1,0 +1,51 @@
+"""The catalogue: price lists users keep, and rate limits inferred from what providers send back."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Sequence
+
+from loopcast import _core
+from loopcast._presets import Target
+from loopcast._tables import Report
+
+__all__ = ["import_prices", "infer_limits"]
+
+
+def import_prices(path: "str | os.PathLike", *, model: "str | Sequence[str] | None" = None, format: str = "auto",
+                  all: bool = False, base: "Target | str | None" = None, name: str | None = None,
+                  models: "str | os.PathLike | None" = None) -> "Report | Target":
+    """Reads LiteLLM's ``model_prices_and_context_window.json`` or models.dev's ``api.json`` (``loopcast prices import``).
+
+    Returns the ``--json`` document as a :class:`Report` (``.to_pandas()``: one row per model, USD
+    per million tokens): ``{"file", "format", "models": [{"id", "provider", "prices", …}], "warnings"}``.
+    ``model`` keeps only those ids; ``all`` keeps LiteLLM entries of every mode (by default chat,
+    completion and responses models only).
+
+    With ``base`` (a target or a preset name) it returns a :class:`Target` instead: the base's
+    limits, cache and speed with the one ``model``'s prices, named ``name`` (default: the base's
+    name and the model), ``verified`` false — ready for :func:`replay` or a scenario.
+    """
+    ids = [] if model is None else [model] if isinstance(model, str) else list(model)
+    if base is None:
+        return Report("prices", _core.import_prices(os.fspath(path), format, ids, bool(all)))
+    if len(ids) != 1:
+        raise ValueError(f"base= writes one target: give model= one id (got {len(ids)})")
+    b = base if isinstance(base, Target) else Target.load(base, models=models)
+    text = _core.target_with_prices(os.fspath(path), format, ids[0], json.dumps(b.to_dict()), b._file,
+                                    name or f"{b.to_dict()['name']}-{ids[0]}")
+    return Target.from_dict(json.loads(text))
+
+
+def infer_limits(*paths: "str | os.PathLike") -> Report:
+    """Buckets inferred from captured rate-limit headers, and 429 messages checked (``loopcast limits infer``).
+
+    Each path holds raw HTTP response headers or JSON header maps, and/or 429 messages ("Limit L,
+    Used U, Requested R … try again in T"). Returns the ``--json`` document as a :class:`Report`
+    (``.to_pandas()``: one row per inferred bucket): ``{"snapshots", "provider", "limits", "evidence",
+    "messages", "notes"}``; ``["limits"]`` is a target preset's ``limits`` object.
+    """
+    if not paths:
+        raise TypeError("infer_limits needs at least one file")
+    return Report("limits", _core.infer_limits([os.fspath(p) for p in paths]))
