@@ -53,6 +53,9 @@ class Table:
     def __repr__(self) -> str:
         return f"<loopcast.Table {self.name}: {len(self)} rows, columns {', '.join(self.columns)}>"
 
+    def _repr_html_(self) -> str:
+        return self.to_pandas()._repr_html_()
+
 
 class OptionResult:
     """What one option (a target with a client) did: summary, timeline, sessions, bucket levels.
@@ -138,6 +141,25 @@ class Run:
     def script(self, session: int = 0) -> Table:
         """The requests a simulated session sent (scenario runs only)."""
         return Table(self._handle.script(session), f"session {session} script")
+
+    def options_table(self):
+        """One row per option: target, outcome, requests, 429s, the first 429, stall, wall clock and cost
+        (what Jupyter shows for a run). Missing values (no 429, no price) are NaN or None, never 0."""
+        import pandas as pd
+
+        rows = []
+        for o in self.options:
+            s = o.summary
+            f = s.get("first_429")
+            rows.append({"option": o.label, "target": (s.get("target") or {}).get("name"), "outcome": s["outcome"],
+                         "requests": s["requests"], "attempts": s["attempts"], "rate_limited": s["rate_limited"],
+                         "first_429_request": f["request"] if f else None, "first_429_s": f["time_s"] if f else None,
+                         "first_429_bucket": f["bucket"] if f else None, "stall_s": s["stall_s"], "wall_s": s["wall_s"],
+                         "cost_usd": s["cost_usd"], "usd_per_hour": s.get("usd_per_hour")})
+        return pd.DataFrame(rows)
+
+    def _repr_html_(self) -> str:
+        return self.options_table()._repr_html_()
 
     def to_pandas(self):
         """Every option's timeline in one DataFrame, with an ``option`` column."""

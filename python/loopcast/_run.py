@@ -120,6 +120,9 @@ class MonteCarlo(Table):
         df.insert(2, "label", np.array(self.labels, dtype=object)[df["option"].to_numpy().astype(np.int64)])
         return df
 
+    def _repr_html_(self) -> str:
+        return self.quantiles()._repr_html_()
+
     def quantiles(self):
         """The summary as a pandas DataFrame: one row per option and metric, P10/P50/P90 with bounds."""
         import pandas as pd

@@ -126,3 +126,18 @@ def test_fleet_scenario_from_python(models):
     assert run["cloud"].summary["sessions"][3]["start_s"] == 30.0
     with pytest.raises(TypeError, match="either workload= or fleet="):
         loopcast.Scenario(name="x", workload="reference-agent-loop", fleet=[], options=[], models=models)
+
+
+def test_results_render_as_tables_in_jupyter(reference):
+    # One row per option, with the reference case's values (docs/model.md §9; examples/reference.expected).
+    t = reference.options_table().set_index("option")
+    assert list(t.index) == ["cloud", "local"]
+    assert t.loc["cloud", "first_429_request"] == 15 and t.loc["cloud", "first_429_bucket"] == "total_tpm"
+    assert t.loc["cloud", "first_429_s"] == pytest.approx(75.4, abs=0.05)
+    assert t.loc["cloud", "requests"] == reference["cloud"].summary["requests"] == 34
+    assert t.loc["cloud", "cost_usd"] == pytest.approx(reference["cloud"].summary["cost_usd"])
+    assert t.loc["local", "first_429_bucket"] is None  # no 429: missing, not 0
+    html = reference._repr_html_()
+    assert html.startswith("<div>") and "<table" in html and "total_tpm" in html and "cerebras-developer-qwen-3.8-27b" in html
+    timeline = reference["cloud"].timeline
+    assert timeline._repr_html_() == timeline.to_pandas()._repr_html_()
