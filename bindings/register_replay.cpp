@@ -148,7 +148,7 @@ void register_replay(py::module_& m) {
       py::arg("traces"), py::arg("name"), py::arg("model") = "", py::arg("context_window") = 0, py::arg("noise") = true,
       "A target preset (as a dict) whose speed is fitted to the logs.");
   m.def(
-      "validate",
+      "validate_replay",
       [](const traces_holder& held_out, std::optional<std::shared_ptr<traces_holder>> fit_on,
          std::optional<std::string> target_json, std::int32_t seeds, std::uint64_t seed, bool noise) {
         if (fit_on.has_value() == target_json.has_value())

@@ -247,5 +247,5 @@ def validate(held_out: "Logs | str | Sequence[str]", *, fit_on: "Logs | str | Se
     target_json = None
     if on is not None:
         target_json = json.dumps((on if isinstance(on, Target) else Target.load(on)).to_dict())
-    return Report("validate", _core.validate(
+    return Report("validate", _core.validate_replay(
         _logs(held_out)._handle, None if fit_on is None else _logs(fit_on)._handle, target_json, seeds, seed, noise))

@@ -1,6 +1,9 @@
 """Presets as dicts: exact round trips, editing, validation errors with their JSON pointers."""
 
 import json
+import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -67,3 +70,13 @@ def test_monte_carlo_and_run_refuse_bad_arguments():
         loopcast.run("reference", seed=-1)
     with pytest.raises(TypeError, match="found NoneType"):
         loopcast.run(None)
+
+
+def test_the_extension_stub_matches_the_bindings():
+    # python/loopcast/_core.pyi is generated from the bindings' own signatures; it must not drift.
+    root = pathlib.Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, str(root / "scripts" / "gen-core-stub")], check=True, capture_output=True,
+                         text=True).stdout
+    assert out == (root / "python" / "loopcast" / "_core.pyi").read_text(), \
+        "regenerate: PYTHONPATH=build/python /usr/bin/python3 scripts/gen-core-stub > python/loopcast/_core.pyi"
+    assert "def import_prices(file: str, format: str = ..., models: list[str] = ..., all_modes: bool = ...) -> Any:" in out

@@ -20,9 +20,11 @@ assert "/venv/" in os.path.realpath(loopcast.__file__), loopcast.__file__
 print(os.path.relpath(loopcast.models_dir(), os.path.dirname(loopcast.__file__)))
 r = loopcast.run()
 print(r["cloud"].first_429["bucket"], len(loopcast.presets("workload")) > 0)
+here = os.path.dirname(loopcast.__file__)
+print(all(os.path.isfile(os.path.join(here, f)) for f in ("py.typed", "_core.pyi")))  # typed, with the stub
 PY
 )
-expected=$'models\ntotal_tpm True'
+expected=$'models\ntotal_tpm True\nTrue'
 if [ "$out" != "$expected" ]; then
   echo "the installed wheel printed:"; echo "$out"; echo "expected:"; echo "$expected"; exit 1
 fi
