@@ -3,6 +3,7 @@
 #include "loopcast/errors.hpp"
 
 #include "parallel.hpp"
+#include "progress.hpp"
 
 #include <fmt/format.h>
 
@@ -90,6 +91,7 @@ compare_result compare_on(const workload& wl, std::span<const scenario_option> o
   const auto no = s.options.size();
   std::vector<run_stats> per(static_cast<std::size_t>(opt.seeds) * no);
   const auto shared = std::make_shared<const scenario>(s);  // one copy for every seed
+  detail::progress_task progress("compare", static_cast<std::uint64_t>(opt.seeds));
   detail::parallel_for(static_cast<std::size_t>(opt.seeds), opt.threads, [&](std::size_t k) {
     run_options ro;
     ro.seed = opt.seed + k;
@@ -97,6 +99,7 @@ compare_result compare_on(const workload& wl, std::span<const scenario_option> o
     ro.request_metrics = false;
     auto r = run_scenario(shared, ro);
     for (std::size_t o = 0; o < no; ++o) per[k * no + o] = measure(r.options[o]);
+    progress.advance();
   });
   const auto& c = res.contract;
   for (std::size_t o = 0; o < no; ++o) {

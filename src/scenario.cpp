@@ -4,6 +4,7 @@
 #include "loopcast/simulation.hpp"
 
 #include "parallel.hpp"
+#include "progress.hpp"
 
 #include <algorithm>
 
@@ -123,6 +124,8 @@ std::vector<run_summary> run_seeds(const scenario& s, std::span<const std::uint6
   check_run_size(run_size_of(s, false, false), "scenario", s.name, parallel);
   std::vector<run_summary> out(seeds.size() * no);
   const auto shared = std::make_shared<const scenario>(s);  // one copy for every seed
+  // A single seed is one run of a larger task (a sweep's), which reports its own progress.
+  detail::progress_task progress("Monte Carlo", seeds.size(), seeds.size() > 1);
   detail::parallel_for(seeds.size(), threads, [&](std::size_t i) {
     run_options ro;
     ro.record_attempts = false;
@@ -132,6 +135,7 @@ std::vector<run_summary> run_seeds(const scenario& s, std::span<const std::uint6
     const auto r = run_scenario(shared, ro);
     for (std::size_t o = 0; o < no; ++o)
       out[i * no + o] = summarize_run(r.options[o], seeds[i], static_cast<std::uint32_t>(o));
+    progress.advance();
   });
   return out;
 }

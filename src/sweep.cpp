@@ -5,6 +5,7 @@
 
 #include "json/reader.hpp"
 #include "parallel.hpp"
+#include "progress.hpp"
 
 #include <fmt/format.h>
 
@@ -122,12 +123,14 @@ sweep_result run_sweep(const sweep_spec& s, unsigned threads, double confidence,
   sweep_result r;
   r.rows.resize(offset.back());
   const auto per_point = static_cast<std::size_t>(s.seeds);
+  detail::progress_task progress("sweep", s.points.size() * per_point);
   detail::parallel_for(s.points.size() * per_point, threads, [&](std::size_t task) {
     const std::size_t p = task / per_point, k = task % per_point;
     const auto& scn = s.points[p].scn;
     const std::uint64_t seed = scn.seed + k;
     const auto rows = run_seeds(scn, std::span<const std::uint64_t>(&seed, 1), 1);
     std::copy(rows.begin(), rows.end(), r.rows.begin() + static_cast<std::ptrdiff_t>(offset[p] + k * scn.options.size()));
+    progress.advance();
   });
   montecarlo_options mo;
   mo.confidence = confidence;

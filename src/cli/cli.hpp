@@ -26,7 +26,12 @@ struct output_error : std::runtime_error {
 /// Options every command sees.
 struct globals {
   std::string models_dir;  ///< --models (empty: the default)
+  bool quiet = false;      ///< --quiet: no progress line
 };
+
+/// Draws the progress of long work on stderr when it is a terminal (and not `quiet`): count,
+/// rate and ETA, once the work has run $LOOPCAST_PROGRESS_AFTER_S seconds (default 2).
+void install_progress_bar(bool quiet);
 
 /// A subcommand and what it does once parsed.
 struct command {

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   globals g;
   app.add_option("--models", g.models_dir, "Presets directory (default: $LOOPCAST_MODELS or the bundled models/)")
       ->check(CLI::ExistingDirectory);
+  app.add_flag("-q,--quiet", g.quiet, "No progress line on stderr (shown only on a terminal, for work over ~2 s)");
   std::vector<command> cmds = simulation_commands(app, g);
   for (auto&& group : {log_commands(app, g), catalogue_commands(app, g)}) cmds.insert(cmds.end(), group.begin(), group.end());
 
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
     return usage;
   }
 
+  install_progress_bar(g.quiet);
   try {
     for (const auto& c : cmds)
       if (c.app->parsed()) {

@@ -550,3 +550,34 @@ TEST(CliCatalogue, RealLiteLlmImportIsQuiet) {
   EXPECT_NE(r.err.find("entries of other modes left out (image_generation 209, embedding 124"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("143 models listed without token prices, not priced"), std::string::npos);
 }
+
+namespace {
+// What a command writes to a terminal: script(1) runs it on a pseudo-terminal and copies what it
+// shows to stdout (stdout of the command itself goes to /dev/null).
+std::string on_a_terminal(const std::string& env, const std::string& args) {
+  const auto out = std::filesystem::temp_directory_path() / ("loopcast_cli_pty_" + std::to_string(::getpid()));
+  const std::string inner = std::string(LOOPCAST_CLI) + " --models " + models + " " + args + " >/dev/null";
+  const std::string cmd = env + " script -qec '" + inner + "' /dev/null >" + out.string() + " 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  auto text = slurp(out);
+  std::filesystem::remove(out);
+  return text;
+}
+} // namespace
+
+// Progress: a line on stderr redrawn in place when stderr is a terminal and the work has run long
+// enough (LOOPCAST_PROGRESS_AFTER_S, default 2 s), cleared when the work ends; never into a pipe
+// or a file, never with --quiet.
+TEST(Cli, ProgressAppearsOnATerminalOnly) {
+  const auto shown = on_a_terminal("LOOPCAST_PROGRESS_AFTER_S=0", "montecarlo reference --seeds 3000");
+  EXPECT_EQ(shown.rfind("\r\033[Kloopcast: Monte Carlo 1/3000 (0%), ", 0), 0u) << shown;
+  EXPECT_NE(shown.find("/s, ETA "), std::string::npos) << shown;
+  EXPECT_TRUE(shown.ends_with("\r\033[K")) << shown;  // the line is cleared at the end
+  EXPECT_EQ(on_a_terminal("LOOPCAST_PROGRESS_AFTER_S=0", "--quiet montecarlo reference --seeds 3000"), "");
+  // The default waits 2 s: a 0.1 s run shows nothing.
+  EXPECT_EQ(on_a_terminal("", "montecarlo reference --seeds 1000"), "");
+  // Not a terminal: nothing on stderr.
+  const auto r = loopcast("--models " + models + " montecarlo reference --seeds 3000");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+}
