@@ -1,6 +1,11 @@
-// The catalogue: price lists imported (and turned into targets) and limits inferred from captures.
+// The catalogue: price lists imported (and turned into targets) and limits inferred from captures;
+// and the progress handler long work reports to.
 #include "common.hpp"
 #include "documents.hpp"
+
+#include <loopcast/progress.hpp>
+
+#include <optional>
 
 namespace loopcast::python {
 
@@ -31,6 +36,25 @@ void register_catalogue(py::module_& m) {
       "infer_limits",
       [](const std::vector<std::string>& files) { return to_python(detail::limits_doc(infer_limits_from_files(files))); },
       py::arg("files"), "`loopcast limits infer --json` as a dict.");
+  m.def(
+      "set_progress",
+      [](std::optional<py::function> f) {
+        if (!f) {
+          set_progress_handler({});
+          return;
+        }
+        // Called from the worker threads (the caller released the GIL), one call at a time.
+        set_progress_handler([fn = std::move(*f)](const progress_update& u) {
+          py::gil_scoped_acquire gil;
+          try {
+            fn(std::string(u.task), u.done, u.total, u.elapsed_s, u.finished);
+          } catch (py::error_already_set& e) {
+            e.discard_as_unraisable("loopcast progress");
+          }
+        });
+      },
+      py::arg("callback"),
+      "callback(task, done, total, elapsed_s, finished) for the progress of long work; None: no reports.");
 }
 
 } // namespace loopcast::python

@@ -25,11 +25,13 @@ from loopcast._logs import Logs, fit, fit_workload, import_logs, replay, stats, 
 from loopcast._sweep import Sweep, sweep
 from loopcast._tables import Report
 from loopcast._catalogue import import_prices, infer_limits
+from loopcast._progress import show_progress
 
 __version__ = _core.__version__
 
 __all__ = [
     "Client", "ConfigError", "compare", "Error", "Logs", "Option", "OptionResult", "Preset", "Report", "Run", "Scenario",
     "SimulationError", "Sweep", "Table", "Target", "TraceError", "Workload", "fit", "fit_workload", "import_logs", "import_prices", "infer_limits", "load_preset",
-    "models_dir", "monte_carlo", "presets", "replay", "run", "solve", "stats", "sweep", "validate", "__version__",
+    "models_dir", "monte_carlo", "presets", "replay", "run", "show_progress", "solve", "stats", "sweep", "validate",
+    "__version__",
 ]

@@ -112,6 +112,9 @@ def run_sweep(json_text: str, file: str, models_dir: str, threads: int = ...) ->
 def run_sweep_point(json_text: str, file: str, models_dir: str, point: int, threads: int = ...) -> numpy.ndarray:
     """The rows of one grid point (seeds × options)."""
 
+def set_progress(callback: function | None) -> None:
+    """callback(task, done, total, elapsed_s, finished) for the progress of long work; None: no reports."""
+
 def solve(question: str, json_text: str, file: str, models_dir: str, options: dict[str, Any]) -> Any:
     """Answers an inverse question; the result as a dict (the JSON of docs/output.md)."""
 

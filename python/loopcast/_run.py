@@ -9,7 +9,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from loopcast import _core
+from loopcast import _core, _progress
 from loopcast._presets import Client, Preset, Scenario, Target, Workload, models_dir
 from loopcast._results import Run, Table
 from loopcast._tables import Report
@@ -94,8 +94,9 @@ def monte_carlo(scenario: "Scenario | str | dict", seeds: "Iterable[int] | int |
         precision = _real("precision", precision, 1e-6, 10.0)
         if seeds is not None:
             raise TypeError("give seeds= or precision=, not both")
-        rows, summary = _core.run_montecarlo(text, s._file, mdir, 100, float(precision), metric, max_seeds,
-                                             confidence, horizon_s, threads)
+        with _progress.bars():
+            rows, summary = _core.run_montecarlo(text, s._file, mdir, 100, float(precision), metric, max_seeds,
+                                                 confidence, horizon_s, threads)
     else:
         if seeds is None:
             raise TypeError("monte_carlo() needs seeds= (a count or an iterable) or precision=")
@@ -103,7 +104,8 @@ def monte_carlo(scenario: "Scenario | str | dict", seeds: "Iterable[int] | int |
             seeds_arr = np.arange(_whole("seeds", seeds, 1, 10_000_000), dtype=np.uint64)
         else:
             seeds_arr = np.asarray([_whole("a seed", x, 0, 2**64 - 1) for x in seeds], dtype=np.uint64)
-        rows, summary = _core.run_seeds(text, s._file, mdir, seeds_arr, threads, confidence, horizon_s)
+        with _progress.bars():
+            rows, summary = _core.run_seeds(text, s._file, mdir, seeds_arr, threads, confidence, horizon_s)
     return MonteCarlo(rows, [o.label for o in s.options], summary)
 
 
@@ -151,7 +153,8 @@ def solve(question: str, scenario: "Scenario | str | dict", *, models: str | os.
     Returns ``{"answer", "answer_text", "found", "bracket", "steps", "notes", …}``; ``.to_pandas()`` gives one row per step.
     """
     s = _scenario(scenario, models)
-    return Report("solve", _core.solve(question, json.dumps(s.to_dict()), s._file, models_dir(models), options))
+    with _progress.bars():
+        return Report("solve", _core.solve(question, json.dumps(s.to_dict()), s._file, models_dir(models), options))
 
 
 def compare(workload: "Workload | str | dict", on: "Iterable[Target | str | dict]", *, client: "Client | str | dict" = "opencode",
@@ -167,6 +170,8 @@ def compare(workload: "Workload | str | dict", on: "Iterable[Target | str | dict
     c = _preset(Client, client, models)
     targets = [_preset(Target, t, models) for t in on]
     opts = dict(options, intelligence=intelligence or {}, bar=bar)
-    return Report("compare", _core.compare(json.dumps(w.to_dict()), w._file, models_dir(models),
-                                           [(json.dumps(t.to_dict()), t._file) for t in targets],
-                                           json.dumps(c.to_dict()), opts))
+    with _progress.bars():
+        document = _core.compare(json.dumps(w.to_dict()), w._file, models_dir(models),
+                                 [(json.dumps(t.to_dict()), t._file) for t in targets],
+                                 json.dumps(c.to_dict()), opts)
+    return Report("compare", document)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from loopcast import _core
+from loopcast import _core, _progress
 from loopcast._presets import models_dir
 from loopcast._results import Table
 
@@ -40,7 +40,8 @@ def sweep(spec: "str | os.PathLike | dict", *, threads: int = 0, client: Any = N
     mdir = models_dir(models)
     name, paths, points, seeds, base = _core.sweep_grid(text, file, mdir)
     if client is None:
-        rows, summary = _core.run_sweep(text, file, mdir, threads)
+        with _progress.bars():
+            rows, summary = _core.run_sweep(text, file, mdir, threads)
     else:
         futures = client.map(_point_rows, [text] * len(points), [file] * len(points), [mdir] * len(points),
                              range(len(points)), pure=False)

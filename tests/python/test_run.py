@@ -141,3 +141,23 @@ def test_results_render_as_tables_in_jupyter(reference):
     assert html.startswith("<div>") and "<table" in html and "total_tpm" in html and "cerebras-developer-qwen-3.8-27b" in html
     timeline = reference["cloud"].timeline
     assert timeline._repr_html_() == timeline.to_pandas()._repr_html_()
+
+
+def test_long_work_shows_a_tqdm_bar(models, capsys, monkeypatch):
+    # tqdm draws on stderr; the delay that hides short work is lowered so a short run shows its bar.
+    pytest.importorskip("tqdm")
+    from loopcast import _progress
+    monkeypatch.setattr(_progress, "DELAY_S", 0.0)
+    mc = loopcast.monte_carlo("reference", 2000, models=models)
+    err = capsys.readouterr().err
+    assert "Monte Carlo" in err and "/2000" in err, err
+    assert len(mc) == 2000 * 2
+    loopcast.show_progress(False)
+    try:
+        loopcast.monte_carlo("reference", 2000, models=models)
+        assert capsys.readouterr().err == ""
+    finally:
+        loopcast.show_progress(True)
+    monkeypatch.setattr(_progress, "DELAY_S", 2.0)
+    loopcast.monte_carlo("reference", 500, models=models)  # 25 ms: under the default delay, no bar
+    assert capsys.readouterr().err == ""
