@@ -97,6 +97,7 @@ compare_result compare_on(const workload& wl, std::span<const scenario_option> o
     ro.seed = opt.seed + k;
     ro.record_charges = false;
     ro.request_metrics = false;
+    ro.report_progress = false;  // the seeds are the progress
     auto r = run_scenario(shared, ro);
     for (std::size_t o = 0; o < no; ++o) per[k * no + o] = measure(r.options[o]);
     progress.advance();

@@ -706,7 +706,7 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
       summary.compactions += compactions;
       summary.truncations += truncations;
       summary.routes.push_back(fmt::format("{} → {}", tg.routes[k].pattern, o.tgt.name));
-      parts.push_back(run_option(o, plans, so));
+      parts.push_back(run_option(o, plans, so, true, true));
       global.push_back(std::move(mine));
     }
     // What this option ran: the one target, or the routes' targets with their buckets side by side.

@@ -70,14 +70,39 @@ scenario_result run_scenario(std::shared_ptr<const scenario> shared, const run_o
   so.record_charges = opt.record_charges;
   r.options.reserve(s.options.size());
   for (const auto& o : s.options) {
-    r.options.push_back(run_option(o, plans, so, opt.request_metrics));
+    r.options.push_back(run_option(o, plans, so, opt.request_metrics, opt.report_progress));
     r.options.back().option = std::shared_ptr<const scenario_option>(r.scn, &o);  // shares the scenario
   }
   return r;
 }
 
-option_result run_option(const scenario_option& o, std::span<const session_plan> plans, sim_options so, bool measure) {
+namespace {
+// A simulation's served requests, as a progress task's units.
+struct simulation_progress {
+  detail::progress_task task;
+  std::uint64_t reported = 0;
+};
+void advance_simulation(void* context, std::uint64_t served, std::uint64_t /*total*/) noexcept {
+  auto* p = static_cast<simulation_progress*>(context);
+  try {
+    p->task.advance(served - p->reported);
+    p->reported = served;
+  } catch (...) {  // progress never stops a run
+  }
+}
+} // namespace
+
+option_result run_option(const scenario_option& o, std::span<const session_plan> plans, sim_options so, bool measure,
+                         bool progress) {
   so.batch = o.batch;
+  std::uint64_t requests = 0;
+  if (progress)
+    for (const auto& p : plans) requests += p.script->requests.size();
+  simulation_progress sp{detail::progress_task("simulation", requests, progress)};
+  if (progress) {
+    so.progress = advance_simulation;
+    so.progress_context = &sp;
+  }
   option_result res;
   res.label = o.label;
   res.sim = simulate(o.tgt, o.client, plans, so);
@@ -131,6 +156,7 @@ std::vector<run_summary> run_seeds(const scenario& s, std::span<const std::uint6
     ro.record_attempts = false;
     ro.record_charges = false;
     ro.request_metrics = false;
+    ro.report_progress = false;  // the seeds are the progress
     ro.seed = seeds[i];
     const auto r = run_scenario(shared, ro);
     for (std::size_t o = 0; o < no; ++o)

@@ -76,6 +76,7 @@ struct run_options {
   bool record_attempts = true;
   bool record_charges = true;
   bool request_metrics = true;  ///< false: option_result::metrics is left empty (Monte Carlo rows need none)
+  bool report_progress = true;  ///< each option's simulation reports its progress (progress.hpp)
 };
 
 /// The sessions of one run of a scenario: the fleet's scripts generated from `seed` and their
@@ -102,9 +103,10 @@ scenario_result run_scenario(std::shared_ptr<const scenario> s, const run_option
 run_size run_size_of(const scenario& s, bool record_attempts = true, bool record_charges = true);
 
 /// Simulates one option over the given sessions (batch from the option) and measures it (unless
-/// `measure` is false). The result's `option` is left to the caller to set.
+/// `measure` is false), reporting its progress (progress.hpp) with `progress`. The result's
+/// `option` is left to the caller to set.
 option_result run_option(const scenario_option& o, std::span<const session_plan> plans, sim_options so,
-                         bool measure = true);
+                         bool measure = true, bool progress = false);
 
 /// One run of one option, summarised (a row of a Monte Carlo over seeds).
 struct run_summary {

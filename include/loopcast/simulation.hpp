@@ -300,6 +300,8 @@ public:
       case detail::event_kind::complete: on_complete(ev.session, ev.t); break;
       case detail::event_kind::decode_start: on_decode_start(ev.session, ev.t); break;
       }
+      if (opt_.progress && (seq_ & 0x3fff) == 0)
+        opt_.progress(opt_.progress_context, out_.requests.size(), layout_.requests);
     }
     return summarise();
   }

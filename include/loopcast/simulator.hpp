@@ -31,6 +31,10 @@ struct sim_options {
   /// an unknown duration counts as 0) instead of the target's speed model and engine: only the
   /// limits and the cache change anything. For replays.
   bool recorded_speed = false;
+  /// Progress of a long run (nullptr: none): called every 16,384 events, from the simulating
+  /// thread, with the requests served so far and the scripted requests of every session.
+  void (*progress)(void* context, std::uint64_t served, std::uint64_t total) noexcept = nullptr;
+  void* progress_context = nullptr;
 };
 
 } // namespace loopcast

@@ -576,6 +576,16 @@ TEST(Cli, ProgressAppearsOnATerminalOnly) {
   EXPECT_EQ(on_a_terminal("LOOPCAST_PROGRESS_AFTER_S=0", "--quiet montecarlo reference --seeds 3000"), "");
   // The default waits 2 s: a 0.1 s run shows nothing.
   EXPECT_EQ(on_a_terminal("", "montecarlo reference --seeds 1000"), "");
+  // One long simulation reports the requests it has served: 300 agents × 34 requests.
+  const auto big = (std::filesystem::temp_directory_path() / ("loopcast_big_" + std::to_string(::getpid()) + ".json")).string();
+  std::ofstream(big) << R"({"kind": "scenario", "name": "big", "description": "300 agents", "source": "test",
+    "read_on": "2026-11-30", "verified": false, "seed": 1, "start_time_utc": "2026-05-04T14:00:00Z",
+    "fleet": [{"label": "agents", "workload": "reference-agent-loop", "sessions": 300, "stagger_s": 1}],
+    "options": [{"label": "developer", "target": "cerebras-developer-qwen-3.8-27b", "client": "opencode"}]})";
+  const auto run = on_a_terminal("LOOPCAST_PROGRESS_AFTER_S=0", "run " + big);
+  std::filesystem::remove(big);
+  EXPECT_EQ(run.rfind("\r\033[Kloopcast: simulation ", 0), 0u) << run;
+  EXPECT_NE(run.find("/10200 ("), std::string::npos) << run;
   // Not a terminal: nothing on stderr.
   const auto r = loopcast("--models " + models + " montecarlo reference --seeds 3000");
   ASSERT_EQ(r.code, 0) << r.err;
