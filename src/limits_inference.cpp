@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
 
 namespace loopcast {
@@ -197,7 +198,14 @@ std::vector<header_snapshot> parse_header_snapshots(std::string_view text, const
       continue;
     }
     const auto colon = line.find(':');
-    if (colon == std::string::npos || colon == 0) continue;  // not a header (e.g. a body line)
+    // A header's name is a token (RFC 9110 §5.1); anything else is a body line (e.g. the JSON of a
+    // 429 after a `curl -i` capture's headers), not a header of another response.
+    const auto is_token = [](unsigned char c) {
+      return std::isalnum(c) || std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
+    };
+    if (colon == std::string::npos || colon == 0 ||
+        !std::all_of(line.begin(), line.begin() + static_cast<std::ptrdiff_t>(colon), is_token))
+      continue;
     if (cur.headers.empty()) cur.source = fmt::format("{}:{}", file, line_no);
     cur.headers[lower(trim(line.substr(0, colon)))] = trim(line.substr(colon + 1));
   }
@@ -361,14 +369,45 @@ std::optional<double> number_after(const std::string& l, const std::string& key,
 }
 } // namespace
 
+namespace {
+// Anthropic's form: "… would exceed your organization's rate limit of 30,000 input tokens per
+// minute …": a limit and its period, nothing to check the bucket law against.
+std::optional<rate_limit_message> parse_stated_limit(std::string_view text, const std::string& l) {
+  const auto at = l.find("rate limit of ");
+  if (at == std::string::npos) return std::nullopt;
+  std::size_t i = at + 14;
+  std::string digits;
+  for (; i < l.size() && (std::isdigit(static_cast<unsigned char>(l[i])) || l[i] == ','); ++i)
+    if (l[i] != ',') digits += l[i];
+  const auto limit = number(digits);
+  const auto per = l.find(" per ", i);
+  if (!limit || *limit <= 0 || per == std::string::npos || per - i > 40) return std::nullopt;
+  const auto unit = trim(l.substr(i, per - i));
+  static constexpr std::pair<std::string_view, double> periods[] = {
+      {"second", 1}, {"minute", 60}, {"hour", 3600}, {"day", 86400}};
+  const auto word = std::string_view(l).substr(per + 5);
+  const auto period = std::find_if(std::begin(periods), std::end(periods),
+                                   [&](const auto& p) { return word.substr(0, p.first.size()) == p.first; });
+  if (period == std::end(periods) || (unit.find("token") == std::string::npos && unit.find("request") == std::string::npos))
+    return std::nullopt;
+  rate_limit_message r;
+  r.text = trim(text.substr(0, std::min<std::size_t>(text.size(), per + 5 + period->first.size())));
+  r.unit = unit;
+  r.period_s = period->second;
+  r.limit = *limit;
+  r.checkable = false;
+  r.used = r.requested = r.stated_wait_s = r.predicted_wait_s = std::numeric_limits<double>::quiet_NaN();
+  return r;
+}
+} // namespace
+
 std::optional<rate_limit_message> parse_rate_limit_message(std::string_view text) {
   const auto l = lower(std::string(text.substr(0, 1 << 16)));
   std::size_t at = 0;
   const auto limit = number_after(l, "limit", at);
-  if (!limit) return std::nullopt;
-  const auto used = number_after(l, "used", at);
+  const auto used = limit ? number_after(l, "used", at) : std::nullopt;
   const auto requested = used ? number_after(l, "requested", at) : std::nullopt;
-  if (!used || !requested) return std::nullopt;
+  if (!limit || !used || !requested) return parse_stated_limit(text, l);
   const auto again = l.find("try again in ", at);
   if (again == std::string::npos) return std::nullopt;
   std::size_t i = again + 13, j = i;

@@ -44,7 +44,7 @@ json limits_doc(const limits_evidence& e) {
   for (const auto& m : e.messages)
     msgs.push_back({{"source", m.source}, {"unit", m.unit}, {"period_s", m.period_s}, {"limit", m.limit}, {"used", m.used},
                     {"requested", m.requested}, {"stated_wait_s", m.stated_wait_s},
-                    {"predicted_wait_s", m.predicted_wait_s}, {"consistent", m.consistent}});
+                    {"predicted_wait_s", m.predicted_wait_s}, {"consistent", m.consistent}, {"checkable", m.checkable}});
   return {{"snapshots", e.snapshots}, {"provider", r.provider}, {"limits", json::parse(limits_fragment_json(r, -1))},
           {"evidence", buckets}, {"messages", msgs}, {"notes", r.notes}};
 }

@@ -57,15 +57,19 @@ std::string limits_fragment_json(const limits_inference& r, int indent = 2);
 struct rate_limit_message {
   std::string source;              ///< where it was found
   std::string text;
-  std::string unit;                ///< "tokens" or "requests"
+  std::string unit;                ///< "tokens" or "requests" ("input tokens", … as a stated limit says)
   double period_s = 60;            ///< from "per min" / "per day" (60 when not said)
   double limit = 0, used = 0, requested = 0;
   double stated_wait_s = 0;
   double predicted_wait_s = 0;     ///< (used + requested − limit) / (limit / period)
   bool consistent = false;         ///< within 5 ms or 0.5% of the stated wait
+  /// false: the message states a limit and its period only (Anthropic's "rate limit of 30,000
+  /// input tokens per minute"); used, requested and the waits are NaN, nothing is checked.
+  bool checkable = true;
 };
 
-/// Finds "Limit L, Used U, Requested R … try again in T" in a message; nullopt if it is not one.
+/// Finds "Limit L, Used U, Requested R … try again in T" in a message, or else a stated limit
+/// ("rate limit of N UNIT per PERIOD"); nullopt if it is neither.
 std::optional<rate_limit_message> parse_rate_limit_message(std::string_view text);
 /// Every such message in a file's lines or JSON strings.
 std::vector<rate_limit_message> find_rate_limit_messages(std::string_view text, const std::string& file);

@@ -199,10 +199,15 @@ int infer_limits_cmd(const std::vector<std::string>& files, bool as_json) {
              e.messages.size(), e.messages.size() == 1 ? "" : "s");
   for (const auto& b : r.buckets)
     fmt::print("  {:<18} {:>12g} per {:g} s  ({}): {}\n", b.config.name, b.config.limit, b.config.period_s, b.header, b.evidence);
-  for (const auto& m : e.messages)
-    fmt::print("  429 {}: limit {:g}, used {:g}, requested {:g} {} per {:g} s: the bucket law gives {:.3f} s, the message "
-               "says {:.3f} s: {}\n", m.source, m.limit, m.used, m.requested, m.unit, m.period_s, m.predicted_wait_s,
-               m.stated_wait_s, m.consistent ? "consistent (a continuous bucket)" : "NOT consistent");
+  for (const auto& m : e.messages) {
+    if (!m.checkable)
+      fmt::print("  429 {}: a limit of {:g} {} per {:g} s (the message states the limit only: nothing to check)\n",
+                 m.source, m.limit, m.unit, m.period_s);
+    else
+      fmt::print("  429 {}: limit {:g}, used {:g}, requested {:g} {} per {:g} s: the bucket law gives {:.3f} s, the "
+                 "message says {:.3f} s: {}\n", m.source, m.limit, m.used, m.requested, m.unit, m.period_s,
+                 m.predicted_wait_s, m.stated_wait_s, m.consistent ? "consistent (a continuous bucket)" : "NOT consistent");
+  }
   for (const auto& n : r.notes) fmt::print("  note: {}\n", n);
   if (!r.buckets.empty())
     fmt::print("\nThe \"limits\" of a target preset:\n{}\n", limits_fragment_json(r));

@@ -146,3 +146,42 @@ TEST(LimitsInference, ArbitraryInputNeverCrashes) {
     }
   }
 }
+
+// A `curl -i` capture of an Anthropic 429 (hand-made after Anthropic's documented headers and
+// error body): the JSON body is not a second header snapshot, and its message states the limit.
+TEST(LimitsInference, CurlCaptureOfAnAnthropic429) {
+  const std::string file = std::string(LOOPCAST_TEST_DATA_DIR) + "/headers/anthropic-429-curl.txt";
+  const auto e = loopcast::infer_limits_from_files({file});
+  EXPECT_EQ(e.snapshots, 1u);
+  EXPECT_EQ(e.inferred.provider, "anthropic");
+  ASSERT_EQ(e.messages.size(), 1u);
+  const auto& m = e.messages[0];
+  EXPECT_EQ(m.source, file + ":10");
+  EXPECT_FALSE(m.checkable);
+  EXPECT_EQ(m.limit, 30000);
+  EXPECT_EQ(m.unit, "input tokens");
+  EXPECT_EQ(m.period_s, 60);
+  EXPECT_TRUE(std::isnan(m.used) && std::isnan(m.stated_wait_s));
+  EXPECT_FALSE(m.consistent);
+}
+
+TEST(LimitsInference, StatedLimitsAndTheirPeriods) {
+  const auto out = loopcast::parse_rate_limit_message(
+      "This request would exceed your organization's rate limit of 8,000 output tokens per minute (org: x).");
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->limit, 8000);
+  EXPECT_EQ(out->unit, "output tokens");
+  EXPECT_EQ(out->period_s, 60);
+  const auto day = loopcast::parse_rate_limit_message("exceeded the rate limit of 1,000 requests per day");
+  ASSERT_TRUE(day);
+  EXPECT_EQ(day->period_s, 86400);
+  EXPECT_EQ(day->unit, "requests");
+  EXPECT_FALSE(loopcast::parse_rate_limit_message("the rate limit of our patience per minute"));
+  // A checkable message still wins: Limit, Used, Requested and the wait.
+  const auto full = loopcast::parse_rate_limit_message(
+      "Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Used 29000, Requested 2000. "
+      "Please try again in 2s.");
+  ASSERT_TRUE(full);
+  EXPECT_TRUE(full->checkable);
+  EXPECT_TRUE(full->consistent);  // (29000 + 2000 − 30000) / (30000/60) = 2 s
+}
