@@ -311,6 +311,21 @@ limits_inference infer_limits(std::span<const header_snapshot> snaps) {
                                continuous ? "consistent" : "not consistent (a fixed window, or a different period?)");
       if (!continuous && f.unit == bucket_unit::tokens && f.kind == family::rfc3339)
         b.evidence += "; Anthropic rounds remaining tokens to thousands, which blurs small differences";
+      // A limit per another period refills at limit / period: say which one the snapshots fit (e.g.
+      // Groq's x-ratelimit-limit-requests counts requests per day, console.groq.com/docs/rate-limits).
+      static constexpr std::pair<double, const char*> periods[] = {
+          {1, "second"}, {60, "minute"}, {3600, "hour"}, {86400, "day"}};
+      for (const auto& [period, word] : periods)
+        if (!continuous && period != c.period_s && lo >= 0.8 * c.limit / period && hi <= 1.25 * c.limit / period &&
+            lo > 0) {
+          b.evidence += fmt::format("; consistent with a limit of {:g} per {} (a continuous bucket refilling {:.4g} "
+                                    "per second): the bucket is proposed per {} s",
+                                    c.limit, word, c.limit / period, period);
+          c.period_s = period;
+          if (c.name.size() > 2 && c.name.ends_with("pm") && period == 86400) c.name.replace(c.name.size() - 1, 1, "d");
+          if (c.name.size() > 2 && c.name.ends_with("pm") && period == 3600) c.name.replace(c.name.size() - 1, 1, "h");
+          break;
+        }
     }
     r.buckets.push_back(std::move(b));
   }

@@ -185,3 +185,19 @@ TEST(LimitsInference, StatedLimitsAndTheirPeriods) {
   EXPECT_TRUE(full->checkable);
   EXPECT_TRUE(full->consistent);  // (29000 + 2000 − 30000) / (30000/60) = 2 s
 }
+
+// Groq sends OpenAI's header names, but its requests limit is per day (console.groq.com/docs/
+// rate-limits): 5 of 1,000 used with a reset in 7m12s implies 5 / 432 = 0.01157 requests/s, which
+// is 1,000 per 86,400 s, not per minute (16.67/s). The tool proposes the period that fits.
+TEST(LimitsInference, SaysWhichPeriodFits) {
+  const auto e = loopcast::infer_limits_from_files({std::string(LOOPCAST_TEST_DATA_DIR) + "/headers/groq-rpd.txt"});
+  ASSERT_EQ(e.inferred.buckets.size(), 2u);
+  const auto& requests = e.inferred.buckets[0];
+  EXPECT_EQ(requests.config.name, "rpd");
+  EXPECT_EQ(requests.config.limit, 1000);
+  EXPECT_EQ(requests.config.period_s, 86400);
+  EXPECT_NE(requests.evidence.find("consistent with a limit of 1000 per day"), std::string::npos) << requests.evidence;
+  const auto& tokens = e.inferred.buckets[1];
+  EXPECT_EQ(tokens.config.name, "tpm");  // 200 / 2 s = 100/s = 6,000 per minute: as assumed
+  EXPECT_EQ(tokens.config.period_s, 60);
+}
