@@ -5,7 +5,7 @@
 * :func:`cost` — cumulative cost over time, one line per option (cloud vs local)
 * :func:`throughput_by_context` — effective throughput P50 by context bin, per option
 * :func:`dashboard` — the four on one figure
-* :func:`monte_carlo` — a metric's P10/P50/P90 per option over the seeds, with the P50's interval
+* :func:`monte_carlo` — a metric's distribution over the seeds (an ECDF per option), the P50 with its interval
 * :func:`sweep` — a metric's median per grid point against one swept parameter, one line per option
 * :func:`validation` — what :func:`loopcast.validate` measured (per-log errors, or KS per workload measure) against the targets
 """
@@ -86,7 +86,8 @@ def buckets(run: Run, option: "int | str" = 0, ax: Any = None):
     ax.set_xlabel("time (s)")
     ax.set_ylabel("in use (% of limit)")
     ax.set_title(f"Rate-limit buckets — {o.label}")
-    ax.legend(loc="upper left", fontsize="small")
+    # Outside the plotting area: a legend must never hide the 429 markers.
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)
     return ax
 
 
@@ -152,30 +153,36 @@ def dashboard(run: Run, option: "int | str" = 0):
 
 
 def monte_carlo(mc: Any, metric: str = "usd_per_task", ax: Any = None):
-    """P50 of ``metric`` per option as a bar with its confidence interval, P10–P90 as a thin line.
+    """The distribution of ``metric`` over the seeds, one empirical CDF per option, its P50 marked
+    with the P50's confidence interval.
 
     ``mc`` is what :func:`loopcast.monte_carlo` returns; ``metric`` one of usd_per_task,
-    stall_share, tasks_per_hour, wall_s, first_429_s.
+    stall_share, tasks_per_hour, wall_s, first_429_s. Runs without a value (no 429, no completed
+    task) are left out of the curve, so it ends below 1 by their share.
     """
     ax = _axes(ax)
-    opts = mc.summary["options"]
-    x = np.arange(len(opts))
-    p50 = np.array([_value(o[metric]["p50"]["value"]) for o in opts])
-    lo = np.array([_value(o[metric]["p50"]["lo"]) for o in opts])
-    hi = np.array([_value(o[metric]["p50"]["hi"]) for o in opts])
-    p10 = np.array([_value(o[metric]["p10"]["value"]) for o in opts])
-    p90 = np.array([_value(o[metric]["p90"]["value"]) for o in opts])
-    shown = np.where(np.isfinite(p50), p50, 0.0)
-    ax.bar(x, shown, color="#9ecae1", label="P50")
-    err = np.vstack([np.nan_to_num(shown - lo), np.nan_to_num(hi - shown)])
-    ax.errorbar(x, shown, yerr=np.clip(err, 0, None), fmt="none", ecolor="black", capsize=6,
-                label=f"P50, {100 * mc.summary['confidence']:.0f}% interval")
-    ax.vlines(x + 0.25, np.where(np.isfinite(p10), p10, np.nan), np.where(np.isfinite(p90), p90, np.nan),
-              color="#de2d26", label="P10–P90")
-    ax.set_xticks(x, [o["label"] for o in opts])
-    ax.set_ylabel(_METRIC_LABELS.get(metric, metric))
-    ax.set_title(f"{_METRIC_LABELS.get(metric, metric)} over {mc.summary['seeds']} seeds")
-    ax.legend(loc="best")
+    rows = mc.array
+    for i, o in enumerate(mc.summary["options"]):
+        values = rows[metric][rows["option"] == i].astype(float)
+        n = len(values)
+        finite = np.sort(values[np.isfinite(values)])
+        if n == 0 or len(finite) == 0:
+            continue
+        line, = ax.step(np.concatenate([[finite[0]], finite]), np.arange(len(finite) + 1) / n, where="post",
+                        label=o["label"])
+        p50 = o[metric]["p50"]
+        if np.isfinite(_value(p50["value"])):
+            lo, hi = _value(p50["lo"]), _value(p50["hi"])
+            ax.errorbar([_value(p50["value"])], [0.5], xerr=[[max(0.0, _value(p50["value"]) - lo) if np.isfinite(lo) else 0],
+                                                          [max(0.0, hi - _value(p50["value"])) if np.isfinite(hi) else 0]],
+                        fmt="o", color=line.get_color(), capsize=5)
+    ax.axhline(0.5, color="grey", linestyle=":", linewidth=1)
+    ax.set_xlabel(_METRIC_LABELS.get(metric, metric))
+    ax.set_ylabel("share of seeds")
+    ax.set_ylim(0, 1.02)
+    ax.set_title(f"{_METRIC_LABELS.get(metric, metric)} over {mc.summary['seeds']} seeds "
+                 f"(P50 with its {100 * mc.summary['confidence']:.0f}% interval)")
+    ax.legend(loc="lower right")
     return ax
 
 

@@ -46,7 +46,7 @@ def test_dashboard(reference, tmp_path):
 def test_monte_carlo_and_sweep_plots(models, tmp_path):
     mc = loopcast.monte_carlo("reference", 20, models=models)
     ax = lp.monte_carlo(mc, "usd_per_task")
-    assert ax.has_data() and [t.get_text() for t in ax.get_xticklabels()] == ["cloud", "local"]
+    assert ax.has_data() and [t.get_text() for t in ax.get_legend().get_texts()] == ["cloud", "local"]
     assert float(np.std(_png(ax.figure, tmp_path / "mc.png")[..., :3])) > 0.05
     spec = {"kind": "sweep", "name": "agents", "scenario": "reference", "seeds": 3,
             "parameters": [{"path": "/sessions", "values": [1, 2, 4]}]}
@@ -70,3 +70,26 @@ def test_validation_plots(traces, tmp_path):
     ax = lp.validation(sp)
     assert [p.get_height() for p in ax.patches] == pytest.approx([100 * sp["traces"][0]["ape_p50"]])
     assert [t.get_text() for t in ax.get_xticklabels()] == ["trace_0043.json"]
+
+
+def test_monte_carlo_plot_draws_each_options_distribution(models):
+    # One ECDF per option from the seeds' own values (even with a single option: no full-width bar),
+    # rising to 1 over the runs that have a value, and the P50 marked at height 0.5.
+    mc = loopcast.monte_carlo("reference", 30, models=models)
+    ax = lp.monte_carlo(mc, "wall_s")
+    lines = [l for l in ax.get_lines() if l.get_label() in ("cloud", "local")]
+    assert [l.get_label() for l in lines] == ["cloud", "local"]
+    for i, line in enumerate(lines):
+        values = np.sort(mc.array["wall_s"][mc.array["option"] == i])
+        assert list(line.get_xdata()[1:]) == pytest.approx(list(values))
+        assert line.get_ydata()[-1] == pytest.approx(1.0)
+    plt.close(ax.figure)
+
+
+def test_bucket_legend_stays_off_the_429s(reference):
+    ax = lp.buckets(reference, "cloud")
+    legend = ax.get_legend()
+    ax.figure.canvas.draw()
+    box, axes = legend.get_window_extent(), ax.get_window_extent()
+    assert box.x0 >= axes.x1  # drawn beside the axes, not over the data
+    plt.close(ax.figure)
