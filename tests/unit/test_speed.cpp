@@ -88,10 +88,11 @@ TEST(Speed, RequestTimeIsOverheadPrefillAndDecode) {
 
 TEST(Speed, FitRecoversAKnownLinearCurve) {
   const linear_curve truth{5e-4, 9e-9};
+  const speed_curve truth_curve = truth;
   std::vector<speed_sample> samples;
   for (double c : {5000.0, 20000.0, 60000.0, 100000.0})
     for (double n : {100.0, 800.0}) {
-      const double secs = integrate(truth, c - n / 2, c + n / 2);
+      const double secs = integrate(truth_curve, c - n / 2, c + n / 2);
       samples.push_back({c, n, secs});
     }
   double r2 = 0;
