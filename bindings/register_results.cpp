@@ -75,6 +75,9 @@ void register_results(py::module_& m) {
              for (const auto& b : r.options().at(i).option->tgt.limits) v.push_back(b.limit);
              return v;
            })
+      .def("context_window", [](const run_holder& r, std::size_t i) {
+        return r.options().at(i).option->tgt.context_window_tokens;
+      }, "The context window of option i's target, in tokens (prompt + generated must fit).")
       .def("attempts", [](py::object self, std::size_t i) {
         return view(attempt_dtype(), self.cast<const run_holder&>().options().at(i).sim.attempts, self);
       }, "Per-attempt timeline of option i (structured array, a view).")
@@ -92,6 +95,16 @@ void register_results(py::module_& m) {
                                    {static_cast<py::ssize_t>(sizeof(double)) * nb, static_cast<py::ssize_t>(sizeof(double))},
                                    o.sim.bucket_levels.data(), self));
       }, "Units in use of each bucket when each attempt arrived: attempts × buckets (a view).")
+      .def("bucket_curve", [](const run_holder& r, std::size_t i, std::size_t b, std::size_t grid) {
+        const auto& o = r.options().at(i);
+        const auto& limits = o.option->tgt.limits;
+        if (b >= limits.size()) throw py::index_error(detail::message("bucket ", b, " of an option with ", limits.size(), " buckets"));
+        level_curve c = bucket_level_curve(o.sim, limits[b], b, grid);
+        return py::make_tuple(py::array_t<double>(static_cast<py::ssize_t>(c.t.size()), c.t.data()),
+                              py::array_t<double>(static_cast<py::ssize_t>(c.used.size()), c.used.data()));
+      }, py::arg("option"), py::arg("bucket"), py::arg("grid") = 2000,
+         "Bucket b's units in use over the run (times, levels): before and after each of its operations and at "
+         "`grid` even times between, replayed from the recorded bucket operations; empty arrays without a timeline.")
       .def("script", [](py::object self, std::size_t session) {
         const auto& r = self.cast<const run_holder&>();
         if (!r.result) throw simulation_error("a replay has no generated scripts");

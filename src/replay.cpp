@@ -559,6 +559,13 @@ option_result merge_routes(std::string label, std::shared_ptr<const scenario_opt
       m.requests.push_back(x);
     }
     for (auto& c : p.charges) m.charges.push_back(std::move(c));
+    const std::size_t op_offset = m.bucket_ops.size();
+    for (auto op : p.bucket_ops) {
+      op.bucket = static_cast<std::uint16_t>(op.bucket + bucket_offset);
+      if (op.adjust) op.ref += op_offset;
+      m.bucket_ops.push_back(op);
+    }
+    m.start_unix_s = p.start_unix_s;
     for (const auto& b : p.buckets) m.buckets.push_back(b);
     if (p.first_429 && (!m.first_429 || p.first_429->time_s < m.first_429->time_s)) {
       auto f = *p.first_429;

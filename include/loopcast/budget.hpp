@@ -73,7 +73,8 @@ inline std::int64_t estimate_run_bytes(const run_size& s) noexcept {
   if (s.scripts) bytes += n * (sizeof(request_spec) + static_cast<double>(s.runs_per_request) * sizeof(prefix_run));
   bytes += n * sizeof(request_sample);                   // served requests
   bytes += n * b * 2 * sizeof(double);                   // the per-bucket charge logs
-  if (s.record_attempts) bytes += 1.25 * n * (sizeof(attempt_record) + b * sizeof(double));  // timeline, levels
+  if (s.record_attempts)  // the timeline, its bucket levels and bucket operations
+    bytes += 1.25 * n * (sizeof(attempt_record) + b * sizeof(double)) + 2 * n * b * sizeof(bucket_op);
   bytes += n * 8 * sizeof(double);                       // the metrics' sample vectors
   bytes += static_cast<double>(s.lineages) * 96;         // prefix-cache steps
   bytes += static_cast<double>(s.sessions) * 512;        // session state and results

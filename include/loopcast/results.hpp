@@ -158,6 +158,18 @@ struct charge_event {
   double amount;
 };
 
+/// One operation on a bucket, recorded with the timeline so that the bucket's level can be
+/// replayed at any time (bucket_curve.hpp): a charge (at admission, or of a refused attempt a bucket
+/// counts), or the refund or late charge at a request's end of the charge at index `ref`.
+struct bucket_op {
+  double t;
+  double q;                ///< units; a refund is negative
+  double t_release;        ///< a charge: when its request ends (concurrency buckets)
+  std::size_t ref;         ///< an adjustment: the index in bucket_ops of the charge it adjusts
+  std::uint16_t bucket;    ///< index in buckets
+  bool adjust;             ///< false: a charge
+};
+
 struct bucket_summary {
   std::string name;
   double limit = 0;
@@ -171,6 +183,8 @@ struct simulation_result {
   std::vector<attempt_record> attempts;        ///< when recorded
   std::vector<double> bucket_levels;           ///< attempts.size() × buckets.size(): used units at each attempt
   std::vector<std::vector<charge_event>> charges;  ///< per bucket, when recorded
+  std::vector<bucket_op> bucket_ops;           ///< with the timeline: every bucket operation, in time order
+  double start_unix_s = 0;                     ///< Unix time of t = 0 (windows anchored at the epoch)
   std::vector<request_sample> requests;        ///< every served request
   std::vector<session_result> sessions;
   std::vector<bucket_summary> buckets;

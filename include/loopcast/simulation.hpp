@@ -223,6 +223,7 @@ struct session_state {
   std::array<double, max_buckets> at_completion{};
   std::array<std::uint64_t, max_buckets> ticket{};
   std::array<std::size_t, max_buckets> log_index{};
+  std::size_t op_row = 0;          // bucket_ops index of its admission charge to bucket 0
   double cost = 0;
   // Engine: the single-request prefill and decode times, the KV tokens reserved, the timeline row.
   double prefill_s = 0, decode_work_s = 0;
@@ -339,7 +340,9 @@ private:
     if (opt_.record_attempts) {
       out_.attempts.reserve(total + total / 4 + 16);
       out_.bucket_levels.reserve((total + total / 4 + 16) * nb_);
+      out_.bucket_ops.reserve((2 * total + 16) * nb_);
     }
+    out_.start_unix_s = opt_.start_unix_s;
     out_.buckets.resize(nb_);
     for (std::size_t b = 0; b < nb_; ++b)
       out_.buckets[b] = {tgt_.limits[b].name, tgt_.limits[b].limit, tgt_.limits[b].period_s, 0, 0, 0};
@@ -482,6 +485,7 @@ private:
       if (tgt_.limits[b].count_rejected) {
         buckets_[b].charge(1.0, t, t);
         log_[b].push_back({t, 1.0});
+        if (opt_.record_attempts) out_.bucket_ops.push_back({t, 1.0, t, 0, static_cast<std::uint16_t>(b), false});
       }
     // A request that is never admitted, from a client that never gives up, would retry forever:
     // it ends as too large (above a capacity) or, after max_attempts_per_request, as a death.
@@ -538,7 +542,10 @@ private:
     if (tgt_.prices) a.cost_usd = price(tk, req.prompt_tokens, cached, t);
     s.attempt_row = out_.attempts.size();
     record_attempt(a, t);  // bucket levels as the request found them, before its own charge
+    s.op_row = out_.bucket_ops.size();
     for (std::size_t b = 0; b < nb_; ++b) {
+      if (opt_.record_attempts)
+        out_.bucket_ops.push_back({t, charge[b].at_admission, t_end, 0, static_cast<std::uint16_t>(b), false});
       s.ticket[b] = buckets_[b].charge(charge[b].at_admission, t, t_end);
       s.at_completion[b] = charge[b].at_completion;
       s.log_index[b] = log_[b].size();
@@ -592,6 +599,7 @@ private:
       const double d = s.at_completion[b];
       if (d == 0.0) continue;
       buckets_[b].adjust(d, t, s.t_admit, s.ticket[b]);
+      if (opt_.record_attempts) out_.bucket_ops.push_back({t, d, t, s.op_row + b, static_cast<std::uint16_t>(b), true});
       if (d < 0) log_[b][s.log_index[b]].amount += d;
       else log_[b].push_back({t, d});
     }

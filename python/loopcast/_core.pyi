@@ -25,10 +25,14 @@ class Run:
     """The result of a scenario run or a replay."""
     def attempts(self, arg0: int) -> numpy.ndarray:
         """Per-attempt timeline of option i (structured array, a view)."""
+    def bucket_curve(self, option: int, bucket: int, grid: int = ...) -> tuple[Any, ...]:
+        """Bucket b's units in use over the run (times, levels): before and after each of its operations and at `grid` even times between, replayed from the recorded bucket operations; empty arrays without a timeline."""
     def bucket_levels(self, arg0: int) -> numpy.ndarray:
         """Units in use of each bucket when each attempt arrived: attempts × buckets (a view)."""
     def bucket_limits(self, arg0: int) -> list[float]: ...
     def bucket_names(self, arg0: int) -> list[str]: ...
+    def context_window(self, arg0: int) -> int:
+        """The context window of option i's target, in tokens (prompt + generated must fit)."""
     @property
     def option_count(self) -> int: ...
     def option_label(self, arg0: int) -> str: ...

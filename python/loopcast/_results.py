@@ -81,6 +81,11 @@ class OptionResult:
         return self._run._handle.bucket_names(self.index)
 
     @property
+    def context_window(self) -> int:
+        """The target's context window in tokens: a request's prompt and output must fit in it."""
+        return self._run._handle.context_window(self.index)
+
+    @property
     def bucket_limit(self) -> dict[str, float]:
         """Each bucket's limit, by name."""
         return dict(zip(self.bucket_names, self._run._handle.bucket_limits(self.index)))
@@ -104,6 +109,13 @@ class OptionResult:
     def bucket_levels(self) -> np.ndarray:
         """Units in use of each bucket when each attempt arrived: shape (attempts, buckets), a view."""
         return self._run._handle.bucket_levels(self.index)
+
+    def bucket_curve(self, bucket: "int | str", grid: int = 2000) -> "tuple[np.ndarray, np.ndarray]":
+        """A bucket's units in use over the whole run, ``(t, used)``: just before and just after each charge and
+        refund, and at ``grid`` even times between, so that lines through the points show how it drains between
+        arrivals (a token bucket refills, a window resets, a sliding window forgets). Empty without a timeline."""
+        b = self.bucket_names.index(bucket) if isinstance(bucket, str) else int(bucket)
+        return self._run._handle.bucket_curve(self.index, b, grid)
 
     def __getattr__(self, key: str) -> Any:
         # Summary fields as attributes: result.cost_usd, result.first_429, result.effective_tps …

@@ -45,7 +45,10 @@ def _option(run: Run, option: "int | str | OptionResult") -> OptionResult:
 
 
 def context(run: Run, option: "int | str" = 0, session: int = 0, ax: Any = None):
-    """Prompt size of each served request of one session, split into uncached input and cache reads."""
+    """Prompt size of each served request of one session, split into uncached input and cache reads, under
+    the target's context window; a session that did not complete is marked where it stopped."""
+    from loopcast import _core
+
     ax = _axes(ax)
     o = _option(run, option)
     r = o.requests.array
@@ -55,6 +58,14 @@ def context(run: Run, option: "int | str" = 0, session: int = 0, ax: Any = None)
     uncached = (r["prompt"] - r["cache_read"]) / 1e3
     ax.bar(n, cached, color="#9ecae1", label="cache reads")
     ax.bar(n, uncached, bottom=cached, color="#de2d26", label="uncached input")
+    window = o.context_window
+    ax.axhline(window / 1e3, color="grey", linestyle=":", linewidth=1, label=f"context window ({window:,} tokens)")
+    s = o.sessions.array[session]
+    outcome = _core.SESSION_OUTCOME[int(s["outcome"])]
+    if outcome != "completed":
+        stop = int(s["requests_served"]) + 1
+        ax.axvline(stop, color="black", linestyle="--", linewidth=1.2,
+                   label=f"stopped at request {stop}: {outcome.replace('_', ' ')}")
     ax.set_xlabel("request")
     ax.set_ylabel("prompt (thousand tokens)")
     ax.set_title(f"Context snowball — {o.label}, session {session + 1}")
@@ -63,7 +74,8 @@ def context(run: Run, option: "int | str" = 0, session: int = 0, ax: Any = None)
 
 
 def buckets(run: Run, option: "int | str" = 0, ax: Any = None):
-    """Each bucket's units in use (as % of its limit) when each attempt arrived; 429s marked."""
+    """Each bucket's units in use (as % of its limit) over the run — draining between arrivals, jumping at each
+    charge and refund (:meth:`OptionResult.bucket_curve`) — with each 429 marked at the level it found."""
     ax = _axes(ax)
     o = _option(run, option)
     t = o.timeline.array
@@ -75,7 +87,8 @@ def buckets(run: Run, option: "int | str" = 0, ax: Any = None):
         return ax
     limits = np.array([o.bucket_limit[name] for name in o.bucket_names])
     for b, name in enumerate(o.bucket_names):
-        ax.step(t["t_send"], 100 * levels[:, b] / limits[b], where="post", label=name)
+        ct, used = o.bucket_curve(b)
+        ax.plot(ct, 100 * used / limits[b], label=name, linewidth=1)
     refused = t["status"] == 1
     if refused.any():
         rows = np.nonzero(refused)[0]

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -76,6 +77,68 @@ TEST(Core, SimulatesAHandBuiltTargetWithoutTheCompiledLibrary) {
   EXPECT_EQ(r.tokens.input, 1600);
   EXPECT_EQ(r.tokens.output, 200);
   EXPECT_NEAR(r.cost_usd, 0.002, 1e-15);
+}
+
+TEST(Core, ReplaysABucketsLevelBetweenArrivals) {
+  const auto tgt = hand_target();
+  const auto script = two_requests();
+  const std::vector<session_plan> plans{{&script, 0.0, 1, 0}};
+  const auto r = simulate(tgt, retry_policy{}, plans);
+  // The run above charges 800 at 0 s and 800 at 36.0 s (the 429 at 1.8 s charges nothing).
+  ASSERT_EQ(r.bucket_ops.size(), 2u);
+  const double t36 = r.bucket_ops[1].t;
+  EXPECT_NEAR(t36, 36.0, 1e-9);
+  // The level each attempt found, replayed, is the level the timeline recorded: 0, 770, 200.
+  std::vector<double> at;
+  for (const auto& a : r.attempts) at.push_back(a.t_send);
+  const auto replayed = replay_levels(bucket(tgt.limits[0]), r.bucket_ops, 0, at);
+  ASSERT_EQ(replayed.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_NEAR(replayed[i], r.bucket_levels[i], 1e-9) << i;
+  EXPECT_NEAR(replayed[1], 770, 1e-9);
+  EXPECT_NEAR(replayed[2], 200, 1e-9);
+  // Between them it drains at 1000/60 per second: 300 at 30 s, 200 just before the charge at 36 s,
+  // 1,000 just after it, 970 when the run ends at 37.8 s.
+  const auto c = bucket_level_curve(r, tgt.limits[0], 0, 378);  // a point every 0.1 s
+  ASSERT_EQ(c.t.size(), 379u + 4u);
+  auto level_at = [&](double t) {
+    for (std::size_t i = 0; i < c.t.size(); ++i)
+      if (std::abs(c.t[i] - t) < 1e-9) return c.used[i];
+    ADD_FAILURE() << "no point at " << t;
+    return -1.0;
+  };
+  EXPECT_NEAR(level_at(30.0), 300, 1e-6);
+  EXPECT_NEAR(level_at(1.8), 770, 1e-6);
+  EXPECT_NEAR(c.used.back(), 970, 1e-6);
+  EXPECT_NEAR(c.t.back(), 37.8, 1e-9);
+  const auto k = static_cast<std::size_t>(std::find(c.t.begin(), c.t.end(), t36) - c.t.begin());
+  ASSERT_LT(k + 1, c.t.size());
+  EXPECT_NEAR(c.used[k], 200, 1e-6);
+  EXPECT_EQ(c.t[k + 1], t36);
+  EXPECT_NEAR(c.used[k + 1], 1000, 1e-6);
+}
+
+TEST(Core, ReplaysRefundsOnEachBucketLaw) {
+  // 800 charged at 0 s, 300 of it refunded at 10 s.
+  const std::vector<bucket_op> ops{{0.0, 800, 0.0, 0, 0, false}, {10.0, -300, 10.0, 0, 0, true}};
+  bucket_config cfg;
+  cfg.name = "tpm";
+  cfg.limit = 1000;
+  cfg.period_s = 60;
+  const std::vector<double> times{5.0, 10.0, 20.0, 30.0, 59.0, 61.0};
+  // A token bucket drains 1000/60 per second: 716.67 at 5 s, 633.33 at 10 s before the refund,
+  // 333.33 − 166.67 = 166.67 at 20 s, empty from 30 s.
+  const auto tb = replay_levels(bucket(cfg), ops, 0, times);
+  const std::vector<double> tb_expected{800 - 5000 / 60.0, 800 - 10000 / 60.0, 500 - 20000 / 60.0, 0, 0, 0};
+  for (std::size_t i = 0; i < times.size(); ++i) EXPECT_NEAR(tb[i], tb_expected[i], 1e-9) << times[i];
+  // A sliding window holds the net 500 until the charge is 60 s old.
+  cfg.algorithm = bucket_algorithm::sliding_window;
+  const auto sw = replay_levels(bucket(cfg), ops, 0, times);
+  const std::vector<double> sw_expected{800, 800, 500, 500, 500, 0};
+  for (std::size_t i = 0; i < times.size(); ++i) EXPECT_NEAR(sw[i], sw_expected[i], 1e-9) << times[i];
+  // Operations on another bucket are not this one's; times must ascend.
+  EXPECT_EQ(replay_levels(bucket(cfg), ops, 1, times), std::vector<double>(times.size(), 0.0));
+  const std::vector<double> back{5.0, 1.0};
+  EXPECT_THROW(replay_levels(bucket(cfg), ops, 0, back), simulation_error);
 }
 
 TEST(Core, RefusesAnInvalidPlanBeforeRunning) {

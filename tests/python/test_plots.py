@@ -93,3 +93,54 @@ def test_bucket_legend_stays_off_the_429s(reference):
     box, axes = legend.get_window_extent(), ax.get_window_extent()
     assert box.x0 >= axes.x1  # drawn beside the axes, not over the data
     plt.close(ax.figure)
+
+
+def test_bucket_panel_draws_the_continuous_level(reference):
+    # The line is the replayed level (not a step held between arrivals): between two of its points
+    # without a charge or refund in between, a token bucket with room drains at limit / period.
+    o = reference["cloud"]
+    ax = lp.buckets(reference, "cloud")
+    line = {l.get_label(): l for l in ax.get_lines()}["total_tpm"]
+    t, used = o.bucket_curve("total_tpm")
+    limit = o.bucket_limit["total_tpm"]
+    assert len(t) > 2000
+    assert list(line.get_xdata()) == pytest.approx(list(t))
+    assert list(line.get_ydata()) == pytest.approx(list(100 * used / limit))
+    period = next(b["period_s"] for b in o.summary["buckets"] if b["name"] == "total_tpm")
+    step = np.diff(t) > 0
+    draining = step & (used[:-1] > 0) & (used[1:] > 0)
+    assert draining.sum() > 1000
+    rate = (used[:-1] - used[1:])[draining] / np.diff(t)[draining]
+    assert rate == pytest.approx(np.full(draining.sum(), limit / period), rel=1e-6)
+    # Each 429 marker sits at the level the refused attempt found, on the curve (linear between
+    # its points while the bucket drains).
+    marks = next(c for c in ax.collections if c.get_label() == "429").get_offsets()
+    refused = o.timeline.array["status"] == 1
+    assert len(marks) == refused.sum() > 0
+    assert marks[:, 1] == pytest.approx(100 * np.interp(marks[:, 0], t, used) / limit, abs=1e-6)
+    plt.close(ax.figure)
+
+
+def test_context_panel_marks_the_window_and_where_a_session_stopped(models):
+    # Eight agents at once on the Developer tier with the Anthropic SDK's two retries: session 0
+    # dies after serving 3 requests; its panel draws those 3 prompts under the 131,072-token window
+    # and marks request 4, where it stopped.
+    s = loopcast.Scenario(name="eight", workload="reference-agent-loop", sessions=8, seed=42, models=models,
+                          options=[loopcast.Option("cloud", "cerebras-developer-qwen-3.8-27b", "anthropic-python-sdk")])
+    run = loopcast.run(s, models=models)
+    row = run["cloud"].sessions.array[0]
+    assert loopcast._core.SESSION_OUTCOME[row["outcome"]] == "died_after_retries" and row["requests_served"] == 3
+    ax = lp.context(run, "cloud", session=0)
+    served = run["cloud"].requests.array
+    served = served[served["session"] == 0]
+    tops = [p.get_y() + p.get_height() for p in ax.patches[3:6]]
+    assert tops == pytest.approx(list(served["prompt"] / 1e3))
+    lines = {l.get_label(): l for l in ax.get_lines()}
+    window = lines["context window (131,072 tokens)"]
+    assert list(window.get_ydata()) == [131.072, 131.072]
+    stop = lines["stopped at request 4: died after retries"]
+    assert list(stop.get_xdata()) == [4, 4]
+    # A completed session has the window and no stop mark.
+    labels = lp.context(run, "cloud", session=6).get_legend_handles_labels()[1]
+    assert labels == ["context window (131,072 tokens)", "cache reads", "uncached input"]
+    plt.close("all")

@@ -1,5 +1,6 @@
 // Fleets: groups of sessions on one organisation's limits, fleet metrics, Monte Carlo threads.
 #include "loopcast/errors.hpp"
+#include "loopcast/limits/level_curve.hpp"
 #include "loopcast/metrics.hpp"
 #include "loopcast/presets.hpp"
 #include "loopcast/scenario.hpp"
@@ -9,7 +10,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <utility>
+#include <vector>
 
 using namespace loopcast;
 
@@ -95,6 +100,51 @@ TEST(FleetPresets, GroupsNumberSessionsInOrderAndShareOnlyTheirOwnPrompt) {
   };
   EXPECT_EQ(first_of(1).tokens.cache_read, 8960);
   EXPECT_EQ(first_of(4).tokens.cache_read, 0);
+}
+
+TEST(FleetPresets, ReplayedBucketLevelsAreTheTimelines) {
+  // Every level the timeline recorded (five sessions sharing the Developer tier's buckets, 429s
+  // included) is what replaying the recorded bucket operations on fresh buckets gives.
+  const preset_library lib({models});
+  auto j = two_groups();
+  j["fleet"][0]["sessions"] = 6;
+  j["fleet"][0]["stagger_s"] = 2;
+  const auto r = run_scenario(parse_scenario(j.dump(), "fleet.json", lib));
+  const auto& sim = r.options[0].sim;
+  const auto& limits = r.options[0].option->tgt.limits;
+  const std::size_t nb = limits.size();
+  ASSERT_GT(nb, 1u);
+  std::int64_t refused = 0;
+  for (const auto& a : sim.attempts) refused += a.status == attempt_status::rate_limited;
+  EXPECT_GT(refused, 0);
+  std::vector<double> at;
+  for (const auto& a : sim.attempts) at.push_back(a.t_send);
+  // An attempt finds the operations of events before it in event order; the replay applies those
+  // strictly before its instant. So compare the attempts that share their instant with no other
+  // event's operation (a completion and the same session's next send can share one).
+  std::map<std::pair<std::size_t, double>, int> ops_at;
+  for (const auto& op : sim.bucket_ops) ++ops_at[{op.bucket, op.t}];
+  std::vector<std::size_t> order(at.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](auto x, auto y) { return at[x] < at[y]; });
+  std::vector<double> sorted;
+  for (auto i : order) sorted.push_back(at[i]);
+  std::size_t compared = 0;
+  for (std::size_t b = 0; b < nb; ++b) {
+    const auto levels = replay_levels(bucket(limits[b], sim.start_unix_s), sim.bucket_ops, b, sorted);
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const auto i = order[k];
+      const auto& a = sim.attempts[i];
+      const int own = a.status == attempt_status::ok ? 1
+                      : (a.status == attempt_status::rate_limited && limits[b].count_rejected) ? 1 : 0;
+      const auto it = ops_at.find({b, at[i]});
+      if ((it == ops_at.end() ? 0 : it->second) != own) continue;
+      ASSERT_NEAR(levels[k], sim.bucket_levels[i * nb + b], 1e-6 * std::max(1.0, limits[b].limit))
+          << "bucket " << limits[b].name << ", attempt " << i << " at " << at[i] << " s";
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, nb * sim.attempts.size() * 9 / 10);
 }
 
 TEST(FleetPresets, Errors) {
