@@ -1,6 +1,6 @@
 // Whole-fleet Monte Carlo (issue 5's goal: 1,000 sessions × 200 turns in under 1 s on one core),
-// how the time grows with sessions, and how it shrinks with threads.
-// Run: build/tests/benchmarks/loopcast_bench --benchmark_filter='Fleet(MonteCarlo|Threads)'
+// how the time grows with sessions, and how Monte Carlo, sweeps and solve shrink with threads.
+// Run: build/tests/benchmarks/loopcast_bench --benchmark_filter='Fleet(MonteCarlo|Threads)|(Sweep|Solve)Threads'
 #include <loopcast/loopcast.hpp>
 
 #include <benchmark/benchmark.h>
@@ -54,5 +54,44 @@ void BM_FleetThreads(benchmark::State& state) {
   state.counters["seeds/s"] = benchmark::Counter(static_cast<double>(state.iterations() * 8), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_FleetThreads)->Arg(1)->Arg(2)->Arg(4)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The example sweep's shape with more agents — 10, 20, 30 and 40 reference agents 5 s apart on the
+// Developer tier and a workstation — × 4 seeds on 1 and 2 threads: the points' seeds are shared
+// among the threads.
+void BM_SweepThreads(benchmark::State& state) {
+  const loopcast::preset_library lib({LOOPCAST_BENCH_MODELS_DIR});
+  const auto spec = loopcast::parse_sweep(R"({
+    "kind": "sweep", "name": "bench", "scenario": "reference", "seeds": 4,
+    "parameters": [{"path": "/sessions", "values": [10, 20, 30, 40]}, {"path": "/stagger_s", "values": [5]}]})",
+                                          "bench-sweep.json", lib);
+  for (auto _ : state) {
+    const auto r = loopcast::run_sweep(spec, static_cast<unsigned>(state.range(0)));
+    benchmark::DoNotOptimize(r.points.data());
+  }
+}
+BENCHMARK(BM_SweepThreads)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// solve min-limit: the smallest factor on the Developer tier's limits that keeps 5 reference agents
+// 10 s apart under a 5% mean stall share (16 seeds per evaluation, about 15 evaluations) on 1 and 2
+// threads: each evaluation's seeds run in parallel.
+void BM_SolveThreads(benchmark::State& state) {
+  const loopcast::preset_library lib({LOOPCAST_BENCH_MODELS_DIR});
+  auto s = lib.load_scenario("reference");
+  s.options.resize(1);
+  s.fleet[0].sessions = 5;
+  s.fleet[0].stagger_s = 10;
+  loopcast::min_limit_query q;
+  q.max_stall_share = 0.05;
+  q.seeds = 16;
+  q.threads = static_cast<unsigned>(state.range(0));
+  std::size_t steps = 0;
+  for (auto _ : state) {
+    const auto r = loopcast::solve_min_limit(s, q);
+    steps = r.steps.size();
+    benchmark::DoNotOptimize(r.answer);
+  }
+  state.counters["evaluations"] = static_cast<double>(steps);
+}
+BENCHMARK(BM_SolveThreads)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 } // namespace
