@@ -145,4 +145,26 @@ fleet_metrics compute_fleet_metrics(const simulation_result& r) {
   return f;
 }
 
+std::vector<std::optional<bucket_load>> bucket_loads(const simulation_result& r, const target& tgt) {
+  double first = std::numeric_limits<double>::infinity(), last = -first;
+  for (const auto& s : r.sessions) {
+    if (s.attempts == 0) continue;
+    first = std::min(first, s.start_s);
+    last = std::max(last, s.end_s - s.stall_s);
+  }
+  const double span = last - first;
+  std::vector<std::optional<bucket_load>> out(r.buckets.size());
+  for (std::size_t b = 0; b < r.buckets.size() && b < tgt.limits.size(); ++b) {
+    const auto& cfg = tgt.limits[b];
+    if (cfg.algorithm == bucket_algorithm::concurrency || !(span > 0) || !(cfg.limit > 0)) continue;
+    bucket_load l;
+    l.span_s = span;
+    l.offered_per_period = r.buckets[b].charged * cfg.period_s / span;
+    l.ratio = l.offered_per_period / cfg.limit;
+    l.min_span_s = std::max(span, (r.buckets[b].charged / cfg.limit - 1) * cfg.period_s);
+    out[b] = l;
+  }
+  return out;
+}
+
 } // namespace loopcast

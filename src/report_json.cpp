@@ -88,10 +88,16 @@ json option_json(const option_result& o) {
     j["energy_kwh"] = nullptr;
   }
   json buckets = json::array();
-  for (const auto& b : r.buckets)
+  const auto loads = bucket_loads(r, tgt);
+  for (std::size_t k = 0; k < r.buckets.size(); ++k) {
+    const auto& b = r.buckets[k];
+    const auto load = [&](double bucket_load::*field) { return k < loads.size() && loads[k] ? json((*loads[k]).*field) : json(nullptr); };
     buckets.push_back({{"name", b.name}, {"limit", b.limit}, {"period_s", b.period_s}, {"peak_demand", b.peak_demand},
                        {"peak_demand_pct", 100 * b.peak_demand / b.limit}, {"peak_window_start_s", b.peak_window_start_s},
-                       {"refusals", b.refusals}});
+                       {"refusals", b.refusals}, {"charged", b.charged},
+                       {"offered_per_period", load(&bucket_load::offered_per_period)},
+                       {"offered_load", load(&bucket_load::ratio)}, {"min_span_s", load(&bucket_load::min_span_s)}});
+  }
   j["buckets"] = buckets;
   j["sessions"] = sessions;
   if (r.engine) {

@@ -106,6 +106,21 @@ void write_option(std::ostream& os, const option_result& o) {
     fmt::print(os, "              {:.1f} tasks per hour; {:.1f} requests/s; {:.0f} output+reasoning tok/s; ${:.4f} per task\n",
                f.tasks_per_hour, f.requests_per_s, f.output_tps, f.usd_per_task);
   }
+  // The bucket that stretches the work most, if any: a wall that no client can wait out.
+  const auto loads = bucket_loads(r, tgt);
+  std::size_t over = loads.size();
+  for (std::size_t b = 0; b < loads.size(); ++b)
+    if (loads[b] && loads[b]->min_span_s > loads[b]->span_s &&
+        (over == loads.size() || loads[b]->min_span_s > loads[over]->min_span_s))
+      over = b;
+  if (over < loads.size()) {
+    const auto& l = *loads[over];
+    const auto& cfg = tgt.limits[over];
+    fmt::print(os, "  Load        {} offered {:.1f}× its capacity ({} {} per {:.0f} s against {}): work of {:.1f} s without "
+                   "waiting needs at least {:.1f} s\n",
+               cfg.name, l.ratio, grouped(l.offered_per_period), to_string(cfg.unit), cfg.period_s, grouped(cfg.limit),
+               l.span_s, l.min_span_s);
+  }
 
   if (r.engine) {
     const auto& e = *r.engine;

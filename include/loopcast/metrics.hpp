@@ -13,7 +13,9 @@
 #pragma once
 
 #include "loopcast/results.hpp"
+#include "loopcast/target.hpp"
 
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -97,6 +99,21 @@ request_medians compute_request_medians(std::span<const request_sample> requests
 ///   stall share   = time waiting after 429s / the sessions' summed durations (first send to end)
 ///   P(dies)       = sessions not completed / sessions
 ///   tasks per hour = completed sessions / wall clock hours;  $ per task = cost / completed tasks
+/// What the sessions asked of a rate bucket against what it can give: the units the served
+/// requests were charged, spread over the time the sessions would have taken without waiting
+/// after 429s (from the first start to the latest end less that session's waits).
+struct bucket_load {
+  double span_s = 0;              ///< the work's time without the waits
+  double offered_per_period = 0;  ///< units per period_s over span_s
+  double ratio = 0;               ///< offered / limit; above 1 the bucket cannot keep up
+  /// The least time in which the bucket admits all the charges: a full bucket (or window) of
+  /// `limit` at once, then `limit` per period, (charged / limit − 1) × period; at least span_s.
+  double min_span_s = 0;
+};
+/// One per bucket of target.limits (the run's buckets); none for a concurrency bucket (not a
+/// rate) or a run without time.
+std::vector<std::optional<bucket_load>> bucket_loads(const simulation_result& r, const target& tgt);
+
 struct fleet_metrics {
   std::int32_t sessions = 0;
   std::int32_t completed = 0;

@@ -177,6 +177,7 @@ struct bucket_summary {
   double peak_demand = 0;        ///< largest sum of charges in any window of length period_s, units
   double peak_window_start_s = 0;
   double refusals = 0;           ///< 429s where this bucket had the longest wait
+  double charged = 0;            ///< units the served requests were charged in all, net of refunds
 };
 
 struct simulation_result {

@@ -345,7 +345,7 @@ private:
     out_.start_unix_s = opt_.start_unix_s;
     out_.buckets.resize(nb_);
     for (std::size_t b = 0; b < nb_; ++b)
-      out_.buckets[b] = {tgt_.limits[b].name, tgt_.limits[b].limit, tgt_.limits[b].period_s, 0, 0, 0};
+      out_.buckets[b] = {tgt_.limits[b].name, tgt_.limits[b].limit, tgt_.limits[b].period_s, 0, 0, 0, 0};
     heap_.reserve(plans_.size() + 1);
     for (std::uint32_t i = 0; i < plans_.size(); ++i) {
       const auto& script = *ss_[i].script;
@@ -550,6 +550,7 @@ private:
       s.at_completion[b] = charge[b].at_completion;
       s.log_index[b] = log_[b].size();
       log_[b].push_back({t, charge[b].at_admission});
+      out_.buckets[b].charged += charge[b].at_admission + charge[b].at_completion;
       if (tgt_.limits[b].algorithm == bucket_algorithm::concurrency)  // peak = most in flight
         out_.buckets[b].peak_demand = std::max(out_.buckets[b].peak_demand, buckets_[b].used(t));
     }

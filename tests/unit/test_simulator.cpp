@@ -1,5 +1,6 @@
 // The event-driven simulator: timings, 429s, retries, outcomes, cache expiry, fleets, invariants.
 #include "loopcast/errors.hpp"
+#include "loopcast/metrics.hpp"
 #include "loopcast/rate_limits.hpp"
 #include "loopcast/scenario.hpp"
 #include "loopcast/simulation.hpp"
@@ -391,4 +392,36 @@ TEST(Simulator, CustomBucketsMustMatchTheTargetsLimits) {
   }
   EXPECT_EQ(t.find_bucket("total"), &t.limits[0]);
   EXPECT_EQ(t.find_bucket("rpm"), nullptr);
+}
+
+// What the session offered the bucket against what it can give. r1 at 0 is charged 1,100; r2 at
+// 4.5 s needs 1,600 where 2,000 − (1,100 − 4.5 × 2000/60) = 1,050 are free: a 429 with a wait of
+// 550 / (2000/60) = 16.5 s; admitted at 21.0 s, it ends at 23.0 s. Without the wait the work takes
+// 23.0 − 16.5 = 6.5 s: 2,700 × 60 / 6.5 = 24,923 tokens per minute offered, 12.46× the limit; a
+// full bucket of 2,000 then 2,000 per minute admits 2,700 in no less than (2700/2000 − 1) × 60 = 21 s.
+TEST(Simulator, OfferedLoadAgainstTheBucketsCapacity) {
+  const auto script = two_requests();
+  const session_plan plan{&script, 0, 1, 0};
+  auto tgt = simple_target();
+  tgt.limits.push_back(total_tokens(2000));
+  bucket_config conc;
+  conc.name = "in_flight";
+  conc.unit = bucket_unit::concurrent_requests;
+  conc.algorithm = bucket_algorithm::concurrency;
+  conc.limit = 4;
+  tgt.limits.push_back(conc);
+  const auto r = simulate(tgt, honour_forever(), {&plan, 1});
+  ASSERT_EQ(r.sessions[0].rate_limited, 1);
+  EXPECT_NEAR(r.sessions[0].stall_s, 16.5, 1e-9);
+  EXPECT_NEAR(r.sessions[0].end_s, 23.0, 1e-9);
+  EXPECT_DOUBLE_EQ(r.buckets[0].charged, 2700);
+  const auto loads = bucket_loads(r, tgt);
+  ASSERT_EQ(loads.size(), 2u);
+  ASSERT_TRUE(loads[0]);
+  EXPECT_NEAR(loads[0]->span_s, 6.5, 1e-9);
+  EXPECT_NEAR(loads[0]->offered_per_period, 2700 * 60 / 6.5, 1e-6);
+  EXPECT_NEAR(loads[0]->ratio, 2700 * 60 / 6.5 / 2000, 1e-9);
+  EXPECT_NEAR(loads[0]->min_span_s, 21.0, 1e-9);
+  EXPECT_LE(loads[0]->min_span_s, r.wall_s);
+  EXPECT_FALSE(loads[1]);  // concurrency is not a rate
 }
