@@ -210,26 +210,32 @@ struct finishes_later {
   }
 };
 
+// A session's state, hot fields first: the loop reads the current request through `reqs` and
+// `runs` (copied from the script, so that no event goes through the script object itself).
 struct session_state {
-  const session_script* script = nullptr;
-  std::uint32_t shared_base = 0;   // global id of the script's lineage 0
-  std::uint32_t private_base = 0;  // global id of the script's first private lineage
-  std::size_t next = 0;            // index of the request being sent
-  std::int32_t attempt = 0;        // attempts of the current request so far
-  rng g;                           // the client's jitter
+  const request_spec* reqs = nullptr;  // the script's requests
+  const prefix_run* runs = nullptr;    // the script's prefix runs
+  std::uint32_t nreq = 0;              // requests in the script
+  std::uint32_t shared_lineages = 0;   // the script's lineage ids below this are its family's
+  std::uint32_t shared_base = 0;       // global id of the script's lineage 0
+  std::uint32_t private_base = 0;      // global id of the script's first private lineage
+  std::uint32_t next = 0;              // index of the request being sent
+  std::int32_t attempt = 0;            // attempts of the current request so far
   // The request in flight.
   double t_admit = 0, t_first = 0;
   token_counts tokens;
+  double cost = 0;
+  std::size_t op_row = 0;          // bucket_ops index of its admission charge to bucket 0
+  std::size_t attempt_row = 0;     // its timeline row
   std::array<double, max_buckets> at_completion{};
   std::array<std::uint64_t, max_buckets> ticket{};
   std::array<std::size_t, max_buckets> log_index{};
-  std::size_t op_row = 0;          // bucket_ops index of its admission charge to bucket 0
-  double cost = 0;
-  // Engine: the single-request prefill and decode times, the KV tokens reserved, the timeline row.
+  // Engine: the single-request prefill and decode times, the KV tokens reserved.
   double prefill_s = 0, decode_work_s = 0;
   std::int64_t kv_tokens = 0;
-  std::size_t attempt_row = 0;
   session_result res;
+
+  const request_spec& request() const noexcept { return reqs[next]; }
 };
 
 // Where each session's lineages sit in the shared prefix cache, and the sizes to reserve.
@@ -296,6 +302,7 @@ public:
       std::pop_heap(heap_.begin(), heap_.end(), detail::later{});
       const detail::event ev = heap_.back();
       heap_.pop_back();
+      prefetch_ahead();
       switch (ev.kind) {
       case detail::event_kind::send: on_send(ev.session, ev.t); break;
       case detail::event_kind::complete: on_complete(ev.session, ev.t); break;
@@ -313,13 +320,17 @@ private:
   // ---- set-up: sessions, noise streams, results, the first sends (the only allocations) -------
   void set_up() {
     ss_.reserve(plans_.size());
+    jitter_.reserve(plans_.size());
     std::uint32_t private_base = layout_.shared;
     for (const auto& p : plans_) {
       session_state s;
-      s.script = p.script;
+      s.reqs = p.script->requests.data();
+      s.runs = p.script->runs.data();
+      s.nreq = static_cast<std::uint32_t>(p.script->requests.size());
+      s.shared_lineages = p.script->shared_lineages;
       s.shared_base = layout_.family_base[p.family];
       s.private_base = private_base;
-      s.g.seed(p.seed);
+      jitter_.emplace_back(p.seed);
       private_base += p.script->lineages - p.script->shared_lineages;
       s.res.requests_total = static_cast<std::int32_t>(p.script->requests.size());
       s.res.outcome = session_outcome::completed;
@@ -348,12 +359,11 @@ private:
       out_.buckets[b] = {tgt_.limits[b].name, tgt_.limits[b].limit, tgt_.limits[b].period_s, 0, 0, 0, 0};
     heap_.reserve(plans_.size() + 1);
     for (std::uint32_t i = 0; i < plans_.size(); ++i) {
-      const auto& script = *ss_[i].script;
-      if (script.requests.empty()) {
+      if (ss_[i].nreq == 0) {
         ss_[i].res.start_s = ss_[i].res.end_s = plans_[i].start_s;
         continue;
       }
-      schedule(plans_[i].start_s + script.requests[0].delay_before_s, i, detail::event_kind::send);
+      schedule(plans_[i].start_s + ss_[i].reqs[0].delay_before_s, i, detail::event_kind::send);
     }
     eng_ = tgt_.engine && !opt_.recorded_speed ? &*tgt_.engine : nullptr;
     if (eng_) {
@@ -362,6 +372,20 @@ private:
       waiting_.resize(std::max<std::size_t>(plans_.size(), 1));
       est_.vram_gb = engine_vram_gb(eng_->memory);
     }
+  }
+
+  // A fleet's sessions and scripts do not fit in the caches, and which one the next event touches
+  // is known only from the queue: while this event runs, fetch the next event's request (its
+  // session's state was fetched one event earlier) and the state of the one after (the earlier
+  // of the top's two children).
+  void prefetch_ahead() const noexcept {
+    const std::size_t n = heap_.size();
+    if (n == 0) return;
+    const session_state& next = ss_[heap_.front().session];
+    __builtin_prefetch(next.reqs + next.next);
+    if (n == 1) return;
+    const std::size_t second = n > 2 && detail::later{}(heap_[1], heap_[2]) ? 2 : 1;
+    __builtin_prefetch(&ss_[heap_[second].session]);
   }
 
   void schedule(double t, std::uint32_t s, detail::event_kind k) {
@@ -384,19 +408,20 @@ private:
 
   // The session's current request as lineage runs of the cache (in runs_).
   std::span<const prefix_run> runs_of(const session_state& s) noexcept {
-    const auto script_runs = s.script->runs_of(s.script->requests[s.next]);
-    for (std::size_t r = 0; r < script_runs.size(); ++r) {
+    const request_spec& req = s.request();
+    const prefix_run* script_runs = s.runs + req.runs_begin;
+    for (std::size_t r = 0; r < req.runs_count; ++r) {
       const auto id = script_runs[r].lineage;
-      runs_[r] = {id < s.script->shared_lineages ? s.shared_base + id : s.private_base + (id - s.script->shared_lineages),
+      runs_[r] = {id < s.shared_lineages ? s.shared_base + id : s.private_base + (id - s.shared_lineages),
                   script_runs[r].end_tokens};
     }
-    return {runs_.data(), script_runs.size()};
+    return {runs_.data(), req.runs_count};
   }
 
   // ---- a send: split the prompt by the cache, check the window, ask every bucket ---------------
   void on_send(std::uint32_t si, double t) {
     session_state& s = ss_[si];
-    const request_spec& req = s.script->requests[s.next];
+    const request_spec& req = s.request();
     if (!started_any_ || t < first_send_) first_send_ = t;
     if (s.res.attempts == 0) s.res.start_s = t;
     started_any_ = true;
@@ -478,7 +503,7 @@ private:
     a.status = attempt_status::rate_limited;
     a.refused_by = worst;
     a.retry_after_s = tgt_.sends_retry_after ? wait : -1.0;
-    const retry_decision d = client_.decide(s.attempt, a.retry_after_s, s.g);
+    const retry_decision d = client_.decide(s.attempt, a.retry_after_s, jitter_[si]);
     a.wait_s = d.retry ? d.wait_s : 0.0;
     record_attempt(a, t);
     for (std::size_t b = 0; b < nb_; ++b)
@@ -531,7 +556,7 @@ private:
   void admit(std::uint32_t si, attempt_record& a, const std::array<bucket_charge, max_buckets>& charge,
              std::span<const prefix_run> rs, std::int64_t cached, double t) {
     session_state& s = ss_[si];
-    const request_spec& req = s.script->requests[s.next];
+    const request_spec& req = s.request();
     const token_counts& tk = a.tokens;
     // With an engine the times depend on the other requests and are filled in later.
     const request_timing tm = timing(si, req, cached, tk.generated());
@@ -611,11 +636,11 @@ private:
     s.res.tokens += s.tokens;
     s.res.cost_usd += s.cost;
     last_end_ = std::max(last_end_, t);
-    if (++s.next == s.script->requests.size()) {
+    if (++s.next == s.nreq) {
       finish(s, session_outcome::completed, t);
     } else {
       s.attempt = 0;
-      schedule(t + s.script->requests[s.next].delay_before_s, si, detail::event_kind::send);
+      schedule(t + s.request().delay_before_s, si, detail::event_kind::send);
     }
   }
 
@@ -649,7 +674,7 @@ private:
     s.t_first = begin + s.prefill_s;
     prefill_free_at_ = s.t_first;
     est_.queue_wait_s += begin - s.t_admit;
-    cache_.touch(runs_of(s), s.script->requests[s.next].prompt_tokens, s.t_first);
+    cache_.touch(runs_of(s), s.request().prompt_tokens, s.t_first);
     if (opt_.record_attempts) out_.attempts[s.attempt_row].t_first_token = s.t_first;
     schedule(s.t_first, si, detail::event_kind::decode_start);
   }
@@ -723,6 +748,7 @@ private:
   prefix_cache cache_;
   std::vector<prefix_run> runs_;  // the current request's runs, in global lineage ids
   std::vector<session_state> ss_;
+  std::vector<rng> jitter_;  // each session's client jitter stream (apart: cold, and 2.5 KB each)
   bool has_noise_ = false;
   std::vector<rng> noise_g_;
   simulation_result out_;
