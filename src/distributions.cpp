@@ -13,9 +13,9 @@ namespace loopcast {
 
 namespace {
 // z0.9 = Φ⁻¹(0.9) = 1.2815515655446004.
-const double z90 = standard_normal_quantile(0.9);
+const double sampler_z90 = standard_normal_quantile(0.9);  // kept: z90 (random.hpp) is 2 ulp below
 
-double lognormal_sigma(const lognormal_dist& d) { return std::log(d.p90 / d.median) / z90; }
+double lognormal_sigma(const lognormal_dist& d) { return std::log(d.p90 / d.median) / sampler_z90; }
 
 // Keep u strictly inside (0, 1): the gamma quantile diverges at 0 and 1.
 double open01(double u) { return std::clamp(u, 0x1.0p-60, 1.0 - 0x1.0p-53); }

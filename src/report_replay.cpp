@@ -1,4 +1,5 @@
 // Reports of `loopcast stats`, `replay` and `fit`.
+#include "loopcast/random.hpp"
 #include "loopcast/report.hpp"
 #include "loopcast/validate.hpp"
 #include "loopcast/version.hpp"
@@ -399,7 +400,7 @@ nlohmann::ordered_json fit_to_target_doc(const speed_fit& f, const std::string& 
                 {"cached_token_s", f.model.cached_token_s}, {"decode", curve(f.model.decode)}};
   if (opt.noise && f.noise_sigma > 0) {
     j["speed"]["noise"] = {{"kind", "lognormal"}, {"median", f.noise_median},
-                           {"p90", f.noise_median * std::exp(1.2815515655446004 * f.noise_sigma)}};
+                           {"p90", f.noise_median * std::exp(z90 * f.noise_sigma)}};
     notes.push_back(fmt::format("speed.noise: each request's time is multiplied by a log-normal factor (median {:.3f}, "
                                 "log-space spread {:.3f}) fitted to the residuals, drawn from the seed",
                                 f.noise_median, f.noise_sigma));

@@ -1,5 +1,6 @@
 // Least-squares speed models from recorded requests (Eigen).
 #include "loopcast/errors.hpp"
+#include "loopcast/random.hpp"
 #include "loopcast/replay.hpp"
 
 #include <Eigen/Dense>
@@ -174,7 +175,7 @@ speed_fit fit_speed_model(const std::vector<recorded_trace>& traces, const std::
   if (logs.size() >= 5) {
     const auto q = summarize(std::move(logs));
     fit.noise_median = std::exp(q.p50);
-    fit.noise_sigma = std::max(0.0, (q.p90 - q.p10) / (2 * 1.2815515655446004));
+    fit.noise_sigma = std::max(0.0, (q.p90 - q.p10) / (2 * z90));
   }
   return fit;
 }

@@ -1,5 +1,6 @@
 // Target presets: limits, cache, speed, prices, power, engine (docs/presets.md).
 #include "loopcast/presets.hpp"
+#include "loopcast/random.hpp"
 
 #include "readers.hpp"
 
@@ -74,7 +75,7 @@ speed_model read_speed(const node& n) {
     (void)z->at("kind").one_of({"lognormal"});
     m.noise_median = z->at("median").number_in(0.01, 100);
     const double p90 = z->at("p90").number_in(m.noise_median, 100 * m.noise_median);
-    m.noise_sigma = std::log(p90 / m.noise_median) / 1.2815515655446004;
+    m.noise_sigma = std::log(p90 / m.noise_median) / z90;
   }
   return m;
 }
