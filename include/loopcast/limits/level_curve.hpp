@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace loopcast {
@@ -29,39 +30,63 @@ struct level_curve {
   std::vector<double> used;
 };
 
+namespace detail {
+// Applies a run's operations on one bucket, in their order, to a fresh bucket of its law.
+template <bucket_law Bucket>
+class level_replay {
+public:
+  level_replay(Bucket fresh, std::span<const bucket_op> ops, std::size_t b)
+      : bucket_(std::move(fresh)), ops_(ops), b_(b), tickets_(ops.size(), 0) {}
+
+  /// The time of the bucket's next operation (infinity: none left).
+  double next_time() noexcept {
+    while (i_ < ops_.size() && ops_[i_].bucket != b_) ++i_;
+    return i_ < ops_.size() ? ops_[i_].t : std::numeric_limits<double>::infinity();
+  }
+
+  /// Applies the bucket's next operation (next_time() must be finite).
+  void apply_next() {
+    const bucket_op& op = ops_[i_];
+    if (op.t < last_)
+      throw simulation_error(message("bucket operation ", i_, " at t = ", op.t, " s comes after one at ", last_, " s"));
+    last_ = op.t;
+    if (!op.adjust) {
+      tickets_[i_] = bucket_.charge(op.q, op.t, op.t_release);
+    } else {
+      if (op.ref >= i_ || ops_[op.ref].adjust || ops_[op.ref].bucket != b_)
+        throw simulation_error(message("bucket operation ", i_, " adjusts ", op.ref, ", which is not an earlier charge to bucket ", b_));
+      bucket_.adjust(op.q, op.t, ops_[op.ref].t, tickets_[op.ref]);
+    }
+    ++i_;
+  }
+
+  double used(double t) { return bucket_.used(t); }
+
+private:
+  Bucket bucket_;
+  std::span<const bucket_op> ops_;
+  std::size_t b_;
+  std::vector<std::uint64_t> tickets_;  // what each charge returned, for its adjustment
+  std::size_t i_ = 0;
+  double last_ = -std::numeric_limits<double>::infinity();
+};
+} // namespace detail
+
 /// Replays the operations on bucket `b` on `fresh` (a bucket of the law the run used, in its
 /// initial state) and returns its level at each of `times` (ascending), taken after the
 /// operations strictly before that time — as the timeline records the level an attempt found.
 template <bucket_law Bucket>
 std::vector<double> replay_levels(Bucket fresh, std::span<const bucket_op> ops, std::size_t b,
                                   std::span<const double> times) {
-  std::vector<std::uint64_t> tickets(ops.size(), 0);
+  detail::level_replay<Bucket> r(std::move(fresh), ops, b);
   std::vector<double> out;
   out.reserve(times.size());
-  std::size_t i = 0;
-  double last = -std::numeric_limits<double>::infinity();
-  auto apply_before = [&](double t) {
-    for (; i < ops.size() && ops[i].t < t; ++i) {
-      const bucket_op& op = ops[i];
-      if (op.bucket != b) continue;
-      if (op.t < last) throw simulation_error(detail::message("bucket operation ", i, " at t = ", op.t,
-                                                             " s comes after one at ", last, " s"));
-      last = op.t;
-      if (!op.adjust) {
-        tickets[i] = fresh.charge(op.q, op.t, op.t_release);
-      } else {
-        if (op.ref >= i || ops[op.ref].adjust || ops[op.ref].bucket != b)
-          throw simulation_error(detail::message("bucket operation ", i, " adjusts ", op.ref, ", which is not an earlier charge to bucket ", b));
-        fresh.adjust(op.q, op.t, ops[op.ref].t, tickets[op.ref]);
-      }
-    }
-  };
   double prev = -std::numeric_limits<double>::infinity();
   for (double t : times) {
     if (!(t >= prev)) throw simulation_error(detail::message("level times must ascend: ", t, " after ", prev));
     prev = t;
-    apply_before(t);
-    out.push_back(fresh.used(t));
+    while (r.next_time() < t) r.apply_next();
+    out.push_back(r.used(t));
   }
   return out;
 }
@@ -74,37 +99,25 @@ template <bucket_law Bucket>
 level_curve replay_level_curve(Bucket fresh, std::span<const bucket_op> ops, std::size_t b, double t_end,
                                std::size_t grid = 2000) {
   if (!(t_end >= 0) || !std::isfinite(t_end)) throw simulation_error(detail::message("level curve: t_end = ", t_end, " s"));
+  detail::level_replay<Bucket> r(std::move(fresh), ops, b);
   level_curve c;
-  std::vector<std::uint64_t> tickets(ops.size(), 0);
-  double last = 0;
   auto sample = [&](double t) {
     c.t.push_back(t);
-    c.used.push_back(fresh.used(t));
+    c.used.push_back(r.used(t));
   };
-  std::size_t k = 0;  // next grid point
-  auto grid_until = [&](double t) {  // the grid points before t (those before `last` are done)
+  std::size_t k = 0;  // the next grid point
+  auto grid_until = [&](double t) {  // the grid points before t
     for (; k <= grid; ++k) {
       const double g = grid == 0 ? t_end : t_end * static_cast<double>(k) / static_cast<double>(grid);
       if (g >= t) break;
       sample(g);
     }
   };
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const bucket_op& op = ops[i];
-    if (op.bucket != b) continue;
-    if (op.t < last) throw simulation_error(detail::message("bucket operation ", i, " at t = ", op.t,
-                                                           " s comes after one at ", last, " s"));
-    grid_until(op.t);
-    last = op.t;
-    sample(op.t);
-    if (!op.adjust) {
-      tickets[i] = fresh.charge(op.q, op.t, op.t_release);
-    } else {
-      if (op.ref >= i || ops[op.ref].adjust || ops[op.ref].bucket != b)
-        throw simulation_error(detail::message("bucket operation ", i, " adjusts ", op.ref, ", which is not an earlier charge to bucket ", b));
-      fresh.adjust(op.q, op.t, ops[op.ref].t, tickets[op.ref]);
-    }
-    sample(op.t);
+  for (double t = r.next_time(); std::isfinite(t); t = r.next_time()) {
+    grid_until(t);
+    sample(t);
+    r.apply_next();
+    sample(t);
   }
   grid_until(std::nextafter(t_end, std::numeric_limits<double>::infinity()));
   return c;
