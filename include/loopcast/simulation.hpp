@@ -37,6 +37,7 @@
 #include <cmath>
 #include <concepts>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -320,7 +321,7 @@ private:
   // ---- set-up: sessions, noise streams, results, the first sends (the only allocations) -------
   void set_up() {
     ss_.reserve(plans_.size());
-    jitter_.reserve(plans_.size());
+    jitter_.resize(plans_.size());  // each seeded at the session's first 429
     std::uint32_t private_base = layout_.shared;
     for (const auto& p : plans_) {
       session_state s;
@@ -330,7 +331,6 @@ private:
       s.shared_lineages = p.script->shared_lineages;
       s.shared_base = layout_.family_base[p.family];
       s.private_base = private_base;
-      jitter_.emplace_back(p.seed);
       private_base += p.script->lineages - p.script->shared_lineages;
       s.res.requests_total = static_cast<std::int32_t>(p.script->requests.size());
       s.res.outcome = session_outcome::completed;
@@ -503,7 +503,11 @@ private:
     a.status = attempt_status::rate_limited;
     a.refused_by = worst;
     a.retry_after_s = tgt_.sends_retry_after ? wait : -1.0;
-    const retry_decision d = client_.decide(s.attempt, a.retry_after_s, jitter_[si]);
+    // The jitter stream is seeded when first needed (seeding a mt19937_64 costs hundreds of
+    // draws; most sessions never see a 429): the draws are the same as if seeded up front.
+    auto& jitter = jitter_[si];
+    if (!jitter) jitter.emplace(plans_[si].seed);
+    const retry_decision d = client_.decide(s.attempt, a.retry_after_s, *jitter);
     a.wait_s = d.retry ? d.wait_s : 0.0;
     record_attempt(a, t);
     for (std::size_t b = 0; b < nb_; ++b)
@@ -748,7 +752,7 @@ private:
   prefix_cache cache_;
   std::vector<prefix_run> runs_;  // the current request's runs, in global lineage ids
   std::vector<session_state> ss_;
-  std::vector<rng> jitter_;  // each session's client jitter stream (apart: cold, and 2.5 KB each)
+  std::vector<std::optional<rng>> jitter_;  // each session's client jitter stream (cold, 2.5 KB each)
   bool has_noise_ = false;
   std::vector<rng> noise_g_;
   simulation_result out_;
