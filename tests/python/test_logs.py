@@ -57,6 +57,28 @@ def test_replay_routes_each_model_and_keeps_recorded_times(traces):
     assert abs(same.summary["options"][0]["wall_s"] - same.summary["recorded"]["wall_s"]) < 1e-3 * same.summary["recorded"]["wall_s"]
 
 
+def test_routed_replay_bucket_curves_pass_through_the_recorded_levels(traces):
+    # A replay routed to two targets has both targets' buckets side by side; each bucket's curve,
+    # replayed from its own operations, is at the level each attempt on that bucket's target found.
+    import numpy as np
+
+    log = traces / "claude-code-weka" / "trace_0291.json"
+    run = loopcast.replay(log, on=[{"claude-haiku-*": "anthropic-tier1-claude-haiku-4.5", "*": "anthropic-tier1-claude-sonnet-4.5"}])
+    o = run.options[0]
+    assert len(o.bucket_names) == 6
+    levels, sent = o.bucket_levels, o.timeline.array["t_send"]
+    checked = 0
+    for b, name in enumerate(o.bucket_names):
+        t, used = o.bucket_curve(name)
+        assert len(t) > 2000 and np.all(np.diff(t) >= 0)
+        mine = np.isfinite(levels[:, b]) & (levels[:, b] >= 0)
+        at = np.searchsorted(t, sent[mine], side="left")  # the point just before an operation at that instant
+        expected = np.where(t[at] == sent[mine], used[at], np.interp(sent[mine], t, used))
+        assert expected == pytest.approx(levels[mine, b], rel=1e-9, abs=1e-6), name
+        checked += int(mine.sum())
+    assert checked >= len(sent)
+
+
 def test_replay_refuses_bad_arguments(traces):
     log = traces / "claude-code-weka" / "trace_0291.json"
     with pytest.raises(ValueError, match="speed must be"):

@@ -124,8 +124,8 @@ level_curve replay_level_curve(Bucket fresh, std::span<const bucket_op> ops, std
 }
 
 /// The level curve of bucket `b` of a run of the built-in buckets (`cfg` is its configuration,
-/// target::limits[b]) up to the run's last request end or bucket operation. Empty when the run
-/// did not record its timeline.
+/// target::limits[b]) up to the run's last request end, attempt or bucket operation. Empty when
+/// the run did not record its timeline.
 inline level_curve bucket_level_curve(const simulation_result& r, const bucket_config& cfg, std::size_t b,
                                       std::size_t grid = 2000) {
   if (b >= r.buckets.size())
@@ -133,6 +133,7 @@ inline level_curve bucket_level_curve(const simulation_result& r, const bucket_c
   double t_end = 0;
   for (const auto& op : r.bucket_ops) t_end = std::max(t_end, op.t);
   for (const auto& q : r.requests) if (std::isfinite(q.t_end)) t_end = std::max(t_end, q.t_end);
+  for (const auto& a : r.attempts) t_end = std::max(t_end, a.t_send);  // a last refusal comes after every end
   if (r.bucket_ops.empty()) return {};
   return replay_level_curve(bucket(cfg, r.start_unix_s), r.bucket_ops, b, t_end, grid);
 }
