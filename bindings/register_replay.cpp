@@ -18,6 +18,8 @@ void register_replay(py::module_& m) {
       .def_property_readonly("count", [](const traces_holder& h) { return h.traces.size(); })
       .def("file", [](const traces_holder& h, std::size_t i) { return h.traces.at(i).file; })
       .def("format", [](const traces_holder& h, std::size_t i) { return std::string(to_string(h.traces.at(i).format)); })
+      .def("default_client", [](const traces_holder& h) { return default_client_for(h.traces); },
+           "The client preset that replays these logs when none is given: the agent that wrote the first log of a known agent.")
       .def("models", [](const traces_holder& h, std::size_t i) { return h.traces.at(i).models; })
       .def("session_count", [](const traces_holder& h, std::size_t i) { return h.traces.at(i).sessions.size(); })
       .def("session_id", [](const traces_holder& h, std::size_t i, std::size_t s) { return h.traces.at(i).sessions.at(s).id; })

@@ -441,6 +441,19 @@ replay_sessions make_replay_sessions(const std::vector<recorded_trace>& traces, 
   return make_replay_sessions(traces, sh);
 }
 
+std::string default_client_for(const std::vector<recorded_trace>& traces) {
+  for (const auto& t : traces) {
+    switch (t.format) {
+    case trace_format::claude_code:
+    case trace_format::kv_cache_tester: return "claude-code";  // kv-cache-tester traces are Claude Code sessions
+    case trace_format::codex: return "codex";
+    case trace_format::opencode: return "opencode";
+    default: break;
+    }
+  }
+  return "opencode";
+}
+
 replay_sessions make_replay_sessions(const std::vector<recorded_trace>& traces, const session_shaping& shape) {
   replay_sessions rs;
   for (std::size_t ti = 0; ti < traces.size(); ++ti) {

@@ -129,6 +129,11 @@ replay_sessions make_replay_sessions(const std::vector<recorded_trace>& traces, 
 /// The recorded sequence as it is (no window, no cap; agent max_tokens as given).
 replay_sessions make_replay_sessions(const std::vector<recorded_trace>& traces, std::int64_t default_max_tokens);
 
+/// The client preset that replays the logs when none is given: the agent that wrote the first log
+/// of a known agent (Claude Code and kv-cache-tester traces: "claude-code"; Codex: "codex";
+/// opencode: "opencode"), else "opencode".
+std::string default_client_for(const std::vector<recorded_trace>& traces);
+
 /// The recorded run, measured like a simulated one.
 struct recorded_run {
   double wall_s = 0;                       ///< first send to last end

@@ -166,17 +166,16 @@ def replay(logs: "Logs | str | Sequence[str]", on: "Iterable[Target | str | Mapp
 
     An option is a target (name, ``.json`` path or :class:`Target`) or a mapping from model-name
     patterns to targets (``{"claude-opus-*": "anthropic-tier1-claude-opus-4.5", "claude-haiku-*": …}``)
-    so that each session runs at its own model. ``client`` defaults to the agent that wrote the logs
-    (``claude-code``, ``codex`` or ``opencode``); ``max_tokens`` to the client's, capped at each
+    so that each session runs at its own model. ``client`` defaults to the agent that wrote the first
+    log of a known agent (``claude-code``, ``codex`` or ``opencode``, as ``loopcast replay`` does);
+    ``max_tokens`` to the client's, capped at each
     target's maximum output. ``speed="recorded"`` keeps every request's recorded duration;
     ``context`` is what happens when a prompt outgrows a target's window (``"compact"``,
     ``"truncate"`` or ``"fail"``), ``compact_at`` the fraction of the window that triggers compaction.
     """
     handle = _logs(logs)._handle
     if client is None:
-        formats = {handle.format(i) for i in range(handle.count)}
-        client = ("claude-code" if formats & {"claude-code", "kv-cache-tester"} else
-                  "codex" if "codex" in formats else "opencode")
+        client = handle.default_client()  # the agent that wrote the first log (as `loopcast replay` does)
     c = client if isinstance(client, Client) else Client.load(client)
     if max_tokens is not None and (isinstance(max_tokens, bool) or int(max_tokens) < 1):
         raise ValueError(f"max_tokens must be a whole number >= 1, not {max_tokens!r}")

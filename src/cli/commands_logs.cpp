@@ -102,20 +102,6 @@ int cmd_stats(const std::vector<std::string>& logs, const std::string& format, c
   return ok;
 }
 
-// The client of a replay when none is given: the agent that wrote the logs.
-std::string default_client_for(const std::vector<recorded_trace>& traces) {
-  for (const auto& t : traces) {
-    switch (t.format) {
-    case trace_format::claude_code:
-    case trace_format::kv_cache_tester: return "claude-code";  // kv-cache-tester traces are Claude Code sessions
-    case trace_format::codex: return "codex";
-    case trace_format::opencode: return "opencode";
-    default: break;
-    }
-  }
-  return "opencode";
-}
-
 // --on TARGET, or --on 'PATTERN=TARGET,PATTERN=TARGET', or --on FILE.json holding
 // {"PATTERN": "TARGET", …} (an object whose values are names or .json paths).
 replay_target parse_on(const preset_library& lib, const std::string& ref, const retry_policy& client,

@@ -209,3 +209,16 @@ def test_logs_to_pandas_covers_every_session(traces):
     assert set(subs["parent"]) == {"trace_0291"} and set(subs["model"]) == {"claude-haiku-4-5-20251001"}
     assert df["input"].sum() == sum(int(logs.requests(i, s)["input"].sum())
                                     for i in range(len(logs)) for s in range(len(logs.sessions(i))))
+
+
+def test_default_replay_client_is_the_clis(traces, cli, models):
+    # Without a client, Python and `loopcast replay` both replay with the agent that wrote the
+    # first log of a known agent, whatever else follows it.
+    codex = str(sorted((traces / "codex").glob("rollout-*.jsonl"))[0])
+    claude = str(traces / "claude-code-jsonl" / "short.jsonl")
+    for logs, agent in (([codex, claude], "codex"), ([claude, codex], "claude-code")):
+        out = subprocess.run([cli, "--models", models, "replay", *logs, "--on", "cerebras-developer-qwen-3.8-27b", "--json"],
+                             check=True, capture_output=True, text=True).stdout
+        assert json.loads(out)["options"][0]["client"] == agent
+        run = loopcast.replay(logs, on=["cerebras-developer-qwen-3.8-27b"])
+        assert run.summary["options"][0]["client"] == agent
