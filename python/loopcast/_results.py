@@ -114,8 +114,12 @@ class OptionResult:
         """A bucket's units in use over the whole run, ``(t, used)``: just before and just after each charge and
         refund, and at ``grid`` even times between, so that lines through the points show how it drains between
         arrivals (a token bucket refills, a window resets, a sliding window forgets). Empty without a timeline."""
-        b = self.bucket_names.index(bucket) if isinstance(bucket, str) else int(bucket)
-        return self._run._handle.bucket_curve(self.index, b, grid)
+        names = self.bucket_names
+        if isinstance(bucket, str):
+            if bucket not in names:
+                raise KeyError(f"{self.label} has no bucket {bucket!r}; its buckets: {', '.join(names) or 'none'}")
+            bucket = names.index(bucket)
+        return self._run._handle.bucket_curve(self.index, int(bucket), grid)
 
     def __getattr__(self, key: str) -> Any:
         # Summary fields as attributes: result.cost_usd, result.first_429, result.effective_tps …

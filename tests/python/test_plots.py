@@ -103,6 +103,10 @@ def test_bucket_panel_draws_the_continuous_level(reference):
     line = {l.get_label(): l for l in ax.get_lines()}["total_tpm"]
     t, used = o.bucket_curve("total_tpm")
     limit = o.bucket_limit["total_tpm"]
+    with pytest.raises(KeyError, match="cloud has no bucket 'tpm'; its buckets: uncached_tpm, total_tpm, rpm"):
+        o.bucket_curve("tpm")
+    with pytest.raises(IndexError, match="bucket 3 of an option with 3 buckets"):
+        o.bucket_curve(3)
     assert len(t) > 2000
     assert list(line.get_xdata()) == pytest.approx(list(t))
     assert list(line.get_ydata()) == pytest.approx(list(100 * used / limit))
