@@ -72,7 +72,7 @@ void BM_SweepThreads(benchmark::State& state) {
 BENCHMARK(BM_SweepThreads)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // solve min-limit: the smallest factor on the Developer tier's limits that keeps 5 reference agents
-// 10 s apart under a 5% mean stall share (16 seeds per evaluation, about 15 evaluations) on 1 and 2
+// 10 s apart under a 5% mean stall share (16 seeds per evaluation, 11 evaluations) on 1 and 2
 // threads: each evaluation's seeds run in parallel.
 void BM_SolveThreads(benchmark::State& state) {
   const loopcast::preset_library lib({LOOPCAST_BENCH_MODELS_DIR});

@@ -2,6 +2,8 @@
 // Run: build/tests/benchmarks/loopcast_bench
 #include <loopcast/loopcast.hpp>
 
+#include "reference_fleet.hpp"
+
 #include <benchmark/benchmark.h>
 
 #include <vector>
@@ -47,21 +49,15 @@ BENCHMARK(BM_ReferenceSession)->Arg(0)->Arg(1)->ArgName("record");
 // buckets: the Developer tier (range(1) = 1), where most attempts are 429s, or a tier with every
 // limit range(1) times larger.
 void BM_Fleet(benchmark::State& state) {
-  const auto& f = presets();
-  auto opt = f.scn.options.at(0);
-  for (auto& b : opt.tgt.limits) b.limit *= static_cast<double>(state.range(1));
-  const auto n = static_cast<std::size_t>(state.range(0));
-  std::vector<loopcast::session_script> scripts;
-  std::vector<loopcast::session_plan> plans;
-  scripts.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) scripts.push_back(loopcast::generate_session(f.scn.fleet.at(0).wl, loopcast::derive_seed(42, i)));
-  for (std::size_t i = 0; i < n; ++i) plans.push_back({&scripts[i], 2.0 * static_cast<double>(i), loopcast::derive_seed(7, i), 0});
+  const auto fleet = loopcast::bench::make_reference_fleet(presets().scn, static_cast<std::size_t>(state.range(0)),
+                                                          static_cast<double>(state.range(1)));
+  const auto& opt = fleet.option;
   loopcast::sim_options so;
   so.record_attempts = false;
   so.record_charges = false;
   std::int64_t requests = 0, attempts = 0;
   for (auto _ : state) {
-    auto r = loopcast::simulate(opt.tgt, opt.client, plans, so);
+    auto r = loopcast::simulate(opt.tgt, opt.client, fleet.plans, so);
     requests += served(r);
     for (const auto& s : r.sessions) attempts += s.attempts;
     benchmark::DoNotOptimize(r.cost_usd);

@@ -9,6 +9,8 @@
 // times and writes what happened (per session and in total) and the time of one simulation.
 #include <loopcast/loopcast.hpp>
 
+#include "reference_fleet.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -146,17 +148,9 @@ int run(int argc, char** argv) {
   if (agents < 1 || repeat < 1 || script_out.empty() || results_out.empty())
     throw std::runtime_error("usage: loopcast_shared_script --agents N [--turns T] [--limits-x X] [--repeat R] --script FILE --results FILE");
   const preset_library lib({models});
-  auto scn = lib.load_scenario("reference");
-  auto wl = scn.fleet.at(0).wl;
-  if (turns > 0) wl.turns = fixed_dist{static_cast<double>(turns)};
-  auto opt = scn.options.at(0);
-  for (auto& b : opt.tgt.limits) b.limit *= limits_x;
-  std::vector<session_script> scripts;
-  std::vector<session_plan> plans;
-  scripts.reserve(static_cast<std::size_t>(agents));
-  for (int i = 0; i < agents; ++i) scripts.push_back(generate_session(wl, derive_seed(42, static_cast<std::uint64_t>(i))));
-  for (int i = 0; i < agents; ++i)
-    plans.push_back({&scripts[static_cast<std::size_t>(i)], 2.0 * i, derive_seed(7, static_cast<std::uint64_t>(i)), 0});
+  const auto fleet = bench::make_reference_fleet(lib.load_scenario("reference"), static_cast<std::size_t>(agents), limits_x, turns);
+  const auto& opt = fleet.option;
+  const auto& plans = fleet.plans;
 
   std::ofstream(script_out) << json{{"target", target_json(opt.tgt)}, {"client", client_json(opt.client)},
                                     {"sessions", sessions_json(plans)}}.dump();
