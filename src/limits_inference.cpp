@@ -18,6 +18,14 @@
 namespace loopcast {
 
 namespace {
+// The periods a limit is stated per, and the letter a per-minute bucket's name ("rpm") takes when
+// its limit turns out to be per hour or per day ('\0': not renamed).
+struct named_period {
+  double seconds;
+  std::string_view word;
+  char name_letter;
+};
+constexpr named_period named_periods[] = {{1, "second", '\0'}, {60, "minute", '\0'}, {3600, "hour", 'h'}, {86400, "day", 'd'}};
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
 std::string lower(std::string s) {
@@ -313,17 +321,14 @@ limits_inference infer_limits(std::span<const header_snapshot> snaps) {
         b.evidence += "; Anthropic rounds remaining tokens to thousands, which blurs small differences";
       // A limit per another period refills at limit / period: say which one the snapshots fit (e.g.
       // Groq's x-ratelimit-limit-requests counts requests per day, console.groq.com/docs/rate-limits).
-      static constexpr std::pair<double, const char*> periods[] = {
-          {1, "second"}, {60, "minute"}, {3600, "hour"}, {86400, "day"}};
-      for (const auto& [period, word] : periods)
+      for (const auto& [period, word, letter] : named_periods)
         if (!continuous && period != c.period_s && lo >= 0.8 * c.limit / period && hi <= 1.25 * c.limit / period &&
             lo > 0) {
           b.evidence += fmt::format("; consistent with a limit of {:g} per {} (a continuous bucket refilling {:.4g} "
                                     "per second): the bucket is proposed per {} s",
                                     c.limit, word, c.limit / period, period);
           c.period_s = period;
-          if (c.name.size() > 2 && c.name.ends_with("pm") && period == 86400) c.name.replace(c.name.size() - 1, 1, "d");
-          if (c.name.size() > 2 && c.name.ends_with("pm") && period == 3600) c.name.replace(c.name.size() - 1, 1, "h");
+          if (letter != '\0' && c.name.size() > 2 && c.name.ends_with("pm")) c.name.back() = letter;
           break;
         }
     }
@@ -398,17 +403,16 @@ std::optional<rate_limit_message> parse_stated_limit(std::string_view text, cons
   const auto per = l.find(" per ", i);
   if (!limit || *limit <= 0 || per == std::string::npos || per - i > 40) return std::nullopt;
   const auto unit = trim(l.substr(i, per - i));
-  static constexpr std::pair<std::string_view, double> periods[] = {
-      {"second", 1}, {"minute", 60}, {"hour", 3600}, {"day", 86400}};
   const auto word = std::string_view(l).substr(per + 5);
-  const auto period = std::find_if(std::begin(periods), std::end(periods),
-                                   [&](const auto& p) { return word.substr(0, p.first.size()) == p.first; });
-  if (period == std::end(periods) || (unit.find("token") == std::string::npos && unit.find("request") == std::string::npos))
+  const auto period = std::find_if(std::begin(named_periods), std::end(named_periods),
+                                   [&](const auto& p) { return word.starts_with(p.word); });
+  if (period == std::end(named_periods) ||
+      (unit.find("token") == std::string::npos && unit.find("request") == std::string::npos))
     return std::nullopt;
   rate_limit_message r;
-  r.text = trim(text.substr(0, std::min<std::size_t>(text.size(), per + 5 + period->first.size())));
+  r.text = trim(text.substr(0, std::min<std::size_t>(text.size(), per + 5 + period->word.size())));
   r.unit = unit;
-  r.period_s = period->second;
+  r.period_s = period->seconds;
   r.limit = *limit;
   r.checkable = false;
   r.used = r.requested = r.stated_wait_s = r.predicted_wait_s = std::numeric_limits<double>::quiet_NaN();
