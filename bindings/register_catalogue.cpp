@@ -9,13 +9,19 @@
 
 namespace loopcast::python {
 
+namespace {
+price_list_format price_format(const std::string& format) {
+  const auto f = parse_name<price_list_format>(format);
+  if (!f) throw py::value_error("format must be " + spelling_list<price_list_format>() + ", not " + format);
+  return *f;
+}
+} // namespace
+
 void register_catalogue(py::module_& m) {
   m.def(
       "import_prices",
       [](const std::string& file, const std::string& format, const std::vector<std::string>& models, bool all_modes) {
-        const auto f = parse_name<price_list_format>(format);
-        if (!f) throw py::value_error("format must be " + spelling_list<price_list_format>() + ", not " + format);
-        return to_python(detail::price_list_doc(import_price_list(file, *f, models, all_modes)));
+        return to_python(detail::price_list_doc(import_price_list(file, price_format(format), models, all_modes)));
       },
       py::arg("file"), py::arg("format") = "auto", py::arg("models") = std::vector<std::string>{},
       py::arg("all_modes") = false, "`loopcast prices import --json` as a dict.");
@@ -23,9 +29,7 @@ void register_catalogue(py::module_& m) {
       "target_with_prices",
       [](const std::string& file, const std::string& format, const std::string& model, const std::string& base_json,
          const std::string& base_file, const std::string& name) {
-        const auto f = parse_name<price_list_format>(format);
-        if (!f) throw py::value_error("format must be " + spelling_list<price_list_format>() + ", not " + format);
-        const auto list = import_price_list(file, *f, {model}, false);
+        const auto list = import_price_list(file, price_format(format), {model}, false);
         auto text = target_with_prices(base_json, base_file, list.models.at(0), file, name);
         (void)parse_target(text, "<" + name + ">");  // what is returned loads as a target
         return text;

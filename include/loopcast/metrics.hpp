@@ -93,12 +93,6 @@ struct request_medians {
 };
 request_medians compute_request_medians(std::span<const request_sample> requests);
 
-/// A fleet's outcome (docs/model.md §8, for many sessions on one organisation's limits). A task is a
-/// session; it is completed when every request of it was served.
-///   429 rate      = 429s / attempts
-///   stall share   = time waiting after 429s / the sessions' summed durations (first send to end)
-///   P(dies)       = sessions not completed / sessions
-///   tasks per hour = completed sessions / wall clock hours;  $ per task = cost / completed tasks
 /// What the sessions asked of a rate bucket against what it can give: the units the served
 /// requests were charged, spread over the time the sessions would have taken without waiting
 /// after 429s (from the first start to the latest end less that session's waits).
@@ -114,6 +108,12 @@ struct bucket_load {
 /// rate) or a run without time.
 std::vector<std::optional<bucket_load>> bucket_loads(const simulation_result& r, const target& tgt);
 
+/// A fleet's outcome (docs/model.md §8, for many sessions on one organisation's limits). A task is a
+/// session; it is completed when every request of it was served.
+///   429 rate      = 429s / attempts
+///   stall share   = time waiting after 429s / the sessions' summed durations (first send to end)
+///   P(dies)       = sessions not completed / sessions
+///   tasks per hour = completed sessions / wall clock hours;  $ per task = cost / completed tasks
 struct fleet_metrics {
   std::int32_t sessions = 0;
   std::int32_t completed = 0;

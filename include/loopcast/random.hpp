@@ -69,11 +69,11 @@ inline double standard_normal_quantile(double p) noexcept {
   return q < 0 ? -z : z;
 }
 
-/// A standard normal draw by inverse transform (consumes exactly one value from g).
 /// Φ⁻¹(0.9), correctly rounded: a log-normal's P90 is median · exp(z90 · sigma).
 /// (standard_normal_quantile(0.9) is 2 ulp above it; the workload sampler keeps that value.)
 inline constexpr double z90 = 1.2815515655446004;
 
+/// A standard normal draw by inverse transform (consumes exactly one value from g).
 inline double standard_normal(rng& g) noexcept { return standard_normal_quantile(uniform01(g)); }
 
 /// Mixes a seed with a stream index into an independent seed (splitmix64 finaliser).

@@ -159,7 +159,7 @@ struct charge_event {
 };
 
 /// One operation on a bucket, recorded with the timeline so that the bucket's level can be
-/// replayed at any time (bucket_curve.hpp): a charge (at admission, or of a refused attempt a bucket
+/// replayed at any time (limits/level_curve.hpp): a charge (at admission, or of a refused attempt a bucket
 /// counts), or the refund or late charge at a request's end of the charge at index `ref`.
 struct bucket_op {
   double t;

@@ -168,10 +168,10 @@ def replay(logs: "Logs | str | Sequence[str]", on: "Iterable[Target | str | Mapp
     patterns to targets (``{"claude-opus-*": "anthropic-tier1-claude-opus-4.5", "claude-haiku-*": …}``)
     so that each session runs at its own model. ``client`` defaults to the agent that wrote the first
     log of a known agent (``claude-code``, ``codex`` or ``opencode``, as ``loopcast replay`` does);
-    ``max_tokens`` to the client's, capped at each
-    target's maximum output. ``speed="recorded"`` keeps every request's recorded duration;
-    ``context`` is what happens when a prompt outgrows a target's window (``"compact"``,
-    ``"truncate"`` or ``"fail"``), ``compact_at`` the fraction of the window that triggers compaction.
+    ``max_tokens`` to the client's, capped at each target's maximum output. ``speed="recorded"``
+    keeps every request's recorded duration; ``context`` is what happens when a prompt outgrows a
+    target's window (``"compact"``, ``"truncate"`` or ``"fail"``), ``compact_at`` the fraction of
+    the window that triggers compaction.
     """
     handle = _logs(logs)._handle
     if client is None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from loopcast import _core
 from loopcast._results import OptionResult, Run
 
 __all__ = ["context", "buckets", "cost", "throughput_by_context", "dashboard", "monte_carlo", "sweep", "CONTEXT_BINS"]
@@ -47,8 +48,6 @@ def _option(run: Run, option: "int | str | OptionResult") -> OptionResult:
 def context(run: Run, option: "int | str" = 0, session: int = 0, ax: Any = None):
     """Prompt size of each served request of one session, split into uncached input and cache reads, under
     the target's context window; a session that did not complete is marked where it stopped."""
-    from loopcast import _core
-
     ax = _axes(ax)
     o = _option(run, option)
     r = o.requests.array
@@ -184,10 +183,10 @@ def monte_carlo(mc: Any, metric: str = "usd_per_task", ax: Any = None):
         line, = ax.step(np.concatenate([[finite[0]], finite]), np.arange(len(finite) + 1) / n, where="post",
                         label=o["label"])
         p50 = o[metric]["p50"]
-        if np.isfinite(_value(p50["value"])):
-            lo, hi = _value(p50["lo"]), _value(p50["hi"])
-            ax.errorbar([_value(p50["value"])], [0.5], xerr=[[max(0.0, _value(p50["value"]) - lo) if np.isfinite(lo) else 0],
-                                                          [max(0.0, hi - _value(p50["value"])) if np.isfinite(hi) else 0]],
+        mid, lo, hi = _value(p50["value"]), _value(p50["lo"]), _value(p50["hi"])
+        if np.isfinite(mid):
+            ax.errorbar([mid], [0.5], xerr=[[max(0.0, mid - lo) if np.isfinite(lo) else 0],
+                                            [max(0.0, hi - mid) if np.isfinite(hi) else 0]],
                         fmt="o", color=line.get_color(), capsize=5)
     ax.axhline(0.5, color="grey", linestyle=":", linewidth=1)
     ax.set_xlabel(_METRIC_LABELS.get(metric, metric))

@@ -103,8 +103,9 @@ TEST(FleetPresets, GroupsNumberSessionsInOrderAndShareOnlyTheirOwnPrompt) {
 }
 
 TEST(FleetPresets, ReplayedBucketLevelsAreTheTimelines) {
-  // Every level the timeline recorded (five sessions sharing the Developer tier's buckets, 429s
-  // included) is what replaying the recorded bucket operations on fresh buckets gives.
+  // Every level the timeline recorded (eight sessions, six coders 2 s apart and two chats, sharing
+  // the Developer tier's buckets, 429s included) is what replaying the recorded bucket operations
+  // on fresh buckets gives.
   const preset_library lib({models});
   auto j = two_groups();
   j["fleet"][0]["sessions"] = 6;

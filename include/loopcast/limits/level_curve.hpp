@@ -130,11 +130,11 @@ inline level_curve bucket_level_curve(const simulation_result& r, const bucket_c
                                       std::size_t grid = 2000) {
   if (b >= r.buckets.size())
     throw simulation_error(detail::message("bucket ", b, " of a run with ", r.buckets.size(), " buckets"));
+  if (r.bucket_ops.empty()) return {};
   double t_end = 0;
   for (const auto& op : r.bucket_ops) t_end = std::max(t_end, op.t);
   for (const auto& q : r.requests) if (std::isfinite(q.t_end)) t_end = std::max(t_end, q.t_end);
   for (const auto& a : r.attempts) t_end = std::max(t_end, a.t_send);  // a last refusal comes after every end
-  if (r.bucket_ops.empty()) return {};
   return replay_level_curve(bucket(cfg, r.start_unix_s), r.bucket_ops, b, t_end, grid);
 }
 
