@@ -167,4 +167,30 @@ std::vector<std::optional<bucket_load>> bucket_loads(const simulation_result& r,
   return out;
 }
 
+std::optional<plan_cost> plan_cost_of(const simulation_result& r, const target& tgt) {
+  if (!tgt.plan) return std::nullopt;
+  std::int64_t tasks = 0;
+  for (const auto& s : r.sessions) tasks += s.outcome == session_outcome::completed;
+  if (tasks == 0 || !(r.wall_s > 0)) return std::nullopt;
+  plan_cost c;
+  c.fee_share_usd = plan_fee_share(*tgt.plan, r.wall_s);
+  const double n = static_cast<double>(tasks);
+  const double by_time = n * plan_month_s / r.wall_s;
+  c.tasks_per_month = by_time;
+  c.limited_by = "wall clock";
+  for (std::size_t b = 0; b < r.buckets.size() && b < tgt.limits.size(); ++b) {
+    const auto& cfg = tgt.limits[b];
+    if (cfg.algorithm == bucket_algorithm::concurrency || !(r.buckets[b].charged > 0)) continue;
+    const double by_bucket = n * (cfg.limit / r.buckets[b].charged) * (plan_month_s / cfg.period_s);
+    if (by_bucket < c.tasks_per_month) {
+      c.tasks_per_month = by_bucket;
+      c.limited_by = cfg.name;
+    }
+  }
+  c.limited_share = c.tasks_per_month / by_time;
+  c.usd_per_task = tgt.plan->monthly_fee_usd / c.tasks_per_month;
+  c.usd_per_hour = tgt.plan->monthly_fee_usd / (c.tasks_per_month * (r.wall_s / n) / 3600.0);
+  return c;
+}
+
 } // namespace loopcast

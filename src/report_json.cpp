@@ -87,6 +87,20 @@ json option_json(const option_result& o) {
   } else {
     j["energy_kwh"] = nullptr;
   }
+  if (tgt.plan) {
+    const auto c = plan_cost_of(r, tgt);
+    const auto field = [&](double plan_cost::*f) { return c ? json((*c).*f) : json(nullptr); };
+    j["plan"] = {{"name", tgt.plan->name},
+                 {"monthly_fee_usd", tgt.plan->monthly_fee_usd},
+                 {"fee_share_usd", plan_fee_share(*tgt.plan, r.wall_s)},
+                 {"tasks_per_month", field(&plan_cost::tasks_per_month)},
+                 {"usd_per_task", field(&plan_cost::usd_per_task)},
+                 {"usd_per_hour", field(&plan_cost::usd_per_hour)},
+                 {"limited_by", c ? json(c->limited_by) : json(nullptr)},
+                 {"limited_share", field(&plan_cost::limited_share)}};
+  } else {
+    j["plan"] = nullptr;
+  }
   json buckets = json::array();
   const auto loads = bucket_loads(r, tgt);
   for (std::size_t k = 0; k < r.buckets.size(); ++k) {

@@ -154,6 +154,19 @@ void write_option(std::ostream& os, const option_result& o) {
     if (r.energy->amortisation_usd > 0) fmt::print(os, "; hardware ${:.4f}", r.energy->amortisation_usd);
     fmt::print(os, "\n");
   }
+  if (tgt.plan) {
+    const auto& p = *tgt.plan;
+    fmt::print(os, "  Plan        {}, ${:g}/month: this run's share ${:.4f} ({:.0f} s of a {:.1f}-hour month)\n", p.name,
+               p.monthly_fee_usd, plan_fee_share(p, r.wall_s), r.wall_s, plan_month_s / 3600);
+    if (const auto c = plan_cost_of(r, tgt))
+      fmt::print(os, "              repeated all month, at most {} tasks fit (limited by {}{}): ${:.4f} per task, ${:.2f} per "
+                     "hour of this work\n",
+                 grouped(c->tasks_per_month), c->limited_by,
+                 c->limited_by == "wall clock" ? std::string() : fmt::format(", {:.1f}% of the wall clock's", 100 * c->limited_share),
+                 c->usd_per_task, c->usd_per_hour);
+    else
+      fmt::print(os, "              no task completed: no cost per task\n");
+  }
   fmt::print(os, "  Total       ${:.4f}; ${:.2f} per hour; ${:.4f} per 1K output+reasoning tokens{}\n", r.cost_usd,
              detail::usd_per_hour(r), detail::usd_per_1k_generated(r),
              served < total ? fmt::format(" — partial: {} of {} requests served", served, total) : std::string());

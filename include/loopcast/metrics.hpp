@@ -108,6 +108,23 @@ struct bucket_load {
 /// rate) or a run without time.
 std::vector<std::optional<bucket_load>> bucket_loads(const simulation_result& r, const target& tgt);
 
+/// What a subscription plan costs at a run's pace and usage (plan.hpp, docs/plans.md). Repeating
+/// the run all month, the plan admits at most
+///   wall clock:  tasks × month / wall
+///   bucket b:    tasks × (limit_b / charged_b) × (month / period_b)   (charged_b: what the run's
+///                served requests used of b; each period's window filled once)
+/// tasks a month; the least of these is `tasks_per_month` and the term that gives it `limited_by`.
+struct plan_cost {
+  double fee_share_usd = 0;     ///< the run's share of the fee (its cost_usd): fee × wall / month
+  double tasks_per_month = 0;   ///< most tasks a month at this pace and usage
+  double usd_per_task = 0;      ///< fee / tasks_per_month: the least a task costs on the plan
+  double usd_per_hour = 0;      ///< fee / the hours of this work a month admits
+  std::string limited_by;       ///< "wall clock" or the name of the bucket that caps the month
+  double limited_share = 0;     ///< tasks_per_month / (tasks × month / wall): 1 when only time limits
+};
+/// None for a target without a plan or a run that completed no task.
+std::optional<plan_cost> plan_cost_of(const simulation_result& r, const target& tgt);
+
 /// A fleet's outcome (docs/model.md §8, for many sessions on one organisation's limits). A task is a
 /// session; it is completed when every request of it was served.
 ///   429 rate      = 429s / attempts

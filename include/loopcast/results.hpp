@@ -198,7 +198,7 @@ struct simulation_result {
   double busy_s = 0;                           ///< time with at least one request in flight
   std::optional<energy_cost> energy;           ///< local targets
   std::optional<engine_stats> engine;          ///< targets with an engine
-  double cost_usd = 0;                         ///< token cost + energy cost
+  double cost_usd = 0;                         ///< token cost + energy cost, or a plan's fee share
 };
 
 } // namespace loopcast

@@ -86,6 +86,12 @@ inline void check_simulation(const target& tgt, std::span<const session_plan> pl
   if (bucket_count != nb)
     throw simulation_error(
         message("target ", tgt.name, " has ", nb, " buckets; the simulation was given ", bucket_count));
+  for (const auto& b : tgt.limits)
+    if (b.limit_unpublished)
+      throw simulation_error(message("target ", tgt.name, ": bucket ", b.name,
+                                     " has no published limit; set it before running (a scenario option's "
+                                     "\"limits\": {\"",
+                                     b.name, "\": N}, --limit ", b.name, "=N, or Target.with_bucket_limit)"));
   // A concurrency bucket releases a request at its end, known at admission; with an engine it is not.
   const engine_config* eng = tgt.engine && !opt.recorded_speed ? &*tgt.engine : nullptr;
   if (tgt.engine)
@@ -512,9 +518,10 @@ private:
     record_attempt(a, t);
     for (std::size_t b = 0; b < nb_; ++b)
       if (tgt_.limits[b].count_rejected) {
-        buckets_[b].charge(1.0, t, t);
-        log_[b].push_back({t, 1.0});
-        if (opt_.record_attempts) out_.bucket_ops.push_back({t, 1.0, t, 0, static_cast<std::uint16_t>(b), false});
+        const double w = tgt_.limits[b].weight;  // one request, weighted
+        buckets_[b].charge(w, t, t);
+        log_[b].push_back({t, w});
+        if (opt_.record_attempts) out_.bucket_ops.push_back({t, w, t, 0, static_cast<std::uint16_t>(b), false});
       }
     // A request that is never admitted, from a client that never gives up, would retry forever:
     // it ends as too large (above a capacity) or, after max_attempts_per_request, as a death.
@@ -734,6 +741,7 @@ private:
       out_.engine = est_;
     }
     out_.cost_usd = out_.token_cost_usd;
+    if (tgt_.plan) out_.cost_usd += plan_fee_share(*tgt_.plan, out_.wall_s);
     if (tgt_.power) {
       out_.energy = local_cost(*tgt_.power, out_.busy_s, out_.wall_s);
       out_.cost_usd += out_.energy->total_usd();

@@ -1,11 +1,13 @@
 // loopcast — what a session runs against: a cloud provider's tier or a local deployment.
 //
 // A target bundles the rate-limit buckets of one organisation (empty for a local engine), the
-// prefix cache, the speed model, the context window, and either token prices (cloud) or power
-// draw and electricity price (local). Plain data, loaded from models/targets/*.json.
+// prefix cache, the speed model, the context window, and token prices (cloud), power draw and
+// electricity price (local) or a subscription's monthly fee (plan, its caps as buckets). Plain
+// data, loaded from models/targets/*.json.
 #pragma once
 
 #include "loopcast/engine.hpp"
+#include "loopcast/plan.hpp"
 #include "loopcast/power.hpp"
 #include "loopcast/prefix_cache.hpp"
 #include "loopcast/prices.hpp"
@@ -19,10 +21,13 @@
 
 namespace loopcast {
 
-enum class target_kind : std::uint8_t { cloud, local };
+/// cloud: priced per token; local: priced by energy (and hardware); plan: a subscription's flat
+/// monthly fee (plan.hpp), its caps as buckets.
+enum class target_kind : std::uint8_t { cloud, local, plan };
 template <>
 struct enum_names<target_kind> {
-  static constexpr std::array table{enum_entry{target_kind::cloud, "cloud"}, enum_entry{target_kind::local, "local"}};
+  static constexpr std::array table{enum_entry{target_kind::cloud, "cloud"}, enum_entry{target_kind::local, "local"},
+                                    enum_entry{target_kind::plan, "plan"}};
 };
 
 /// Where a preset's numbers come from.
@@ -47,6 +52,7 @@ struct target {
   std::int64_t max_output_tokens = 0;  ///< the model's largest max_tokens (0: not given); replays cap at it
   std::optional<price_sheet> prices;    ///< token prices (cloud)
   std::optional<power_config> power;    ///< energy model (local)
+  std::optional<plan_terms> plan;       ///< subscription fee (plan)
   std::optional<engine_config> engine;  ///< batching and memory of a local engine (none: every request alone)
   provenance origin;
 

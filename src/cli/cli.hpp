@@ -11,6 +11,7 @@
 #include <functional>
 #include <iosfwd>
 #include <stdexcept>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,9 @@ scenario scenario_ref(const preset_library& lib, const std::string& ref);
 target target_ref(const preset_library& lib, const std::string& ref);
 retry_policy client_ref(const preset_library& lib, const std::string& ref);
 workload workload_ref(const preset_library& lib, const std::string& ref);
+/// Applies `--limit BUCKET=N` settings to the targets that have the bucket; a bucket that none of
+/// them has, a malformed setting or a bad number is an invalid_argument naming it.
+void set_bucket_limits(std::span<target* const> targets, const std::vector<std::string>& settings);
 /// Writes text to a file, or to stdout for "-": never to one of `inputs` (the same file under
 /// any name), through a temporary file renamed over the target (a device or pipe is written in
 /// place), every write and the close checked. Throws output_error (exit code 4).

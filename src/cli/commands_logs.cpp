@@ -150,7 +150,7 @@ replay_target parse_on(const preset_library& lib, const std::string& ref, const 
 }
 
 struct replay_args {
-  std::vector<std::string> on;
+  std::vector<std::string> on, limits;
   std::string client, timeline, price_list, speed = "target", context = "compact";
   std::int64_t max_tokens = 0;
   double compact_at = 0;
@@ -165,6 +165,12 @@ int cmd_replay(const std::vector<std::string>& logs, const std::string& format, 
   const auto client = client_ref(lib, a.client.empty() ? default_client_for(traces) : a.client);
   std::vector<replay_target> targets;
   for (const auto& ref : a.on) targets.push_back(parse_on(lib, ref, client, a.no_limits));
+  if (!a.limits.empty()) {
+    std::vector<target*> tgts;
+    for (auto& rt : targets)
+      for (auto& r : rt.routes) tgts.push_back(&r.option.tgt);
+    set_bucket_limits(tgts, a.limits);
+  }
   replay_options ro;
   ro.seed = a.seed;
   ro.max_tokens = a.max_tokens;
@@ -444,6 +450,9 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
   replay->add_option("--compact-at", ra.compact_at,
                      "Compact when the prompt reaches this fraction of the target's window (default: the client's, else 0.83)")
       ->check(finite_range(0.05, 1.0));
+  replay->add_option("--limit", ra.limits,
+                     "Set a bucket's limit on every target that has it, BUCKET=N (repeatable): a plan's unpublished cap, "
+                     "or a what-if");
   replay->add_flag("--no-limits", ra.no_limits, "Drop the targets' rate-limit buckets (with --speed recorded: the recording itself)");
   replay->add_option("--price-list", ra.price_list, "Price the recorded requests from this LiteLLM or models.dev list (default: the catalogue)");
   replay->add_option("--seed", ra.seed, "Seed of the clients' jitter")->capture_default_str()->check(seed_digits());

@@ -2,11 +2,13 @@
 #include "cli.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -61,6 +63,34 @@ target target_ref(const preset_library& lib, const std::string& ref) {
   std::error_code ec;
   if (ref.ends_with(".json") && std::filesystem::is_regular_file(ref, ec)) return load_target_file(ref);
   return lib.load_target(ref);
+}
+
+void set_bucket_limits(std::span<target* const> targets, const std::vector<std::string>& settings) {
+  for (const auto& s : settings) {
+    const auto eq = s.find('=');
+    double v = 0;
+    const char* end = s.data() + s.size();
+    const auto [p, ec] = eq == std::string::npos ? std::from_chars(end, end, v) : std::from_chars(s.data() + eq + 1, end, v);
+    if (eq == std::string::npos || eq == 0 || ec != std::errc{} || p != end || !(v >= 1 && v <= 1e12) || v != std::floor(v))
+      throw std::invalid_argument(
+          fmt::format("--limit {}: expected BUCKET=N with N a whole number from 1 to 10^12", s));
+    const auto name = s.substr(0, eq);
+    bool found = false;
+    for (auto* t : targets)
+      if (auto* b = t->find_bucket(name)) {
+        b->limit = v;
+        b->limit_unpublished = false;
+        found = true;
+      }
+    if (!found) {
+      std::vector<std::string> names;
+      for (auto* t : targets)
+        for (const auto& b : t->limits)
+          if (std::find(names.begin(), names.end(), b.name) == names.end()) names.push_back(b.name);
+      throw std::invalid_argument(fmt::format("--limit {}: no target has a bucket \"{}\" (buckets: {})", s, name,
+                                              names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
+    }
+  }
 }
 
 retry_policy client_ref(const preset_library& lib, const std::string& ref) {

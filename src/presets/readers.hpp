@@ -52,6 +52,12 @@ retry_policy read_client(const node& root);
 workload read_workload(const node& root);
 scenario read_scenario(const node& root, const preset_library& lib);
 
+/// A bucket's limit: a whole number from 1 to 10^12 (target.cpp).
+double read_limit(const node& n);
+/// Sets the limits a scenario option's "limits" object names ({"BUCKET": N, …}) on `t`, then
+/// refuses a bucket still without a published limit (scenario.cpp).
+void set_option_limits(target& t, const node& option);
+
 /// A path given relative to the preset `file` that names it.
 std::filesystem::path sibling(const std::string& file, const std::string& ref);
 /// A reference (name or .json path) as the referenced document (keys in file order); an inline

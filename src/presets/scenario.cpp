@@ -47,6 +47,28 @@ T resolve(const node& n, const std::string& file, Reader read_inline, Loader loa
   return load_named(ref);
 }
 
+void set_option_limits(target& t, const node& option) {
+  if (auto lim = option.find("limits")) {
+    if (!lim->is_object()) lim->fail(fmt::format("expected an object of \"BUCKET\": limit, found {}", describe(lim->raw())));
+    for (auto it = lim->raw().begin(); it != lim->raw().end(); ++it) {
+      auto* b = t.find_bucket(it.key());
+      if (!b) {
+        std::vector<std::string> names;
+        for (const auto& x : t.limits) names.push_back(x.name);
+        lim->fail(fmt::format("target {} has no bucket \"{}\" (its buckets: {})", t.name, it.key(),
+                              names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
+      }
+      b->limit = read_limit(lim->at(it.key()));
+      b->limit_unpublished = false;
+    }
+  }
+  for (const auto& b : t.limits)
+    if (b.limit_unpublished)
+      option.fail(fmt::format("target {}'s bucket {} has no published limit: set it with \"limits\": {{\"{}\": N}} "
+                              "(docs/plans.md)",
+                              t.name, b.name, b.name));
+}
+
 scenario read_scenario(const node& root, const preset_library& lib) {
   check_kind(root, preset_kind::scenario);
   root.expect_keys({LOOPCAST_HEADER_KEYS, "seed", "start_time_utc", "workload", "sessions", "stagger_s", "fleet",
@@ -99,13 +121,14 @@ scenario read_scenario(const node& root, const preset_library& lib) {
                            max_scenario_turns));
   }
   for (const auto& o : root.at("options").array(1)) {
-    o.expect_keys({"label", "target", "client", "batch"});
+    o.expect_keys({"label", "target", "client", "batch", "limits"});
     scenario_option opt;
     opt.label = o.at("label").string();
     for (const auto& prev : s.options)
       if (prev.label == opt.label) o.at("label").fail(fmt::format("option label \"{}\" is used twice", opt.label));
     opt.tgt = resolve<target>(o.at("target"), file, read_target,
                               [&](const std::string& name) { return lib.load_target(name); });
+    set_option_limits(opt.tgt, o);
     opt.client = resolve<retry_policy>(o.at("client"), file, read_client,
                                        [&](const std::string& name) { return lib.load_client(name); });
     opt.batch = o.has("batch") ? o.at("batch").boolean() : false;

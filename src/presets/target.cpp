@@ -81,9 +81,11 @@ speed_model read_speed(const node& n) {
 }
 
 // ---- limits ------------------------------------------------------------------------------------
+double read_limit(const node& n) { return static_cast<double>(n.integer(1, max_tokens_value)); }
+
 bucket_config read_bucket(const node& n) {
   n.expect_keys({"name", "unit", "counts", "limit", "period_s", "algorithm", "charging", "count_rejected",
-                 "anchor", "anchor_offset_s", "oversize"});
+                 "anchor", "anchor_offset_s", "oversize", "weight"});
   bucket_config b;
   b.name = n.at("name").string();
   if (b.name.empty()) n.at("name").fail("expected a non-empty bucket name");
@@ -91,20 +93,41 @@ bucket_config read_bucket(const node& n) {
   b.algorithm = read_enum<bucket_algorithm>(n.at("algorithm"));
   if ((b.unit == bucket_unit::concurrent_requests) != (b.algorithm == bucket_algorithm::concurrency))
     n.at("algorithm").fail("the concurrency algorithm goes with unit \"concurrent_requests\", and only with it");
-  b.limit = static_cast<double>(n.at("limit").integer(1, max_tokens_value));
+  // null: the source publishes no figure; the user sets it before a run (bucket_config::limit_unpublished).
+  if (n.at("limit").is_null()) b.limit_unpublished = true;
+  else b.limit = read_limit(n.at("limit"));
   if (b.algorithm != bucket_algorithm::concurrency)
     b.period_s = n.at("period_s").number_in(1e-3, 366.0 * 86400);
   else if (n.has("period_s"))
     n.at("period_s").fail("a concurrency bucket has no period");
   if (b.unit == bucket_unit::tokens) {
-    for (const auto& c : n.at("counts").array(1)) {
-      b.classes.insert(read_enum<token_class>(c));
+    const auto counts = n.at("counts");
+    if (counts.is_object()) {  // {"class": weight, …}
+      static constexpr auto names = enum_spellings<token_class>();
+      const auto& obj = counts.raw();
+      if (obj.empty()) counts.fail("expected at least one token class");
+      for (auto it = obj.begin(); it != obj.end(); ++it) {
+        const auto c = parse_name<token_class>(it.key());
+        if (!c)
+          counts.fail(fmt::format("unknown token class \"{}\"; expected any of {}", it.key(), fmt::join(names, ", ")));
+        b.classes.insert(*c);
+        b.class_weights[static_cast<std::size_t>(*c)] = counts.at(it.key()).number_in(0, 1e6);
+      }
+    } else {
+      for (const auto& c : counts.array(1)) b.classes.insert(read_enum<token_class>(c));
     }
   } else if (n.has("counts")) {
     n.at("counts").fail(fmt::format("only token buckets count token classes; this bucket counts {}", to_string(b.unit)));
   }
   if (b.classes.counts_generated()) {
     b.charging = read_enum<charging_rule>(n.at("charging"));
+    const bool reserves = b.charging == charging_rule::reserve || b.charging == charging_rule::reserve_then_refund;
+    if (reserves && b.classes.contains(token_class::output) && b.classes.contains(token_class::reasoning) &&
+        b.class_weight(token_class::output) != b.class_weight(token_class::reasoning))
+      n.at("counts").fail(fmt::format("charging \"{}\" reserves max_tokens for output and reasoning alike, so they "
+                                      "need the same weight (found {} and {})",
+                                      to_string(b.charging), b.class_weight(token_class::output),
+                                      b.class_weight(token_class::reasoning)));
   } else if (n.has("charging")) {
     n.at("charging").fail("a charging rule applies only to buckets that count output or reasoning");
   }
@@ -117,6 +140,7 @@ bucket_config read_bucket(const node& n) {
     if (b.algorithm != bucket_algorithm::fixed_window) an->fail("anchor applies only to fixed_window buckets");
     b.anchor = read_enum<window_anchor>(*an);
   }
+  if (auto w = n.find("weight")) b.weight = w->number_in(1e-6, 1e6);
   if (auto off = n.find("anchor_offset_s")) {
     if (b.anchor != window_anchor::epoch) off->fail("anchor_offset_s needs \"anchor\": \"epoch\"");
     b.anchor_offset_s = off->number_in(-b.period_s, b.period_s);
@@ -260,7 +284,7 @@ cache_config read_cache(const node& n) {
 target read_target(const node& root) {
   check_kind(root, preset_kind::target);
   root.expect_keys({LOOPCAST_HEADER_KEYS, "type", "provider", "tier", "model", "context_window_tokens",
-                    "max_output_tokens", "limits", "cache", "speed", "prices", "power", "engine", "calibration"});
+                    "max_output_tokens", "limits", "cache", "speed", "prices", "power", "engine", "plan", "calibration"});
   target t;
   t.name = read_name(root);
   t.description = read_description(root);
@@ -287,6 +311,18 @@ target read_target(const node& root) {
   t.speed = read_speed(root.at("speed"));
   if (auto p = root.find("prices")) t.prices = read_prices(*p);
   if (auto p = root.find("power")) t.power = read_power(*p);
+  if (auto p = root.find("plan")) {
+    if (t.kind != target_kind::plan) p->fail("only a target of type \"plan\" has a plan");
+    p->expect_keys({"name", "monthly_fee_usd"});
+    t.plan = plan_terms{p->at("name").string(), p->at("monthly_fee_usd").number_in(0, 1e6)};
+  }
+  if (t.kind == target_kind::plan) {
+    if (!t.plan) root.fail("a plan target needs \"plan\": {\"name\", \"monthly_fee_usd\"}");
+    for (const char* k : {"prices", "power"})
+      if (root.has(k))
+        root.at(k).fail("a plan target is priced by its monthly fee; compare it with pay-as-you-go or a local machine "
+                        "as another option of the scenario");
+  }
   if (t.kind == target_kind::cloud && !t.prices) root.fail("a cloud target needs \"prices\"");
   if (t.kind == target_kind::local && !t.power) root.fail("a local target needs \"power\"");
   if (auto e = root.find("engine")) {

@@ -104,7 +104,7 @@ TEST(PresetErrors, UnknownKey) {
   j["limits"]["buckets"][0]["limitt"] = 5;
   EXPECT_EQ(target_error(j.dump()),
             "bad.json: /limits/buckets/0/limitt: unknown key \"limitt\" (allowed here: name, unit, counts, limit, "
-            "period_s, algorithm, charging, count_rejected, anchor, anchor_offset_s, oversize)");
+            "period_s, algorithm, charging, count_rejected, anchor, anchor_offset_s, oversize, weight)");
 }
 
 TEST(PresetErrors, MissingKey) {

@@ -70,7 +70,7 @@ TEST(Names, EveryTableRoundTripsAndIsUnique) {
 TEST(Names, SpellingsAsTheyAppearInMessages) {
   EXPECT_EQ(spelling_list<trace_format>(), "auto, claude-code, codex, opencode, kv-cache-tester, swe-agent or loopcast");
   EXPECT_EQ(spelling_list<context_policy>(true), "\"compact\", \"truncate\" or \"fail\"");
-  EXPECT_EQ(spelling_list<target_kind>(), "cloud or local");
+  EXPECT_EQ(spelling_list<target_kind>(), "cloud, local or plan");
   EXPECT_EQ(to_string(price_list_format::models_dev), "models.dev");
   EXPECT_EQ(to_string(static_cast<bucket_unit>(9)), "?");
   EXPECT_EQ(parse_name<mc_metric>("usd per task"), std::nullopt);

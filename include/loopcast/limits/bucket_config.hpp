@@ -10,6 +10,7 @@
 #include "loopcast/tokens.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -54,12 +55,15 @@ struct enum_names<bucket_unit> {
 
 enum class window_anchor : std::uint8_t {
   session_start,  ///< fixed windows start at simulated time 0
-  epoch           ///< fixed windows are aligned to the Unix epoch (plus anchor_offset_s)
+  epoch,          ///< fixed windows are aligned to the Unix epoch (plus anchor_offset_s)
+  first_use       ///< a window opens at the first charge and lasts one period; the next opens at the
+                  ///< first charge after it closed (a subscription's 5-hour "session")
 };
 template <>
 struct enum_names<window_anchor> {
   static constexpr std::array table{enum_entry{window_anchor::session_start, "session_start"},
-                                    enum_entry{window_anchor::epoch, "epoch"}};
+                                    enum_entry{window_anchor::epoch, "epoch"},
+                                    enum_entry{window_anchor::first_use, "first_use"}};
 };
 
 /// What a bucket does with a charge larger than its whole capacity (e.g. max_tokens 32,000 on an
@@ -89,6 +93,16 @@ struct bucket_config {
   window_anchor anchor = window_anchor::session_start;  ///< fixed_window only
   double anchor_offset_s = 0;         ///< fixed_window with epoch anchor: windows start at epoch + offset (s)
   oversize_rule oversize = oversize_rule::refuse;  ///< a charge above the whole capacity
+  /// Each unit charged counts `weight` units against the limit: a subscription plan's weight for
+  /// the target's model (a heavier model uses the allowance faster).
+  double weight = 1;
+  /// unit == tokens: each counted class's tokens count × its weight (e.g. cache reads at 0.1).
+  std::array<double, token_class_count> class_weights{1, 1, 1, 1, 1};
+  /// The source publishes no figure for this limit ("limit": null in a preset): it must be set
+  /// (a scenario option's "limits", --limit, Target.with_bucket_limit) before a run; `limit` is 0.
+  bool limit_unpublished = false;
+
+  double class_weight(token_class c) const noexcept { return class_weights[static_cast<std::size_t>(c)]; }
 };
 
 /// What a bucket charges a request at admission and at completion, in units.
@@ -97,15 +111,22 @@ struct bucket_charge {
   double at_completion = 0;  ///< charged (> 0) or refunded (< 0) at completion
 };
 
-/// The charge of a request with `tokens` (the true counts) and `max_tokens` on bucket `b`.
-/// For the reservation rules the reserve is max_tokens (which covers output + reasoning).
+/// The charge of a request with `tokens` (the true counts) and `max_tokens` on bucket `b`, in
+/// weighted units. For the reservation rules the reserve is max_tokens (which covers output +
+/// reasoning, weighted alike: presets refuse other weights with a reservation).
 inline bucket_charge charge_for(const bucket_config& b, const token_counts& tokens,
                                 std::int64_t max_tokens) noexcept {
-  if (b.unit != bucket_unit::tokens) return {1.0, 0.0};
-  const double prompt = static_cast<double>(b.classes.prompt_part(tokens));
+  if (b.unit != bucket_unit::tokens) return {b.weight, 0.0};
+  auto part = [&](token_class c) {
+    return b.classes.contains(c) ? b.class_weight(c) * static_cast<double>(tokens[c]) : 0.0;
+  };
+  const double prompt =
+      b.weight * (part(token_class::input) + part(token_class::cache_read) + part(token_class::cache_write));
   if (!b.classes.counts_generated()) return {prompt, 0.0};
-  const double generated = static_cast<double>(b.classes.generated_part(tokens));
-  const double reserve = static_cast<double>(max_tokens);
+  const double generated = b.weight * (part(token_class::output) + part(token_class::reasoning));
+  const double reserve = b.weight * b.class_weight(b.classes.contains(token_class::output) ? token_class::output
+                                                                                           : token_class::reasoning) *
+                         static_cast<double>(max_tokens);
   switch (b.charging) {
   case charging_rule::actual: return {prompt + generated, 0.0};
   case charging_rule::reserve_then_refund:

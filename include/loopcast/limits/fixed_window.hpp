@@ -1,5 +1,7 @@
 // loopcast — the fixed window: the count resets at multiples of the period from the anchor
-// (simulated time 0, or the Unix epoch plus an offset).
+// (simulated time 0, or the Unix epoch plus an offset), or, anchored at first use, a window opens
+// at the first charge, closes one period later whatever happened inside it, and the next one opens
+// at the first charge after that (a subscription plan's rolling 5-hour "session").
 #pragma once
 
 #include "loopcast/limits/bucket_config.hpp"
@@ -15,30 +17,36 @@ namespace loopcast::limits {
 class fixed_window {
 public:
   explicit fixed_window(const bucket_config& c, double start_unix_s = 0) noexcept
-      : limit_(c.limit), period_s_(c.period_s), eps_(1e-9 * std::max(1.0, c.limit)) {
+      : limit_(c.limit), period_s_(c.period_s), eps_(1e-9 * std::max(1.0, c.limit)),
+        first_use_(c.anchor == window_anchor::first_use) {
     if (c.anchor == window_anchor::epoch) anchor_ = -std::fmod(start_unix_s - c.anchor_offset_s, c.period_s);
   }
 
   double wait_for(double q, double t) noexcept {
     roll(t);
     if (count_ + q <= limit_ + eps_) return 0.0;
-    return window_start(window_index(t) + 1) - t;
+    return window_end(t) - t;
   }
   /// Until the window holds nothing (the oversize rule `debt` admits then).
   double wait_until_empty(double t) noexcept {
     roll(t);
-    return count_ <= eps_ ? 0.0 : window_start(window_index(t) + 1) - t;
+    return count_ <= eps_ ? 0.0 : window_end(t) - t;
   }
   std::uint64_t charge(double q, double t, double /*t_release*/) noexcept {
     roll(t);
+    open_at(t);
     count_ += q;
     return 0;
   }
   /// A refund counts only while the original charge is in the current window.
   void adjust(double delta, double t, double t_admit, std::uint64_t /*ticket*/) noexcept {
     roll(t);
-    if (delta > 0) count_ += delta;
-    else if (window_index(t) == window_index(t_admit)) count_ = std::max(0.0, count_ + delta);
+    if (delta > 0) {
+      open_at(t);
+      count_ += delta;
+    } else if (first_use_ ? open_ && t_admit >= start_ : window_index(t) == window_index(t_admit)) {
+      count_ = std::max(0.0, count_ + delta);
+    }
   }
   double used(double t) noexcept {
     roll(t);
@@ -50,7 +58,25 @@ private:
     return static_cast<std::int64_t>(std::floor((t - anchor_) / period_s_));
   }
   double window_start(std::int64_t k) const noexcept { return anchor_ + static_cast<double>(k) * period_s_; }
+  // When the window holding t closes (a window anchored at first use holds a count only while open).
+  double window_end(double t) const noexcept {
+    return first_use_ ? start_ + period_s_ : window_start(window_index(t) + 1);
+  }
+  // A window anchored at first use opens at the charge that finds none open.
+  void open_at(double t) noexcept {
+    if (first_use_ && !open_) {
+      open_ = true;
+      start_ = t;
+    }
+  }
   void roll(double t) noexcept {
+    if (first_use_) {
+      if (open_ && t >= start_ + period_s_) {
+        open_ = false;
+        count_ = 0;
+      }
+      return;
+    }
     const auto k = window_index(t);
     if (k != window_) {
       window_ = k;
@@ -61,7 +87,10 @@ private:
   double limit_;
   double period_s_;
   double eps_;         // admission tolerance against rounding, in units
-  double anchor_ = 0;  // start of window 0, simulated seconds
+  bool first_use_;     // windows open at the first charge instead of on a grid
+  bool open_ = false;  // first use: whether a window is open
+  double start_ = 0;   // first use: when the open window opened, simulated seconds
+  double anchor_ = 0;  // grid: start of window 0, simulated seconds
   std::int64_t window_ = std::numeric_limits<std::int64_t>::min();
   double count_ = 0;   // units charged in the current window
 };

@@ -1,0 +1,235 @@
+// Subscription plans (docs/plans.md): a window that opens at the first request, weighted caps,
+// unpublished caps the user sets, and the monthly fee priced per task and per hour.
+#include "loopcast/errors.hpp"
+#include "loopcast/limits/bucket.hpp"
+#include "loopcast/metrics.hpp"
+#include "loopcast/presets.hpp"
+#include "loopcast/simulation.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using namespace loopcast;
+
+namespace {
+
+constexpr double five_hours = 5 * 3600.0;
+
+bucket_config requests_window(double limit, window_anchor anchor) {
+  bucket_config b;
+  b.name = "five_hour";
+  b.unit = bucket_unit::requests;
+  b.algorithm = bucket_algorithm::fixed_window;
+  b.limit = limit;
+  b.period_s = five_hours;
+  b.anchor = anchor;
+  return b;
+}
+
+// A plan of 1 request per 5-hour window, $100 a month. Overhead 0.5 s, prefill 1 ms/token, decode
+// 10 ms/token, 100-token cache blocks kept 300 s.
+nlohmann::json plan_json() {
+  return nlohmann::json::parse(R"({
+    "kind": "target", "name": "test-plan", "source": "test", "read_on": "2026-12-01", "verified": false,
+    "type": "plan", "provider": "test", "tier": "max", "model": "m", "context_window_tokens": 100000,
+    "limits": {"sends_retry_after": true, "buckets": [
+      {"name": "five_hour", "unit": "requests", "limit": 1, "period_s": 18000, "algorithm": "fixed_window",
+       "anchor": "first_use"}]},
+    "cache": {"enabled": true, "block_tokens": 100, "ttl_s": 300, "write_charged": false},
+    "speed": {"overhead_s": 0.5, "prefill": {"kind": "constant", "tokens_per_second": 1000}, "cached_token_s": 0,
+              "decode": {"kind": "constant", "tokens_per_second": 100}},
+    "plan": {"name": "Test Max", "monthly_fee_usd": 100}
+  })");
+}
+
+target plan_target(const nlohmann::json& j = plan_json()) { return parse_target(j.dump(), "plan.json"); }
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// r1: prompt 1,000, output 100; r2, 2 s after r1 ends: prompt 1,500, output 100.
+session_script two_requests() {
+  session_script s;
+  s.lineages = 1;
+  s.runs = {{0, 1000}, {0, 1500}};
+  request_spec r1;
+  r1.prompt_tokens = 1000;
+  r1.output_tokens = 100;
+  r1.max_tokens = 1000;
+  r1.runs_begin = 0;
+  r1.runs_count = 1;
+  r1.turn = 1;
+  request_spec r2 = r1;
+  r2.prompt_tokens = 1500;
+  r2.delay_before_s = 2.0;
+  r2.runs_begin = 1;
+  r2.turn = 2;
+  s.requests = {r1, r2};
+  return s;
+}
+
+retry_policy honour_forever() {
+  retry_policy p;
+  p.name = "honour";
+  p.max_retries = -1;
+  return p;
+}
+
+} // namespace
+
+// The window opens at the first charge (1,000 s), not at 0, and closes 5 hours later whatever
+// happened inside it: a charge just before the close does not extend it. The next window opens at
+// the next charge after the close, not at a multiple of the period.
+TEST(Plans, FirstUseWindowOpensAtTheFirstRequestAndClosesFiveHoursLater) {
+  bucket b(requests_window(3, window_anchor::first_use));
+  EXPECT_EQ(b.used(500), 0.0);
+  EXPECT_EQ(b.wait_for(1, 500), 0.0);
+  b.charge(1, 1000, 1000);  // opens [1,000, 19,000)
+  b.charge(1, 5000, 5000);
+  EXPECT_EQ(b.wait_for(1, 9000), 0.0);
+  b.charge(1, 18999, 18999);  // the third, a second before the close
+  EXPECT_EQ(b.used(18999), 3.0);
+  EXPECT_DOUBLE_EQ(b.wait_for(1, 18999), 1.0);  // full until 19,000 = 1,000 + 18,000
+  EXPECT_EQ(b.used(19000), 0.0);                // closed, nothing open
+  EXPECT_EQ(b.wait_for(3, 25000), 0.0);
+  b.charge(2, 30000, 30000);                    // opens [30,000, 48,000)
+  EXPECT_DOUBLE_EQ(b.wait_for(2, 40000), 8000.0);
+  // A refund counts in the window of its charge only.
+  b.adjust(-1, 47000, 30000, 0);
+  EXPECT_EQ(b.used(47000), 1.0);
+  b.adjust(-1, 49000, 47500, 0);  // the window of that charge closed at 48,000: nothing to refund
+  EXPECT_EQ(b.used(49000), 0.0);
+  // A late charge with no window open opens one.
+  b.adjust(4, 50000, 49000, 0);
+  EXPECT_DOUBLE_EQ(b.wait_for(1, 50000), 18000.0);
+}
+
+// Weighted caps: each counted class × its weight, the whole × the model's weight.
+TEST(Plans, WeightedChargesCountClassesAndTheModelsWeight) {
+  bucket_config b;
+  b.unit = bucket_unit::tokens;
+  b.classes = {token_class::input, token_class::cache_read, token_class::output};
+  b.class_weights = {1, 0.1, 1, 1, 1};
+  b.weight = 5;
+  b.charging = charging_rule::actual;
+  token_counts t{1000, 10000, 400, 200, 0};  // cache_write 400 and reasoning are not counted
+  // 5 × (1,000 + 0.1 × 10,000 + 200) = 11,000.
+  EXPECT_DOUBLE_EQ(charge_for(b, t, 4000).at_admission, 11000.0);
+  b.charging = charging_rule::reserve_then_refund;  // reserve 5 × 4,000, refund 5 × (4,000 − 200)
+  EXPECT_DOUBLE_EQ(charge_for(b, t, 4000).at_admission, 5 * (2000.0 + 4000.0));
+  EXPECT_DOUBLE_EQ(charge_for(b, t, 4000).at_completion, -5 * 3800.0);
+  bucket_config r = requests_window(10, window_anchor::first_use);
+  r.weight = 2.5;  // a message of this model counts 2.5 messages
+  EXPECT_DOUBLE_EQ(charge_for(r, t, 0).at_admission, 2.5);
+}
+
+// One session starting at 1,000 s on a plan of 1 request per 5-hour window. r1 at 1,000 ends at
+// 1,002.5 (TTFT 0.5 + 1.5, decode 1.0); r2 at 1,004.5 is refused: the window opened at 1,000
+// closes at 19,000, so retry-after is 17,995.5 s. At 19,000 the cache (TTL 300 s) has expired:
+// TTFT 0.5 + 1.5 = 2 s, decode 1 s, end 19,003. With windows anchored at 0 instead, r2 waits only
+// until 18,000.
+TEST(Plans, SimulatedSessionWaitsForTheWindowItOpened) {
+  const auto script = two_requests();
+  const session_plan plan{&script, 1000, 1, 0};
+  const auto t = plan_target();
+  const auto r = simulate(t, honour_forever(), {&plan, 1});
+  ASSERT_EQ(r.attempts.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.attempts[1].t_send, 1004.5);
+  EXPECT_DOUBLE_EQ(r.attempts[1].retry_after_s, 17995.5);
+  EXPECT_DOUBLE_EQ(r.attempts[2].t_send, 19000.0);
+  EXPECT_EQ(r.attempts[2].tokens.cache_read, 0);
+  EXPECT_DOUBLE_EQ(r.attempts[2].t_end, 19003.0);
+  EXPECT_DOUBLE_EQ(r.wall_s, 18003.0);
+  EXPECT_EQ(r.sessions[0].outcome, session_outcome::completed);
+
+  auto grid = t;
+  grid.limits[0].anchor = window_anchor::session_start;
+  const auto g = simulate(grid, honour_forever(), {&plan, 1});
+  EXPECT_DOUBLE_EQ(g.attempts[2].t_send, 18000.0);
+
+  // The fee: a month is 365.25 / 12 days = 2,629,800 s. The run's share is 100 × 18,003 / 2,629,800.
+  EXPECT_DOUBLE_EQ(r.cost_usd, 100.0 * 18003 / 2629800);
+  EXPECT_EQ(r.token_cost_usd, 0.0);
+  // Repeated all month: the wall clock admits 2,629,800 / 18,003 = 146.08 tasks; the window admits
+  // 1 task × (1 / 2 requests) × (2,629,800 / 18,000 windows) = 73.05: it limits the month.
+  const auto c = plan_cost_of(r, t);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->limited_by, "five_hour");
+  EXPECT_DOUBLE_EQ(c->tasks_per_month, 0.5 * 2629800 / 18000);
+  EXPECT_DOUBLE_EQ(c->usd_per_task, 100 / (0.5 * 2629800 / 18000));
+  EXPECT_DOUBLE_EQ(c->usd_per_hour, 100 / (0.5 * 2629800 / 18000 * 18003 / 3600));
+  EXPECT_DOUBLE_EQ(c->limited_share, (0.5 * 2629800 / 18000) / (2629800 / 18003.0));
+  EXPECT_DOUBLE_EQ(c->fee_share_usd, r.cost_usd);
+}
+
+// A cap the source does not publish is null in the preset; a run needs it set.
+TEST(Plans, UnpublishedCapMustBeSetBeforeARun) {
+  auto j = plan_json();
+  j["limits"]["buckets"][0]["limit"] = nullptr;
+  const auto t = plan_target(j);
+  EXPECT_TRUE(t.limits[0].limit_unpublished);
+  const auto script = two_requests();
+  const session_plan plan{&script, 0, 1, 0};
+  EXPECT_EQ(error_of([&] { (void)simulate(t, honour_forever(), {&plan, 1}); }),
+            "target test-plan: bucket five_hour has no published limit; set it before running (a scenario option's "
+            "\"limits\": {\"five_hour\": N}, --limit five_hour=N, or Target.with_bucket_limit)");
+
+  const preset_library lib({LOOPCAST_TEST_MODELS_DIR});
+  nlohmann::json scn = nlohmann::json::parse(R"({"kind": "scenario", "name": "s", "source": "test",
+    "read_on": "2026-12-01", "seed": 1, "start_time_utc": "2026-05-04T14:00:00Z",
+    "workload": "reference-agent-loop", "sessions": 1})");
+  scn["options"] = {{{"label", "plan"}, {"target", j}, {"client", "claude-code"}}};
+  EXPECT_EQ(error_of([&] { (void)parse_scenario(scn.dump(), "s.json", lib); }),
+            "s.json: /options/0: target test-plan's bucket five_hour has no published limit: set it with "
+            "\"limits\": {\"five_hour\": N} (docs/plans.md)");
+  scn["options"][0]["limits"] = {{"five_hours", 10}};
+  EXPECT_EQ(error_of([&] { (void)parse_scenario(scn.dump(), "s.json", lib); }),
+            "s.json: /options/0/limits: target test-plan has no bucket \"five_hours\" (its buckets: five_hour)");
+  scn["options"][0]["limits"] = {{"five_hour", 10}};
+  const auto s = parse_scenario(scn.dump(), "s.json", lib);
+  EXPECT_EQ(s.options[0].tgt.limits[0].limit, 10.0);
+  EXPECT_FALSE(s.options[0].tgt.limits[0].limit_unpublished);
+}
+
+TEST(Plans, PresetErrors) {
+  auto j = plan_json();
+  j["prices"] = {{"usd_per_million", {{"input", 1}, {"cache_read", 0.1}, {"output", 5}}}};
+  EXPECT_EQ(error_of([&] { (void)plan_target(j); }),
+            "plan.json: /prices: a plan target is priced by its monthly fee; compare it with pay-as-you-go or a local "
+            "machine as another option of the scenario");
+  j = plan_json();
+  j.erase("plan");
+  EXPECT_EQ(error_of([&] { (void)plan_target(j); }),
+            "plan.json: a plan target needs \"plan\": {\"name\", \"monthly_fee_usd\"}");
+  j = plan_json();
+  j["type"] = "cloud";
+  j["prices"] = {{"usd_per_million", {{"input", 1}, {"cache_read", 0.1}, {"output", 5}}}};
+  EXPECT_EQ(error_of([&] { (void)plan_target(j); }), "plan.json: /plan: only a target of type \"plan\" has a plan");
+  j = plan_json();
+  j["limits"]["buckets"][0] = {{"name", "t"},           {"unit", "tokens"},       {"limit", 1000},
+                               {"period_s", 18000},     {"algorithm", "fixed_window"},
+                               {"counts", {{"input", 1}, {"output", 1}, {"reasoning", 2}}},
+                               {"charging", "reserve"}};
+  EXPECT_EQ(error_of([&] { (void)plan_target(j); }),
+            "plan.json: /limits/buckets/0/counts: charging \"reserve\" reserves max_tokens for output and reasoning "
+            "alike, so they need the same weight (found 1 and 2)");
+  j["limits"]["buckets"][0]["counts"] = {{"input", 1}, {"cache_reads", 0.1}};
+  j["limits"]["buckets"][0].erase("charging");
+  EXPECT_EQ(error_of([&] { (void)plan_target(j); }),
+            "plan.json: /limits/buckets/0/counts: unknown token class \"cache_reads\"; expected any of input, "
+            "cache_read, cache_write, output, reasoning");
+  j["limits"]["buckets"][0]["counts"] = {{"input", 1}, {"cache_read", 0.1}};
+  j["limits"]["buckets"][0]["weight"] = 5;
+  j["limits"]["buckets"][0]["anchor"] = "first_use";
+  const auto t = plan_target(j);
+  EXPECT_DOUBLE_EQ(t.limits[0].class_weight(token_class::cache_read), 0.1);
+  EXPECT_DOUBLE_EQ(t.limits[0].weight, 5.0);
+  EXPECT_EQ(t.limits[0].anchor, window_anchor::first_use);
+  EXPECT_FALSE(t.limits[0].classes.contains(token_class::output));
+}
