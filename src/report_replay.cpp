@@ -11,6 +11,7 @@
 #include <fmt/ostream.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -277,6 +278,23 @@ void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& trac
         const auto [served, total] = detail::requests_served_of(o.sim);
         return fmt::format("${:.2f}{}", detail::usd_per_hour(o.sim), served < total ? " partial" : "");
       });
+  // Subscription plans: how far the plan's caps let this pace go over a month (metrics.hpp).
+  if (std::any_of(r.options.begin(), r.options.end(), [](const option_result& o) { return o.option->tgt.plan.has_value(); })) {
+    auto plan = [](const option_result& o, auto cell) {
+      if (!o.option->tgt.plan) return std::string("-");
+      const auto c = plan_cost_of(o.sim, o.option->tgt);
+      return c ? cell(*c) : std::string("no task completed");
+    };
+    row("plan: tasks a month", "-", [&](const option_result& o) {
+      return plan(o, [](const plan_cost& c) { return detail::grouped(c.tasks_per_month); });
+    });
+    row("plan: $ per task", "-", [&](const option_result& o) {
+      return plan(o, [](const plan_cost& c) { return fmt::format("${:.4f}", c.usd_per_task); });
+    });
+    row("plan: limited by", "-", [&](const option_result& o) {
+      return plan(o, [](const plan_cost& c) { return c.limited_by; });
+    });
+  }
   auto eff = [](const request_metrics& m) {
     return m.effective_tps.count == 0 ? std::string("n/a")
                                       : fmt::format("{:.0f} / {:.0f}", m.effective_tps.p50, m.effective_tps.p90);

@@ -103,8 +103,10 @@ void write_option(std::ostream& os, const option_result& o) {
     const fleet_metrics f = compute_fleet_metrics(r);
     fmt::print(os, "  Fleet       P(session dies) {:.1f}%; 429 rate {:.1f}% of attempts; stall share {:.1f}%\n",
                100 * f.p_session_dies, 100 * f.rate_429, 100 * f.stall_share);
-    fmt::print(os, "              {:.1f} tasks per hour; {:.1f} requests/s; {:.0f} output+reasoning tok/s; ${:.4f} per task\n",
-               f.tasks_per_hour, f.requests_per_s, f.output_tps, f.usd_per_task);
+    fmt::print(os, "              {:.1f} tasks per hour; {:.1f} requests/s; {:.0f} output+reasoning tok/s; {}\n",
+               f.tasks_per_hour, f.requests_per_s, f.output_tps,
+               std::isnan(f.usd_per_task) ? std::string("no task completed, so no $ per task")
+                                          : fmt::format("${:.4f} per task", f.usd_per_task));
   }
   // The bucket that stretches the work most, if any: a wall that no client can wait out.
   const auto loads = bucket_loads(r, tgt);

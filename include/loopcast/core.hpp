@@ -14,6 +14,7 @@
 #include "loopcast/fields.hpp"
 #include "loopcast/limits/level_curve.hpp"
 #include "loopcast/names.hpp"
+#include "loopcast/plan.hpp"
 #include "loopcast/power.hpp"
 #include "loopcast/prefix_cache.hpp"
 #include "loopcast/prices.hpp"

@@ -142,18 +142,29 @@ def stats(logs: "Logs | str | Sequence[str] | None" = None, price: "Target | str
                                        _unix(since, "since"), _unix(until, "until", end_of_day=True)))
 
 
-def _routes(t: "Target | str | Mapping[str, Target | str]") -> tuple[str, list[tuple[str, str]]]:
+def _with_limits(tg: Target, limits: "Mapping[str, int]", found: "dict[str, bool]", names: "set[str]") -> Target:
+    have = {b["name"] for b in tg.to_dict()["limits"]["buckets"]}
+    names |= have
+    for bucket, limit in limits.items():
+        if bucket in have:
+            tg = tg.with_bucket_limit(bucket, limit)
+            found[bucket] = True
+    return tg
+
+
+def _routes(t: "Target | str | Mapping[str, Target | str]", limits: "Mapping[str, int]",
+            found: "dict[str, bool]", names: "set[str]") -> tuple[str, list[tuple[str, str]]]:
     if isinstance(t, Mapping):
         routes = []
-        names = []
+        labels = []
         for pattern, target in t.items():
-            tg = target if isinstance(target, Target) else Target.load(target)
+            tg = _with_limits(target if isinstance(target, Target) else Target.load(target), limits, found, names)
             routes.append((str(pattern), json.dumps(tg.to_dict())))
-            names.append(tg.name)
+            labels.append(tg.name)
         if not routes:
             raise ValueError("a model mapping needs at least one pattern")
-        return "+".join(names), routes
-    tg = t if isinstance(t, Target) else Target.load(t)
+        return "+".join(labels), routes
+    tg = _with_limits(t if isinstance(t, Target) else Target.load(t), limits, found, names)
     return tg.name, [("*", json.dumps(tg.to_dict()))]
 
 
@@ -161,7 +172,7 @@ def replay(logs: "Logs | str | Sequence[str]", on: "Iterable[Target | str | Mapp
            client: "Client | str | None" = None, *, seed: int = 1, max_tokens: int | None = None,
            speed: str = "target", context: str = "compact", compact_at: float | None = None,
            price_list: "str | os.PathLike | None" = None, timeline: bool = True,
-           models: "str | os.PathLike | None" = None) -> Run:
+           limits: "Mapping[str, int] | None" = None, models: "str | os.PathLike | None" = None) -> Run:
     """Re-times the recorded sessions on each option of ``on``.
 
     An option is a target (name, ``.json`` path or :class:`Target`) or a mapping from model-name
@@ -171,7 +182,9 @@ def replay(logs: "Logs | str | Sequence[str]", on: "Iterable[Target | str | Mapp
     ``max_tokens`` to the client's, capped at each target's maximum output. ``speed="recorded"``
     keeps every request's recorded duration; ``context`` is what happens when a prompt outgrows a
     target's window (``"compact"``, ``"truncate"`` or ``"fail"``), ``compact_at`` the fraction of
-    the window that triggers compaction.
+    the window that triggers compaction. ``limits`` sets bucket limits by name on every target
+    that has the bucket (``{"five_hour": 300_000}``: a subscription plan's unpublished cap, or a
+    what-if), as ``loopcast replay --limit`` does; a name no target has is a KeyError.
     """
     handle = _logs(logs)._handle
     if client is None:
@@ -180,9 +193,15 @@ def replay(logs: "Logs | str | Sequence[str]", on: "Iterable[Target | str | Mapp
     if max_tokens is not None and (isinstance(max_tokens, bool) or int(max_tokens) < 1):
         raise ValueError(f"max_tokens must be a whole number >= 1, not {max_tokens!r}")
     options = []
+    limits = dict(limits or {})
+    found = {bucket: False for bucket in limits}
+    names: set[str] = set()
     for t in on:
-        label, routes = _routes(t)
+        label, routes = _routes(t, limits, found, names)
         options.append((label, routes, json.dumps(c.to_dict())))
+    for bucket, ok in found.items():
+        if not ok:
+            raise KeyError(f"no target has a bucket {bucket!r} (buckets: {', '.join(sorted(names)) or 'none'})")
     return Run(_core.replay(handle, options, seed, 0 if max_tokens is None else int(max_tokens), timeline, speed,
                             context, 0.0 if compact_at is None else float(compact_at),
                             None if price_list is None else os.fspath(price_list), models_dir(models)))

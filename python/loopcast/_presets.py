@@ -127,14 +127,17 @@ class Option:
     """One option of a scenario: a target, a client, and whether requests go through the batch API.
 
     ``target`` and ``client`` are preset names, :class:`Target`/:class:`Client` objects or dicts.
+    ``limits`` sets the target's bucket limits by name (``{"five_hour": 300_000}``): a subscription
+    plan's caps that its provider does not publish, or a what-if.
     """
 
     def __init__(self, label: str, target: "str | Target | dict", client: "str | Client | dict" = "opencode",
-                 batch: bool = False) -> None:
+                 batch: bool = False, limits: "dict[str, int] | None" = None) -> None:
         self.label = label
         self.target = target
         self.client = client
         self.batch = batch
+        self.limits = dict(limits) if limits else {}
 
     def to_dict(self) -> dict[str, Any]:
         """The option as it appears in a scenario document."""
@@ -143,18 +146,22 @@ class Option:
         d = {"label": self.label, "target": ref(self.target), "client": ref(self.client)}
         if self.batch:
             d["batch"] = True
+        if self.limits:
+            d["limits"] = dict(self.limits)
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Option":
         """The inverse of :meth:`to_dict`."""
-        return cls(d["label"], d["target"], d["client"], d.get("batch", False))
+        return cls(d["label"], d["target"], d["client"], d.get("batch", False), d.get("limits"))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Option) and self.to_dict() == other.to_dict()
 
     def __repr__(self) -> str:
-        return f"loopcast.Option(label={self.label!r}, target={self.target!r}, client={self.client!r}, batch={self.batch!r})"
+        limits = f", limits={self.limits!r}" if self.limits else ""
+        return (f"loopcast.Option(label={self.label!r}, target={self.target!r}, client={self.client!r}, "
+                f"batch={self.batch!r}{limits})")
 
 
 class Scenario(Preset):

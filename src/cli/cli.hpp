@@ -60,6 +60,8 @@ workload workload_ref(const preset_library& lib, const std::string& ref);
 /// Applies `--limit BUCKET=N` settings to the targets that have the bucket; a bucket that none of
 /// them has, a malformed setting or a bad number is an invalid_argument naming it.
 void set_bucket_limits(std::span<target* const> targets, const std::vector<std::string>& settings);
+/// Refuses (invalid_argument) a target with a bucket whose limit is unpublished and still unset.
+void check_limits_set(std::span<target* const> targets);
 /// Writes text to a file, or to stdout for "-": never to one of `inputs` (the same file under
 /// any name), through a temporary file renamed over the target (a device or pipe is written in
 /// place), every write and the close checked. Throws output_error (exit code 4).

@@ -165,12 +165,11 @@ int cmd_replay(const std::vector<std::string>& logs, const std::string& format, 
   const auto client = client_ref(lib, a.client.empty() ? default_client_for(traces) : a.client);
   std::vector<replay_target> targets;
   for (const auto& ref : a.on) targets.push_back(parse_on(lib, ref, client, a.no_limits));
-  if (!a.limits.empty()) {
-    std::vector<target*> tgts;
-    for (auto& rt : targets)
-      for (auto& r : rt.routes) tgts.push_back(&r.option.tgt);
-    set_bucket_limits(tgts, a.limits);
-  }
+  std::vector<target*> tgts;
+  for (auto& rt : targets)
+    for (auto& r : rt.routes) tgts.push_back(&r.option.tgt);
+  set_bucket_limits(tgts, a.limits);
+  check_limits_set(tgts);
   replay_options ro;
   ro.seed = a.seed;
   ro.max_tokens = a.max_tokens;

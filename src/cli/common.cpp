@@ -93,6 +93,15 @@ void set_bucket_limits(std::span<target* const> targets, const std::vector<std::
   }
 }
 
+void check_limits_set(std::span<target* const> targets) {
+  for (const auto* t : targets)
+    for (const auto& b : t->limits)
+      if (b.limit_unpublished)
+        throw std::invalid_argument(fmt::format("target {}: bucket {} has no published limit; set it with --limit {}=N "
+                                                "(docs/plans.md)",
+                                                t->name, b.name, b.name));
+}
+
 retry_policy client_ref(const preset_library& lib, const std::string& ref) {
   std::error_code ec;
   if (ref.ends_with(".json") && std::filesystem::is_regular_file(ref, ec)) return load_client_file(ref);

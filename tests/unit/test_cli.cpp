@@ -591,3 +591,27 @@ TEST(Cli, ProgressAppearsOnATerminalOnly) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
 }
+
+// A plan's unpublished caps: replay refuses to guess them, --limit sets them, and bad settings are
+// named.
+TEST(CliLogs, ReplayLimitSetsAPlansCaps) {
+  const std::string log = traces + "/claude-code-weka/trace_0043.json";
+  auto r = loopcast("replay " + log + " --on claude-max-5x-opus-4.5 --limit five_hour=300000");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "loopcast: target claude-max-5x-opus-4.5: bucket weekly has no published limit; set it with --limit "
+                   "weekly=N (docs/plans.md)\n");
+  r = loopcast("replay " + log + " --on claude-max-5x-opus-4.5 --limit five_hour=1.5");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "loopcast: --limit five_hour=1.5: expected BUCKET=N with N a whole number from 1 to 10^12\n");
+  r = loopcast("replay " + log + " --on claude-max-5x-opus-4.5 --limit weekly=3000000 --limit hourly=5");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "loopcast: --limit hourly=5: no target has a bucket \"hourly\" (buckets: five_hour, weekly)\n");
+  r = loopcast("replay --json " + log + " --on claude-max-5x-opus-4.5 --limit five_hour=300000 --limit weekly=3000000");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& o = j["options"][0];
+  EXPECT_EQ(o["buckets"][0]["limit"], 300000.0);
+  EXPECT_EQ(o["plan"]["name"], "Claude Max 5x");
+  // The fee by wall clock: $100 × wall / (365.25 / 12 days).
+  EXPECT_DOUBLE_EQ(o["plan"]["fee_share_usd"].get<double>(), 100.0 * o["wall_s"].get<double>() / 2629800.0);
+}

@@ -1,0 +1,59 @@
+"""Subscription plans from Python: caps set on an option or a replay, the fee priced per task."""
+
+import json
+import subprocess
+
+import pytest
+
+import loopcast
+
+MONTH_S = 365.25 / 12 * 86400
+
+
+def _plan_scenario(limits):
+    return loopcast.Scenario(
+        name="plan", workload="reference-agent-loop", sessions=3, stagger_s=10,
+        options=[loopcast.Option("max", "claude-max-5x-opus-4.5", "claude-code", limits=limits)])
+
+
+def test_option_limits_set_the_unpublished_caps(models):
+    with pytest.raises(loopcast.ConfigError) as e:
+        _plan_scenario(None)
+    assert str(e.value) == ("<python>: /options/0: target claude-max-5x-opus-4.5's bucket five_hour has no published "
+                            "limit: set it with \"limits\": {\"five_hour\": N} (docs/plans.md)")
+    scn = _plan_scenario({"five_hour": 400_000, "weekly": 2_000_000})
+    assert scn.options[0].limits == {"five_hour": 400_000, "weekly": 2_000_000}
+    o = loopcast.run(scn, models=models).options[0]
+    assert o.bucket_limit == {"five_hour": 400_000, "weekly": 2_000_000}
+    plan = o.plan
+    assert plan["name"] == "Claude Max 5x" and plan["monthly_fee_usd"] == 100
+    # The run's share of the fee is fee × wall / month, and that is its cost.
+    assert plan["fee_share_usd"] == pytest.approx(100 * o.wall_s / MONTH_S, rel=1e-12)
+    assert o.cost_usd == pytest.approx(plan["fee_share_usd"], rel=1e-12)
+    # Tasks a month: the least of the wall clock's and each window's, from the run's own charges.
+    tasks = int((o.sessions["outcome"] == 0).sum())  # 0: completed
+    assert tasks == o.summary["fleet"]["completed"] == 3
+    assert o.rate_limited > 0  # the 5-hour window stops the fleet: a run that tests the caps
+    bounds = {"wall clock": tasks * MONTH_S / o.wall_s}
+    for b in o.summary["buckets"]:
+        bounds[b["name"]] = tasks * (b["limit"] / b["charged"]) * (MONTH_S / b["period_s"])
+    limited_by = min(bounds, key=bounds.get)
+    assert plan["limited_by"] == limited_by
+    assert plan["tasks_per_month"] == pytest.approx(bounds[limited_by], rel=1e-12)
+    assert plan["usd_per_task"] == pytest.approx(100 / bounds[limited_by], rel=1e-12)
+
+
+def test_replay_limits_on_a_plan(traces, models, cli):
+    log = str(traces / "claude-code-weka" / "trace_0043.json")
+    with pytest.raises(KeyError) as e:
+        loopcast.replay(log, ["claude-max-5x-opus-4.5"], limits={"five_hours": 1}, models=models)
+    assert e.value.args[0] == "no target has a bucket 'five_hours' (buckets: five_hour, weekly)"
+    r = loopcast.replay(log, ["claude-max-5x-opus-4.5"], limits={"five_hour": 300_000, "weekly": 3_000_000},
+                        models=models)
+    o = r.options[0]
+    out = subprocess.run([cli, "--models", models, "replay", log, "--on", "claude-max-5x-opus-4.5", "--limit",
+                          "five_hour=300000", "--limit", "weekly=3000000", "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    cli_plan = json.loads(out)["options"][0]["plan"]
+    assert o.plan == cli_plan
+    assert o.plan["limited_by"] in ("wall clock", "five_hour", "weekly")
