@@ -41,6 +41,13 @@ void register_catalogue(py::module_& m) {
       [](const std::vector<std::string>& files) { return to_python(detail::limits_doc(infer_limits_from_files(files))); },
       py::arg("files"), "`loopcast limits infer --json` as a dict.");
   m.def(
+      "infer_plan_caps",
+      [](const std::vector<std::string>& logs) {
+        const auto traces = import_traces({logs.begin(), logs.end()}, trace_format::automatic);
+        return to_python(detail::plan_caps_doc(infer_plan_caps(traces)));
+      },
+      py::arg("logs"), "`loopcast limits infer --logs --json` as a dict.");
+  m.def(
       "set_progress",
       [](std::optional<py::function> f) {
         if (!f) {

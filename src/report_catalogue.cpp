@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 namespace loopcast {
 
 using json = nlohmann::ordered_json;
@@ -49,7 +51,18 @@ json limits_doc(const limits_evidence& e) {
           {"evidence", buckets}, {"messages", msgs}, {"notes", r.notes}};
 }
 
+json plan_caps_doc(const plan_inference& r) {
+  json caps = json::array();
+  for (const auto& c : r.caps)
+    caps.push_back({{"window", c.window}, {"period_s", c.period_s}, {"counts", c.counts}, {"low", c.low},
+                    {"high", std::isinf(c.high) ? json(nullptr) : json(c.high)}, {"observations", c.observations},
+                    {"consistent", c.consistent}});
+  return {{"caps", caps}, {"notes", r.notes}};
+}
+
 } // namespace detail
+
+std::string plan_caps_to_json(const plan_inference& r, int indent) { return detail::dump(detail::plan_caps_doc(r), indent); }
 
 std::string price_list_to_json(const price_list& list, int indent) {
   return detail::dump(detail::price_list_doc(list), indent);

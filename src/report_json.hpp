@@ -96,5 +96,6 @@ nlohmann::ordered_json workload_fit_doc(const workload_fit& f, const std::vector
 nlohmann::ordered_json workload_validation_doc(const workload_validation& r);
 nlohmann::ordered_json price_list_doc(const price_list& list);
 nlohmann::ordered_json limits_doc(const limits_evidence& e);
+nlohmann::ordered_json plan_caps_doc(const plan_inference& r);
 
 } // namespace loopcast::detail

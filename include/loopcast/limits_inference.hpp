@@ -14,6 +14,7 @@
 #pragma once
 
 #include "loopcast/limits/bucket_config.hpp"
+#include "loopcast/trace.hpp"
 
 #include <limits>
 #include <map>
@@ -76,6 +77,35 @@ std::vector<rate_limit_message> find_rate_limit_messages(std::string_view text, 
 
 /// "6m0s", "1.5s", "20ms", "11.054s", "2h1m" → seconds; nullopt if malformed.
 std::optional<double> parse_duration(std::string_view s);
+
+/// A subscription plan's cap learnt from agent logs (`loopcast limits infer --logs`,
+/// docs/plans.md): the interval of caps consistent with every observation, for one window and one
+/// rule of what the cap counts. Two kinds of evidence:
+///   Codex `rate_limits` snapshots (used_percent of each window, its length and reset time): between
+///     the first and last snapshot of one window, the logged requests used ΔU and the percentage
+///     rose by Δp. Percentages are whole (rounded or truncated), so the true rise lies in
+///     (Δp − 1.5, Δp + 1.5): cap ≥ 100·ΔU / (Δp + 1.5), always (usage the logs miss only raises
+///     Δp); cap ≤ 100·ΔU / (Δp − 1.5) if the logs hold all the account's usage in that span. The
+///     request that ended last is counted in the upper bound only (its usage may not show yet).
+///   Claude Code's cut-offs ("usage limit reached|EPOCH"): the 5-hour window [EPOCH − 5 h, EPOCH)
+///     refused a request, so cap ≤ the usage logged in it before the refusal (if the logs hold all
+///     the usage); every request it admitted says cap > the usage before it (always).
+struct plan_cap_interval {
+  std::string window;        ///< "5-hour", "weekly", or "N-minute"
+  double period_s = 0;
+  std::string counts;        ///< the rule: "all tokens", "all but cache reads", "cache reads at 0.1"
+  double low = 0;            ///< the cap is above this, in counted tokens
+  double high = std::numeric_limits<double>::infinity();  ///< and at most this (infinite: no bound)
+  std::int32_t observations = 0;
+  bool consistent = true;    ///< low <= high: the rule fits every observation
+};
+struct plan_inference {
+  std::vector<plan_cap_interval> caps;  ///< per window, per rule
+  std::vector<std::string> notes;       ///< what was read, and what could not be used
+};
+/// Reads the traces' rate-limit snapshots and cut-offs; throws trace_error naming the first log
+/// when they hold neither.
+plan_inference infer_plan_caps(std::span<const recorded_trace> traces);
 
 /// Everything captured files say about a provider's limits (`loopcast limits infer FILE…`).
 struct limits_evidence {

@@ -108,6 +108,14 @@ struct rate_limit_snapshot {
   std::string json;    ///< the snapshot object, as JSON text
 };
 
+/// A subscription's cut-off as the log recorded it: Claude Code's "Claude AI usage limit
+/// reached|EPOCH" message (the request was refused; the plan's window reopens at EPOCH).
+struct limit_cutoff {
+  double t = 0;                 ///< when it was recorded, s on the log's clock
+  double resets_at_unix = 0;    ///< when the window reopens, Unix seconds
+  std::int64_t source_line = 0;
+};
+
 /// Per-task totals, for logs that have nothing finer (SWE-agent).
 struct recorded_totals {
   std::int64_t api_calls = 0;
@@ -128,6 +136,7 @@ struct recorded_trace {
   bool absolute_clock = false;        ///< times are Unix seconds
   std::optional<recorded_totals> totals;  ///< totals-only logs (sessions is empty)
   std::vector<rate_limit_snapshot> rate_limits;  ///< as recorded, consecutive duplicates dropped
+  std::vector<limit_cutoff> cutoffs;             ///< a subscription's limit messages
   import_summary summary;
 
   std::size_t request_count() const noexcept;

@@ -13,7 +13,7 @@ records without copying.
 
 Everything the command line does is here: :func:`run`, :func:`monte_carlo`, :func:`sweep` (also on
 a Dask cluster), :func:`solve`, :func:`compare`, :func:`import_logs`, :func:`stats`, :func:`replay`, :func:`fit`,
-:func:`import_prices`, :func:`infer_limits` and :mod:`loopcast.plot`.
+:func:`import_prices`, :func:`infer_limits`, :func:`infer_plan_caps` and :mod:`loopcast.plot`.
 """
 
 from loopcast import _core
@@ -24,14 +24,14 @@ from loopcast._run import compare, monte_carlo, run, solve
 from loopcast._logs import Logs, fit, fit_workload, import_logs, replay, stats, validate
 from loopcast._sweep import Sweep, sweep
 from loopcast._tables import Report
-from loopcast._catalogue import import_prices, infer_limits
+from loopcast._catalogue import import_prices, infer_limits, infer_plan_caps
 from loopcast._progress import show_progress
 
 __version__ = _core.__version__
 
 __all__ = [
     "Client", "ConfigError", "compare", "Error", "Logs", "Option", "OptionResult", "Preset", "Report", "Run", "Scenario",
-    "SimulationError", "Sweep", "Table", "Target", "TraceError", "Workload", "fit", "fit_workload", "import_logs", "import_prices", "infer_limits", "load_preset",
+    "SimulationError", "Sweep", "Table", "Target", "TraceError", "Workload", "fit", "fit_workload", "import_logs", "import_prices", "infer_limits", "infer_plan_caps", "load_preset",
     "models_dir", "monte_carlo", "presets", "replay", "run", "show_progress", "solve", "stats", "sweep", "validate",
     "__version__",
 ]

@@ -49,3 +49,19 @@ def infer_limits(*paths: "str | os.PathLike") -> Report:
     if not paths:
         raise TypeError("infer_limits needs at least one file")
     return Report("limits", _core.infer_limits([os.fspath(p) for p in paths]))
+
+
+def infer_plan_caps(*logs: "str | os.PathLike") -> Report:
+    """A subscription plan's caps bounded by agent logs (``loopcast limits infer --logs``, docs/plans.md).
+
+    Codex rollouts record each window's ``used_percent``; Claude Code logs record the cut-off
+    ("usage limit reached|EPOCH"). For each window and each rule of what the cap may count ("all
+    tokens", "all but cache reads", "cache reads at 0.1") the result gives the interval of caps
+    consistent with every observation: ``{"caps": [{"window", "period_s", "counts", "low", "high"
+    (None: no upper bound), "observations", "consistent"}], "notes": [...]}``. The lower bounds
+    hold always; the upper bounds only if the logs hold all the account's usage in the spans
+    measured.
+    """
+    if not logs:
+        raise TypeError("infer_plan_caps needs at least one log")
+    return Report("plan_caps", _core.infer_plan_caps([os.fspath(p) for p in logs]))

@@ -94,6 +94,9 @@ def import_traces(paths: list[str], format: str = ...) -> Traces:
 def infer_limits(files: list[str]) -> Any:
     """`loopcast limits infer --json` as a dict."""
 
+def infer_plan_caps(logs: list[str]) -> Any:
+    """`loopcast limits infer --logs --json` as a dict."""
+
 def list_presets(models_dir: str) -> list[Any]:
     """(kind, name, description, file) of every preset under models_dir."""
 

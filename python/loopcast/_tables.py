@@ -81,8 +81,9 @@ class Report(dict):
         stats: one row per group (``bins=True``: per group and context bin); validate: one row
         per held-out log (speeds) or per measure (workloads); compare: one row per option;
         solve: one row per evaluation step; prices: one row per model (USD per million tokens,
-        None where the list gives no usable price); limits: one row per inferred bucket. Missing
-        statistics are NaN, never 0.
+        None where the list gives no usable price); limits: one row per inferred bucket; plan
+        caps: one row per window and counting rule (``high`` NaN where nothing bounds it above).
+        Missing statistics are NaN, never 0.
         """
         import pandas as pd
 
@@ -98,6 +99,8 @@ class Report(dict):
             rows = _prices_rows(self)
         elif self.kind == "limits":
             rows = _limits_rows(self)
+        elif self.kind == "plan_caps":
+            rows = [{**c, "high": float("nan") if c["high"] is None else c["high"]} for c in self["caps"]]
         else:  # pragma: no cover - every constructor passes one of the kinds above
             raise ValueError(f"no table for a {self.kind} result")
         return pd.DataFrame(rows)

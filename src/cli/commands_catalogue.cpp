@@ -1,6 +1,7 @@
 // `loopcast presets [show NAME]`, `prices import FILE`, `limits infer FILE...`: the catalogue of targets,
 // prices and limits.
 #include "cli.hpp"
+#include "../text.hpp"
 
 #include "loopcast/errors.hpp"
 #include "loopcast/files.hpp"
@@ -8,12 +9,14 @@
 #include "loopcast/limits_inference.hpp"
 #include "loopcast/price_lists.hpp"
 #include "loopcast/report.hpp"
+#include "loopcast/trace.hpp"
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include <iostream>
@@ -214,6 +217,27 @@ int infer_limits_cmd(const std::vector<std::string>& files, bool as_json) {
   return ok;
 }
 
+int infer_plan_cmd(const std::vector<std::string>& logs, bool as_json) {
+  const auto traces = import_traces({logs.begin(), logs.end()}, trace_format::automatic);
+  const auto r = infer_plan_caps(traces);
+  if (as_json) {
+    std::cout << plan_caps_to_json(r) << "\n";
+    return ok;
+  }
+  fmt::print("A plan's caps, in counted tokens per window, consistent with every observation (docs/plans.md):\n");
+  for (const auto& c : r.caps) {
+    const auto range = !c.consistent ? std::string("no cap fits every observation (usage the logs miss, or another rule)")
+                       : std::isinf(c.high) ? fmt::format("above {}", detail::grouped(c.low))
+                                            : fmt::format("{} to {}", detail::grouped(c.low), detail::grouped(c.high));
+    fmt::print("  {:<9} {:<20} {} ({} observation{})\n", c.window, c.counts, range, c.observations,
+               c.observations == 1 ? "" : "s");
+  }
+  fmt::print("  The lower bounds hold always; the upper bounds only if the logs hold all the account's usage in the spans "
+             "measured.\n");
+  for (const auto& n : r.notes) fmt::print("  note: {}\n", n);
+  return ok;
+}
+
 } // namespace
 
 std::vector<command> catalogue_commands(CLI::App& app, const globals& g) {
@@ -254,7 +278,7 @@ std::vector<command> catalogue_commands(CLI::App& app, const globals& g) {
 
   struct limit_state {
     std::vector<std::string> files;
-    bool as_json = false;
+    bool as_json = false, logs = false;
   };
   auto ls = std::make_shared<limit_state>();
   auto* limits = app.add_subcommand("limits", "Rate limits");
@@ -263,7 +287,10 @@ std::vector<command> catalogue_commands(CLI::App& app, const globals& g) {
                                                   "several snapshots) and check 429 messages against the bucket law");
   infer->add_option("files", ls->files, "Header captures and/or logs with 429 messages")->required();
   infer->add_flag("--json", ls->as_json, "Print the result as JSON");
-  cmds.push_back({infer, [ls] { return infer_limits_cmd(ls->files, ls->as_json); }});
+  infer->add_flag("--logs", ls->logs,
+                  "The files are agent logs (Codex rollouts, Claude Code JSONL): bound a subscription plan's caps by "
+                  "their rate-limit snapshots and cut-offs");
+  cmds.push_back({infer, [ls] { return ls->logs ? infer_plan_cmd(ls->files, ls->as_json) : infer_limits_cmd(ls->files, ls->as_json); }});
   return cmds;
 }
 

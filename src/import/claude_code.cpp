@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <map>
 #include <set>
 
@@ -88,7 +89,20 @@ recorded_trace import_claude_code(const std::string& path) {
     const auto msg = j.find("message");
     if (msg == j.end() || !msg->is_object()) return log.skip(n, "assistant line without a message");
     const auto model = string_at(*msg, "model").value_or("unknown");
-    if (model == "<synthetic>") return log.skip(n, "synthetic message (no API call)");
+    if (model == "<synthetic>") {
+      // A plan's cut-off: "Claude AI usage limit reached|1749924000" (the epoch the window reopens).
+      if (const auto content = msg->find("content"); content != msg->end() && content->is_array())
+        for (const auto& block : *content)
+          if (const auto said = block.is_object() ? string_at(block, "text") : std::nullopt)
+            if (const auto at = said->find("usage limit reached|"); at != std::string::npos) {
+              const auto digits = said->substr(at + 20);
+              double epoch = 0;
+              const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), epoch);
+              if (ec == std::errc{} && end != digits.data() && epoch > 1e9 && epoch < 1e11)
+                t.cutoffs.push_back({*ts, epoch, n});
+            }
+      return log.skip(n, "synthetic message (no API call)");
+    }
     const auto usage = msg->find("usage");
     if (usage == msg->end() || !usage->is_object()) return log.skip(n, "missing usage");
     const auto in = count_at(*usage, "input_tokens");

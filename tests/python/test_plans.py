@@ -57,3 +57,20 @@ def test_replay_limits_on_a_plan(traces, models, cli):
     cli_plan = json.loads(out)["options"][0]["plan"]
     assert o.plan == cli_plan
     assert o.plan["limited_by"] in ("wall clock", "five_hour", "weekly")
+
+
+def test_infer_plan_caps_matches_the_cli(traces, cli):
+    logs = str(traces / "codex")
+    r = loopcast.infer_plan_caps(logs)
+    out = subprocess.run([cli, "limits", "infer", "--logs", "--json", logs], check=True, capture_output=True,
+                         text=True).stdout
+    assert dict(r) == json.loads(out)
+    df = r.to_pandas()
+    five = df[(df.window == "5-hour") & (df.counts == "all tokens")].iloc[0]
+    # 2% → 6% while the requests used 1,434,736 tokens (the last of them 107,330): see test_plans.cpp.
+    assert five.low == pytest.approx(100 * (1434736 - 107330) / 5.5, rel=1e-12)
+    assert five.high == pytest.approx(100 * 1434736 / 2.5, rel=1e-12)
+    weekly = df[(df.window == "weekly") & (df.counts == "all tokens")].iloc[0]
+    assert weekly.high != weekly.high  # NaN: nothing bounds it above
+    with pytest.raises(loopcast.TraceError):
+        loopcast.infer_plan_caps(str(traces / "claude-code-jsonl" / "short.jsonl"))

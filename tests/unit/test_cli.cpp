@@ -615,3 +615,17 @@ TEST(CliLogs, ReplayLimitSetsAPlansCaps) {
   // The fee by wall clock: $100 × wall / (365.25 / 12 days).
   EXPECT_DOUBLE_EQ(o["plan"]["fee_share_usd"].get<double>(), 100.0 * o["wall_s"].get<double>() / 2629800.0);
 }
+
+// `limits infer --logs`: a plan's caps bounded by the Codex rollout's used_percent snapshots.
+TEST(CliLogs, LimitsInferLogsBoundsAPlansCaps) {
+  auto r = loopcast("limits infer --logs " + traces + "/codex");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("  5-hour    all tokens           24,134,655 to 57,389,440 (1 observation)\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  weekly    all but cache reads  above "), std::string::npos) << r.out;
+  r = loopcast("limits infer --logs " + traces + "/claude-code-jsonl/short.jsonl");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_EQ(r.err, "loopcast: " + traces +
+                       "/claude-code-jsonl/short.jsonl: no rate-limit snapshots (Codex) or usage-limit cut-offs (Claude "
+                       "Code) to learn a plan's caps from\n");
+}

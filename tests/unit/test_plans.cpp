@@ -2,12 +2,20 @@
 // unpublished caps the user sets, and the monthly fee priced per task and per hour.
 #include "loopcast/errors.hpp"
 #include "loopcast/limits/bucket.hpp"
+#include "loopcast/limits_inference.hpp"
 #include "loopcast/metrics.hpp"
 #include "loopcast/presets.hpp"
 #include "loopcast/simulation.hpp"
+#include "loopcast/trace.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
 
 using namespace loopcast;
 
@@ -232,4 +240,84 @@ TEST(Plans, PresetErrors) {
   EXPECT_DOUBLE_EQ(t.limits[0].weight, 5.0);
   EXPECT_EQ(t.limits[0].anchor, window_anchor::first_use);
   EXPECT_FALSE(t.limits[0].classes.contains(token_class::output));
+}
+
+// ---- caps learnt from logs (limits_inference.hpp) ------------------------------------------------
+
+namespace {
+const plan_cap_interval& cap(const plan_inference& r, const std::string& window, const std::string& counts) {
+  for (const auto& c : r.caps)
+    if (c.window == window && c.counts == counts) return c;
+  throw std::runtime_error("no cap for " + window + " / " + counts);
+}
+} // namespace
+
+// The real Codex rollout records its 5-hour window at 2% before the first request and 6% at
+// 11:44:29, when the requests so far had used 1,426,736 input (1,328,640 of them cached) and 8,000
+// output tokens. The last of them (106,961 input, 369 output) may not show yet. All tokens:
+// 100 × (1,434,736 − 107,330) / (4 + 1.5) = 24,134,654.5 ≤ cap ≤ 100 × 1,434,736 / (4 − 1.5) =
+// 57,389,440. The weekly window rose 1% → 2%: a lower bound only.
+TEST(PlanCaps, CodexSnapshotsBoundTheCap) {
+  const auto t = import_trace(std::string(LOOPCAST_TEST_TRACES_DIR) +
+                                  "/codex/rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl",
+                              trace_format::codex);
+  const auto r = infer_plan_caps({&t, 1});
+  const auto& all = cap(r, "5-hour", "all tokens");
+  EXPECT_DOUBLE_EQ(all.low, 100 * (1434736.0 - 107330) / 5.5);
+  EXPECT_DOUBLE_EQ(all.high, 100 * 1434736.0 / 2.5);
+  EXPECT_EQ(all.period_s, 18000.0);
+  EXPECT_TRUE(all.consistent);
+  // Without cache reads: 98,096 uncached input + 8,000 output; the last request 106,961 − 102,272
+  // = 4,689 uncached + 369 output.
+  const auto& fresh = cap(r, "5-hour", "all but cache reads");
+  EXPECT_DOUBLE_EQ(fresh.low, 100 * (106096.0 - 5058) / 5.5);
+  EXPECT_DOUBLE_EQ(fresh.high, 100 * 106096.0 / 2.5);
+  const auto& week = cap(r, "weekly", "all tokens");
+  EXPECT_TRUE(std::isinf(week.high));
+  EXPECT_GT(week.low, 0.0);
+}
+
+// A Claude Code log cut off at 03:00 by a window reopening at 05:00 (so open since 00:00): the
+// requests at 01:00 (input 1,000, cache read 10,000, cache write 2,000, output 500) and 02:00
+// (input 3,000, cache read 20,000, output 1,000) were admitted; the one at 23:00 the day before lies
+// outside the window. All tokens: cap > 13,500 (before the 02:00 request) and ≤ 37,500.
+TEST(PlanCaps, ClaudeCodeCutOffBoundsTheCap) {
+  const auto path = std::filesystem::temp_directory_path() / ("loopcast_cutoff_" + std::to_string(::getpid()) + ".jsonl");
+  {
+    std::ofstream out(path);
+    auto user = [&](const char* ts) {
+      out << R"({"type":"user","timestamp":")" << ts << R"(","message":{"role":"user","content":"go"}})" << "\n";
+    };
+    auto assistant = [&](const char* ts, const char* id, const char* usage) {
+      out << R"({"type":"assistant","timestamp":")" << ts << R"(","message":{"id":")" << id
+          << R"(","model":"claude-opus-4-5","content":[{"type":"text","text":"ok"}],"usage":)" << usage << "}}\n";
+    };
+    user("2025-12-31T23:00:00Z");
+    assistant("2025-12-31T23:00:05Z", "a0", R"({"input_tokens":50000,"output_tokens":10})");
+    user("2026-01-01T01:00:00Z");
+    assistant("2026-01-01T01:00:05Z", "a1",
+              R"({"input_tokens":1000,"cache_read_input_tokens":10000,"cache_creation_input_tokens":2000,"output_tokens":500})");
+    user("2026-01-01T02:00:00Z");
+    assistant("2026-01-01T02:00:05Z", "a2", R"({"input_tokens":3000,"cache_read_input_tokens":20000,"output_tokens":1000})");
+    user("2026-01-01T03:00:00Z");
+    out << R"({"type":"assistant","timestamp":"2026-01-01T03:00:01Z","isApiErrorMessage":true,"message":{"id":"s1",)"
+        << R"("model":"<synthetic>","content":[{"type":"text","text":"Claude AI usage limit reached|1767243600"}],)"
+        << R"("usage":{"input_tokens":0,"output_tokens":0}}})" << "\n";
+  }
+  const auto t = import_trace(path, trace_format::claude_code);
+  std::filesystem::remove(path);
+  ASSERT_EQ(t.cutoffs.size(), 1u);
+  EXPECT_EQ(t.cutoffs[0].resets_at_unix, 1767243600.0);
+  EXPECT_EQ(t.cutoffs[0].source_line, 8);
+  const auto r = infer_plan_caps({&t, 1});
+  const auto& all = cap(r, "5-hour", "all tokens");
+  EXPECT_EQ(all.low, 13500.0);
+  EXPECT_EQ(all.high, 37500.0);
+  const auto& fresh = cap(r, "5-hour", "all but cache reads");
+  EXPECT_EQ(fresh.low, 3500.0);
+  EXPECT_EQ(fresh.high, 7500.0);
+  const auto& tenth = cap(r, "5-hour", "cache reads at 0.1");
+  EXPECT_DOUBLE_EQ(tenth.low, 4500.0);
+  EXPECT_DOUBLE_EQ(tenth.high, 10500.0);
+  EXPECT_EQ(all.observations, 1);
 }
