@@ -36,6 +36,28 @@ void register_replay(py::module_& m) {
       });
 
   m.def(
+      "forecast",
+      [](const std::string& log, const std::string& target_json, const std::string& format, std::uint64_t seed,
+         std::int32_t draws, double horizon_s) {
+        if (draws < 1) throw std::invalid_argument("draws must be at least 1, not " + std::to_string(draws));
+        if (!(horizon_s > 0) || !std::isfinite(horizon_s))
+          throw std::invalid_argument("horizon_s must be a finite number of seconds > 0");
+        const auto tgt = parse_target(target_json, "<target>");
+        forecast_options o;
+        o.seed = seed;
+        o.draws = draws;
+        o.horizon_s = horizon_s;
+        const auto fmt_ = format_named(format);
+        wall_forecast f;
+        {
+          py::gil_scoped_release release;
+          f = forecast_next_wall(import_trace(log, fmt_), tgt, o);
+        }
+        return to_python(detail::forecast_doc(f));
+      },
+      py::arg("log"), py::arg("target_json"), py::arg("format"), py::arg("seed"), py::arg("draws"), py::arg("horizon_s"),
+      "`loopcast watch --once --json` as a dict.");
+  m.def(
       "import_traces",
       [](const std::vector<std::string>& paths, const std::string& format) {
         auto h = std::make_shared<traces_holder>();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "loopcast/compare.hpp"
+#include "loopcast/forecast.hpp"
 #include "loopcast/limits_inference.hpp"
 #include "loopcast/price_lists.hpp"
 #include "loopcast/metrics.hpp"
@@ -97,5 +98,6 @@ nlohmann::ordered_json workload_validation_doc(const workload_validation& r);
 nlohmann::ordered_json price_list_doc(const price_list& list);
 nlohmann::ordered_json limits_doc(const limits_evidence& e);
 nlohmann::ordered_json plan_caps_doc(const plan_inference& r);
+nlohmann::ordered_json forecast_doc(const wall_forecast& f);
 
 } // namespace loopcast::detail

@@ -7,6 +7,8 @@
 #include "loopcast/compare.hpp"
 #include "loopcast/context.hpp"
 #include "loopcast/distributions.hpp"
+#include "loopcast/forecast.hpp"
+#include "loopcast/limits_inference.hpp"
 #include "loopcast/metrics.hpp"
 #include "loopcast/montecarlo.hpp"
 #include "loopcast/presets.hpp"

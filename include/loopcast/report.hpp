@@ -77,6 +77,11 @@ std::string fit_to_target_json(const speed_fit& f, const std::string& name, cons
 std::string price_list_to_json(const price_list& list, int indent = 2);
 /// `loopcast limits infer --json` (docs/output.md).
 std::string limits_to_json(const limits_evidence& e, int indent = 2);
+struct wall_forecast;
+/// `loopcast watch --json`: a session's next wall (docs/watch.md).
+std::string forecast_to_json(const wall_forecast& f, int indent = 2);
+/// `loopcast watch`: the buckets now and the next wall, a few lines.
+void write_forecast_text(std::ostream& os, const wall_forecast& f, double horizon_s);
 /// `loopcast limits infer --logs --json`: a plan's caps learnt from agent logs (docs/output.md).
 std::string plan_caps_to_json(const plan_inference& r, int indent = 2);
 

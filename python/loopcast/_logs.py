@@ -267,3 +267,20 @@ def validate(held_out: "Logs | str | Sequence[str]", *, fit_on: "Logs | str | Se
         target_json = json.dumps((on if isinstance(on, Target) else Target.load(on)).to_dict())
     return Report("validate", _core.validate_replay(
         _logs(held_out)._handle, None if fit_on is None else _logs(fit_on)._handle, target_json, seeds, seed, noise))
+
+
+def forecast(log: "str | os.PathLike", on: "Target | str", *, limits: "Mapping[str, int] | None" = None,
+             format: str = "auto", seed: int = 1, draws: int = 200, horizon_s: float = 7 * 86400.0) -> dict:
+    """The next wall of a (running) session on a target or plan: ``loopcast watch --once --json`` as a dict.
+
+    The log so far is replayed at its recorded times on the target's buckets; the session then goes
+    on as it grew (each token class on a least-squares line over its last 30 requests plus a drawn
+    residual, at its own pace) until a bucket refuses it. ``["next_wall"]`` gives the bucket and
+    the P10 / P50 / P90 of the seconds from the last send to that refusal over ``draws``
+    continuations (None: beyond ``horizon_s``); ``["buckets"]`` each bucket's use now. ``limits``
+    sets bucket limits by name (a plan's unpublished caps). See docs/watch.md.
+    """
+    tg = on if isinstance(on, Target) else Target.load(on)
+    for bucket, limit in (limits or {}).items():
+        tg = tg.with_bucket_limit(bucket, limit)
+    return _core.forecast(os.fspath(log), json.dumps(tg.to_dict()), format, int(seed), int(draws), float(horizon_s))

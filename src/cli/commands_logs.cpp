@@ -2,6 +2,7 @@
 #include "cli.hpp"
 
 #include "loopcast/files.hpp"
+#include "loopcast/forecast.hpp"
 #include "loopcast/loopcast.hpp"
 #include "loopcast/replay.hpp"
 #include "loopcast/trace.hpp"
@@ -16,6 +17,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 namespace loopcast::cli {
 
@@ -188,6 +190,90 @@ int cmd_replay(const std::vector<std::string>& logs, const std::string& format, 
   if (a.as_json) std::cout << replay_to_json(traces, r) << "\n";
   else write_replay_text(std::cout, traces, r);
   return ok;
+}
+
+struct watch_args {
+  std::string log, on, format;
+  std::vector<std::string> limits;
+  double poll_s = 1, quit_after_s = 0, horizon_s = 7 * 86400.0;
+  std::int32_t draws = 200;
+  std::uint64_t seed = 1;
+  bool once = false, as_json = false;
+};
+
+// The newest .jsonl under the default Claude Code and Codex folders.
+std::filesystem::path newest_session_log() {
+  namespace fs = std::filesystem;
+  fs::path best;
+  fs::file_time_type best_time{};
+  for (const auto& place : default_log_locations()) {
+    if (place.agent == "opencode") continue;
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(place.path, fs::directory_options::skip_permission_denied, ec), end;
+         !ec && it != end; it.increment(ec)) {
+      if (!it->is_regular_file(ec) || it->path().extension() != ".jsonl") continue;
+      const auto t = it->last_write_time(ec);
+      if (!ec && (best.empty() || t > best_time)) {
+        best = it->path();
+        best_time = t;
+      }
+    }
+  }
+  if (best.empty())
+    throw std::invalid_argument("watch: no Claude Code or Codex session log in the default places "
+                                "(~/.claude/projects, ~/.codex/sessions, $CLAUDE_CONFIG_DIR, $CODEX_HOME): name one");
+  return best;
+}
+
+int cmd_watch(const globals& g, const watch_args& a) {
+  namespace fs = std::filesystem;
+  const fs::path log = a.log.empty() ? newest_session_log() : fs::path(a.log);
+  const auto lib = library(g);
+  target tgt = target_ref(lib, a.on);
+  target* tp = &tgt;
+  set_bucket_limits({&tp, 1}, a.limits);
+  check_limits_set({&tp, 1});
+  forecast_options fo;
+  fo.seed = a.seed;
+  fo.draws = a.draws;
+  fo.horizon_s = a.horizon_s;
+  const auto format = format_of(a.format);
+  auto forecast = [&] {
+    const auto f = forecast_next_wall(import_trace(log, format), tgt, fo);
+    if (a.as_json) std::cout << forecast_to_json(f, a.once ? 2 : -1) << "\n";
+    else write_forecast_text(std::cout, f, a.horizon_s);
+    std::cout.flush();
+    return f.requests;
+  };
+  if (a.once) {
+    (void)forecast();
+    return ok;
+  }
+  // Follow the file: a new forecast whenever it holds more requests; quit after quit_after_s
+  // seconds without change (0: never).
+  if (!a.as_json) fmt::print("watching {} on {} (Ctrl-C to stop)\n", log.string(), tgt.name);
+  std::int64_t seen = -1;
+  std::uintmax_t size = static_cast<std::uintmax_t>(-1);
+  auto last_change = std::chrono::steady_clock::now();
+  for (;;) {
+    std::error_code ec;
+    const auto now_size = fs::file_size(log, ec);
+    if (ec) throw trace_error(log.string(), 0, "cannot be read: " + ec.message());
+    if (now_size != size) {
+      size = now_size;
+      last_change = std::chrono::steady_clock::now();
+      try {
+        const auto t = import_trace(log, format);
+        if (static_cast<std::int64_t>(t.request_count()) != seen) seen = forecast();
+      } catch (const trace_error&) {
+        // Not a usable log yet (no complete request): wait for more lines.
+      }
+    }
+    if (a.quit_after_s > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - last_change).count() >= a.quit_after_s)
+      return seen >= 0 ? ok : (throw trace_error(log.string(), 0, "no usable request while watching"), ok);
+    std::this_thread::sleep_for(std::chrono::duration<double>(a.poll_s));
+  }
 }
 
 int cmd_fit(const std::vector<std::string>& logs, const std::string& format, const std::string& out,
@@ -459,6 +545,24 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
   replay->add_flag("--json", ra.as_json, "Print the result as JSON");
   replay->add_option("--timeline", ra.timeline, "Write one CSV row per request attempt to FILE");
   cmds.push_back({replay, [st, &g] { return cmd_replay(st->logs, st->format, g, st->replay); }});
+
+  auto wa = std::make_shared<watch_args>();
+  auto* watch = app.add_subcommand("watch", "Follow a running session's log and forecast its next 429 or plan cut-off "
+                                            "on a target (median and P10-P90)");
+  watch->add_option("log", wa->log, "The session's log (default: the newest Claude Code or Codex session)");
+  watch->add_option("--on", wa->on, "Target or plan preset (name or .json)")->required();
+  watch->add_option("--limit", wa->limits, "Set a bucket's limit, BUCKET=N (repeatable): a plan's unpublished cap");
+  watch->add_flag("--once", wa->once, "Forecast once from the log as it is, and exit");
+  watch->add_flag("--json", wa->as_json, "Print JSON (following: one line per refresh)");
+  watch->add_option("--poll", wa->poll_s, "Seconds between looks at the log")->capture_default_str()->check(finite_range(0.01, 3600));
+  watch->add_option("--quit-after", wa->quit_after_s, "Stop after this many seconds without a new line (0: never)")
+      ->capture_default_str()->check(finite_range(0, 1e7));
+  watch->add_option("--horizon", wa->horizon_s, "How far ahead to look for the next wall, s")
+      ->capture_default_str()->check(finite_range(1, 1e8));
+  watch->add_option("--draws", wa->draws, "Continuations drawn")->capture_default_str()->check(CLI::Range(1, 100000));
+  watch->add_option("--seed", wa->seed, "Seed of the draws")->capture_default_str()->check(seed_digits());
+  watch->add_option("--format", wa->format, "Log format (default: detected): " + formats);
+  cmds.push_back({watch, [wa, &g] { return cmd_watch(g, *wa); }});
 
   auto* fit = app.add_subcommand("fit", "Fit a speed model to recorded sessions and write it as a target preset");
   fit->add_option("logs", st->logs, "Log files or directories")->required();

@@ -74,3 +74,34 @@ def test_infer_plan_caps_matches_the_cli(traces, cli):
     assert weekly.high != weekly.high  # NaN: nothing bounds it above
     with pytest.raises(loopcast.TraceError):
         loopcast.infer_plan_caps(str(traces / "claude-code-jsonl" / "short.jsonl"))
+
+
+def test_watch_follows_a_log_written_line_by_line(traces, cli, models, tmp_path):
+    """A real Claude Code log fed line by line into a file `loopcast watch` follows: a forecast per new request,
+    the last equal to --once on the whole file and to loopcast.forecast()."""
+    import time
+    src = (traces / "claude-code-jsonl" / "tool_heavy.jsonl").read_text().splitlines(keepends=True)
+    log = tmp_path / "session.jsonl"
+    log.write_text("")
+    on = ["--on", "claude-max-5x-opus-4.5", "--limit", "five_hour=2000000", "--limit", "weekly=20000000",
+          "--json", "--draws", "50"]
+    follow = [cli, "--models", models, "watch", str(log), *on, "--poll", "0.02", "--quit-after", "1.5"]
+    proc = subprocess.Popen(follow, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with open(log, "a") as f:
+        for line in src:
+            f.write(line)
+            f.flush()
+            time.sleep(0.01)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    docs = [json.loads(line) for line in out.splitlines()]
+    counts = [d["requests"] for d in docs]
+    assert len(docs) >= 2 and counts == sorted(set(counts)), counts  # one forecast per new request count
+    whole = loopcast.import_logs(str(log))
+    assert counts[-1] == sum(len(whole.requests(0, s)) for s in range(len(whole.sessions(0))))
+    once = subprocess.run([cli, "--models", models, "watch", str(log), *on, "--once"], check=True,
+                          capture_output=True, text=True).stdout
+    assert docs[-1] == json.loads(once)
+    py = loopcast.forecast(log, loopcast.Target.load("claude-max-5x-opus-4.5", models=models),
+                           limits={"five_hour": 2_000_000, "weekly": 20_000_000}, draws=50)
+    assert py == docs[-1]

@@ -1,6 +1,7 @@
 // Subscription plans (docs/plans.md): a window that opens at the first request, weighted caps,
 // unpublished caps the user sets, and the monthly fee priced per task and per hour.
 #include "loopcast/errors.hpp"
+#include "loopcast/forecast.hpp"
 #include "loopcast/limits/bucket.hpp"
 #include "loopcast/limits_inference.hpp"
 #include "loopcast/metrics.hpp"
@@ -320,4 +321,74 @@ TEST(PlanCaps, ClaudeCodeCutOffBoundsTheCap) {
   EXPECT_DOUBLE_EQ(tenth.low, 4500.0);
   EXPECT_DOUBLE_EQ(tenth.high, 10500.0);
   EXPECT_EQ(all.observations, 1);
+}
+
+// ---- the next wall of a running session (forecast.hpp) --------------------------------------------
+
+namespace {
+// Ten requests a minute apart, each lasting 10 s: request k (1-based) sends 1,000·k input tokens and
+// writes 100. A plan window of 5 hours counting input and output.
+recorded_trace growing_session() {
+  recorded_trace t;
+  t.file = "growing.jsonl";
+  t.sessions.resize(1);
+  for (int k = 1; k <= 10; ++k) {
+    recorded_request q;
+    q.t_send = 60.0 * (k - 1);
+    q.t_end = q.t_send + 10;
+    q.tokens.input = 1000 * k;
+    q.tokens.output = 100;
+    t.sessions[0].requests.push_back(q);
+  }
+  return t;
+}
+target window_plan(double limit) {
+  auto t = plan_target();
+  t.limits[0].unit = bucket_unit::tokens;
+  t.limits[0].classes = {token_class::input, token_class::output};
+  t.limits[0].charging = charging_rule::on_completion;
+  t.limits[0].limit = limit;
+  return t;
+}
+} // namespace
+
+// The ten requests used 55,000 + 1,000 = 56,000 of a 100,000 window. Going on as it grew, request
+// 11 (at 600 s) brings it to 67,100, 12 to 79,200, 13 to 92,300, and 14 (at 780 s) needs 14,000 more:
+// refused 240 s after the last send (540 s), after 3 more requests — in every draw, since the
+// session grows exactly linearly at an even pace.
+TEST(Forecast, NextWallOfALinearlyGrowingSessionIsComputableByHand) {
+  const auto f = forecast_next_wall(growing_session(), window_plan(100000));
+  EXPECT_EQ(f.requests, 10);
+  EXPECT_EQ(f.last_send_s, 540.0);
+  ASSERT_EQ(f.buckets.size(), 1u);
+  EXPECT_EQ(f.buckets[0].used, 55900.0);  // request 10's output is charged at its end (550 s)
+  EXPECT_FALSE(f.refused_at_s.has_value());
+  EXPECT_DOUBLE_EQ(f.gap_s, 60.0);
+  EXPECT_NEAR(f.growth_per_request, 1000.0, 1e-9);
+  EXPECT_EQ(f.hit_share, 1.0);
+  EXPECT_EQ(f.bucket, "five_hour");
+  EXPECT_DOUBLE_EQ(f.p10_s, 240.0);
+  EXPECT_DOUBLE_EQ(f.p50_s, 240.0);
+  EXPECT_DOUBLE_EQ(f.p90_s, 240.0);
+  EXPECT_EQ(f.requests_p50, 3.0);
+}
+
+// A smaller window would already have refused request 10 (45,900 used + 10,000 > 50,000); a larger
+// one beyond the horizon is never met; a window that opened at the first request closes 5 hours
+// later, so with a 2-hour horizon a 10^9 window is never met either.
+TEST(Forecast, RefusedSoFarAndNoWallWithinTheHorizon) {
+  auto f = forecast_next_wall(growing_session(), window_plan(50000));
+  ASSERT_TRUE(f.refused_at_s.has_value());
+  EXPECT_EQ(*f.refused_at_s, 540.0);
+  EXPECT_EQ(f.refused_by, "five_hour");
+  forecast_options o;
+  o.horizon_s = 7200;
+  f = forecast_next_wall(growing_session(), window_plan(1e9), o);
+  EXPECT_EQ(f.hit_share, 0.0);
+  EXPECT_TRUE(std::isinf(f.p50_s));
+  EXPECT_EQ(f.bucket, "");
+  auto unset = window_plan(1);
+  unset.limits[0].limit_unpublished = true;
+  EXPECT_EQ(error_of([&] { (void)forecast_next_wall(growing_session(), unset); }),
+            "target test-plan: bucket five_hour has no published limit; set it with --limit five_hour=N (docs/plans.md)");
 }
