@@ -3,6 +3,7 @@
 
 #include "loopcast/errors.hpp"
 #include "loopcast/limits/bucket.hpp"
+#include "loopcast/metrics.hpp"
 #include "loopcast/random.hpp"
 
 #include <fmt/format.h>
@@ -64,16 +65,6 @@ private:
   std::vector<bucket> buckets_;
   std::vector<pending> pending_;
 };
-
-// Quantile q of sorted values (linear between neighbours; infinite where either is).
-double quantile_sorted(const std::vector<double>& v, double q) {
-  const double rank = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(rank));
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  const double f = rank - static_cast<double>(lo);
-  if (f == 0 || v[lo] == v[hi]) return v[lo];
-  return v[lo] + f * (v[hi] - v[lo]);
-}
 
 } // namespace
 
@@ -184,11 +175,11 @@ wall_forecast forecast_next_wall(const recorded_trace& trace, const target& tgt,
   std::vector<double> all = times;
   all.resize(static_cast<std::size_t>(opt.draws), std::numeric_limits<double>::infinity());
   std::sort(all.begin(), all.end());
-  f.p10_s = quantile_sorted(all, 0.1);
-  f.p50_s = quantile_sorted(all, 0.5);
-  f.p90_s = quantile_sorted(all, 0.9);
+  f.p10_s = sorted_quantile(all, 0.1);
+  f.p50_s = sorted_quantile(all, 0.5);
+  f.p90_s = sorted_quantile(all, 0.9);
   std::sort(counts.begin(), counts.end());
-  f.requests_p50 = quantile_sorted(counts, 0.5);
+  f.requests_p50 = sorted_quantile(counts, 0.5);
   int most = 0;
   for (const auto& [name, k] : by_bucket)
     if (k > most) {

@@ -6,15 +6,17 @@
 
 namespace loopcast {
 
-namespace {
-// Linear interpolation between order statistics at rank q·(n − 1) (numpy's "linear"), on sorted v.
-double percentile_of_sorted(const std::vector<double>& v, double q) {
+double sorted_quantile(std::span<const double> v, double q) noexcept {
   const double rank = q * static_cast<double>(v.size() - 1);
   const auto lo = static_cast<std::size_t>(std::floor(rank));
   const auto hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (rank - static_cast<double>(lo)) * (v[hi] - v[lo]);
+  const double f = rank - static_cast<double>(lo);
+  if (f == 0.0 || v[lo] == v[hi]) return v[lo];
+  return v[lo] + f * (v[hi] - v[lo]);
 }
-// The same value as percentile_of_sorted(sorted v, q), by selection (v is reordered).
+
+namespace {
+// The same value as sorted_quantile(sorted v, q), by selection (v is reordered).
 double select_percentile(std::vector<double>& v, double q) {
   if (v.empty()) return 0.0;
   const double rank = q * static_cast<double>(v.size() - 1);
@@ -30,7 +32,7 @@ double select_percentile(std::vector<double>& v, double q) {
 double percentile(std::vector<double>& v, double q) {
   if (v.empty()) return 0.0;
   std::sort(v.begin(), v.end());
-  return percentile_of_sorted(v, q);
+  return sorted_quantile(v, q);
 }
 
 percentiles summarize(std::vector<double> v) {
@@ -38,11 +40,11 @@ percentiles summarize(std::vector<double> v) {
   p.count = v.size();
   if (v.empty()) return p;
   std::sort(v.begin(), v.end());  // once, not once per percentile
-  p.p10 = percentile_of_sorted(v, 0.10);
-  p.p25 = percentile_of_sorted(v, 0.25);
-  p.p50 = percentile_of_sorted(v, 0.50);
-  p.p75 = percentile_of_sorted(v, 0.75);
-  p.p90 = percentile_of_sorted(v, 0.90);
+  p.p10 = sorted_quantile(v, 0.10);
+  p.p25 = sorted_quantile(v, 0.25);
+  p.p50 = sorted_quantile(v, 0.50);
+  p.p75 = sorted_quantile(v, 0.75);
+  p.p90 = sorted_quantile(v, 0.90);
   return p;
 }
 

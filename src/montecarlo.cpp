@@ -16,20 +16,11 @@ namespace loopcast {
 namespace {
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
-// numpy's linear interpolation, also right when some samples are +infinity.
-double interpolated(std::span<const double> v, double q) {
-  const double rank = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(rank));
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  const double f = rank - static_cast<double>(lo);
-  if (f == 0.0 || v[lo] == v[hi]) return v[lo];
-  return v[lo] + f * (v[hi] - v[lo]);
-}
 } // namespace
 
 estimate quantile_interval(std::span<const double> v, double q, double confidence) {
   if (v.empty()) return {nan, nan, nan};
-  estimate e{interpolated(v, q), nan, nan};
+  estimate e{sorted_quantile(v, q), nan, nan};
   const auto n = static_cast<double>(v.size());
   const double alpha = 1.0 - confidence;
   const boost::math::binomial_distribution<double> b(n, q);

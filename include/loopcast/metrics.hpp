@@ -32,6 +32,9 @@ struct record_fields<percentiles> {
                                    field{"p90", &percentiles::p90, ""}, field{"count", &percentiles::count, ""}};
 };
 
+/// Quantile q in [0, 1] of sorted values (at least one), linear between the order statistics at
+/// rank q·(n − 1) (numpy's "linear"); right also where some values are +infinity.
+double sorted_quantile(std::span<const double> sorted, double q) noexcept;
 /// Percentile q in [0, 1] of the values (sorted in place). 0 for no values.
 double percentile(std::vector<double>& values, double q);
 percentiles summarize(std::vector<double> values);

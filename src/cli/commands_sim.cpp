@@ -193,7 +193,7 @@ void add_solve_commands(CLI::App& app, const globals& g, std::vector<command>& c
 
 struct compare_args {
   std::string workload, client = "opencode";
-  std::vector<std::string> on, scores;
+  std::vector<std::string> on, scores, limits;
   compare_options opt;
   double bar = 0;
   bool has_bar = false, as_json = false;
@@ -213,6 +213,10 @@ int cmd_compare(const globals& g, const compare_args& a) {
     o.client = client_ref(lib, a.client);
     options.push_back(std::move(o));
   }
+  std::vector<target*> tgts;
+  for (auto& o : options) tgts.push_back(&o.tgt);
+  set_bucket_limits(tgts, a.limits);
+  check_limits_set(tgts);
   auto opt = a.opt;
   for (const auto& s : a.scores) {
     const auto eq = s.rfind('=');
@@ -309,6 +313,8 @@ std::vector<command> simulation_commands(CLI::App& app, const globals& g) {
   cmp->add_option("--seeds", ca->opt.seeds, "Seeds (runs per option)")->capture_default_str()->check(CLI::Range(1, 100000));
   cmp->add_option("--seed", ca->opt.seed, "First seed")->capture_default_str()->check(seed_digits());
   cmp->add_option("--threads", ca->opt.threads, "Threads (0: one per core)")->capture_default_str()->check(CLI::Range(0u, 1024u));
+  cmp->add_option("--limit", ca->limits, "Set a bucket's limit on every target that has it, BUCKET=N (repeatable): a "
+                                        "plan's unpublished cap, or a what-if");
   cmp->add_option("--score", ca->scores, "Intelligence score of a model, MODEL=NUMBER (the target's model); repeatable");
   auto* bar = cmp->add_option("--bar", ca->bar, "The intelligence gate: a model passes with score >= bar");
   cmp->add_flag("--json", ca->as_json, "Print the result as JSON");

@@ -2,6 +2,8 @@
 // errors before they exhaust memory or time; edge values either work or are refused at load.
 #include "loopcast/loopcast.hpp"
 
+#include "two_requests.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -10,6 +12,7 @@
 #include <fstream>
 
 using namespace loopcast;
+using loopcast::test_support::error_of;
 namespace fs = std::filesystem;
 
 namespace {
@@ -21,14 +24,6 @@ fs::path scratch(const std::string& name) {
 nlohmann::json preset(const std::string& rel) {
   std::ifstream in(std::string(LOOPCAST_TEST_MODELS_DIR) + "/" + rel);
   return nlohmann::json::parse(in);
-}
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const error& e) {
-    return e.what();
-  }
-  return "no error";
 }
 const char* user_line = R"({"type":"user","timestamp":"2026-02-10T21:11:56.846Z","message":{"role":"user","content":"hi"}})";
 const char* assistant_line =

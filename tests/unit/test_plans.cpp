@@ -9,6 +9,8 @@
 #include "loopcast/simulation.hpp"
 #include "loopcast/trace.hpp"
 
+#include "two_requests.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -19,6 +21,9 @@
 #include <fstream>
 
 using namespace loopcast;
+using loopcast::test_support::error_of;
+using loopcast::test_support::honour_forever;
+using loopcast::test_support::two_requests;
 
 namespace {
 
@@ -52,43 +57,6 @@ nlohmann::json plan_json() {
 }
 
 target plan_target(const nlohmann::json& j = plan_json()) { return parse_target(j.dump(), "plan.json"); }
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
-// r1: prompt 1,000, output 100; r2, 2 s after r1 ends: prompt 1,500, output 100.
-session_script two_requests() {
-  session_script s;
-  s.lineages = 1;
-  s.runs = {{0, 1000}, {0, 1500}};
-  request_spec r1;
-  r1.prompt_tokens = 1000;
-  r1.output_tokens = 100;
-  r1.max_tokens = 1000;
-  r1.runs_begin = 0;
-  r1.runs_count = 1;
-  r1.turn = 1;
-  request_spec r2 = r1;
-  r2.prompt_tokens = 1500;
-  r2.delay_before_s = 2.0;
-  r2.runs_begin = 1;
-  r2.turn = 2;
-  s.requests = {r1, r2};
-  return s;
-}
-
-retry_policy honour_forever() {
-  retry_policy p;
-  p.name = "honour";
-  p.max_retries = -1;
-  return p;
-}
 
 } // namespace
 

@@ -5,9 +5,13 @@
 #include "loopcast/scenario.hpp"
 #include "loopcast/simulation.hpp"
 
+#include "two_requests.hpp"
+
 #include <gtest/gtest.h>
 
 using namespace loopcast;
+using loopcast::test_support::honour_forever;
+using loopcast::test_support::two_requests;
 
 namespace {
 
@@ -25,34 +29,6 @@ target simple_target() {
   t.prices = price_sheet{};
   t.prices->usd_per_million = {1.0, 0.1, 0, 0, 10.0, 10.0};
   return t;
-}
-
-// r1: prompt 1,000, output 100. r2, 2 s after r1 ends: prompt 1,500 (1,000 + 100 output + 400 tool), output 100.
-session_script two_requests() {
-  session_script s;
-  s.lineages = 1;
-  s.runs = {{0, 1000}, {0, 1500}};
-  request_spec r1;
-  r1.prompt_tokens = 1000;
-  r1.output_tokens = 100;
-  r1.max_tokens = 1000;
-  r1.runs_begin = 0;
-  r1.runs_count = 1;
-  r1.turn = 1;
-  request_spec r2 = r1;
-  r2.prompt_tokens = 1500;
-  r2.delay_before_s = 2.0;
-  r2.runs_begin = 1;
-  r2.turn = 2;
-  s.requests = {r1, r2};
-  return s;
-}
-
-retry_policy honour_forever() {
-  retry_policy p;
-  p.name = "honour";
-  p.max_retries = -1;
-  return p;
 }
 
 bucket_config total_tokens(double limit) {
