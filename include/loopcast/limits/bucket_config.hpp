@@ -103,6 +103,10 @@ struct bucket_config {
   bool limit_unpublished = false;
 
   double class_weight(token_class c) const noexcept { return class_weights[static_cast<std::size_t>(c)]; }
+  /// Every weight is 1: a charge is a whole number of units.
+  bool unweighted() const noexcept {
+    return weight == 1 && class_weights == std::array<double, token_class_count>{1, 1, 1, 1, 1};
+  }
 };
 
 /// What a bucket charges a request at admission and at completion, in units.
@@ -117,16 +121,20 @@ struct bucket_charge {
 inline bucket_charge charge_for(const bucket_config& b, const token_counts& tokens,
                                 std::int64_t max_tokens) noexcept {
   if (b.unit != bucket_unit::tokens) return {b.weight, 0.0};
-  auto part = [&](token_class c) {
-    return b.classes.contains(c) ? b.class_weight(c) * static_cast<double>(tokens[c]) : 0.0;
-  };
-  const double prompt =
-      b.weight * (part(token_class::input) + part(token_class::cache_read) + part(token_class::cache_write));
+  double prompt = 0, generated = 0, reserve = static_cast<double>(max_tokens);
+  if (b.unweighted()) {  // whole-token sums, as most buckets count
+    prompt = static_cast<double>(b.classes.prompt_part(tokens));
+    generated = static_cast<double>(b.classes.generated_part(tokens));
+  } else {
+    auto part = [&](token_class c) {
+      return b.classes.contains(c) ? b.class_weight(c) * static_cast<double>(tokens[c]) : 0.0;
+    };
+    prompt = b.weight * (part(token_class::input) + part(token_class::cache_read) + part(token_class::cache_write));
+    generated = b.weight * (part(token_class::output) + part(token_class::reasoning));
+    reserve *= b.weight * b.class_weight(b.classes.contains(token_class::output) ? token_class::output
+                                                                                 : token_class::reasoning);
+  }
   if (!b.classes.counts_generated()) return {prompt, 0.0};
-  const double generated = b.weight * (part(token_class::output) + part(token_class::reasoning));
-  const double reserve = b.weight * b.class_weight(b.classes.contains(token_class::output) ? token_class::output
-                                                                                           : token_class::reasoning) *
-                         static_cast<double>(max_tokens);
   switch (b.charging) {
   case charging_rule::actual: return {prompt + generated, 0.0};
   case charging_rule::reserve_then_refund:
