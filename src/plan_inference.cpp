@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <tuple>
+#include <utility>
 
 namespace loopcast {
 
@@ -62,6 +63,11 @@ std::optional<std::tuple<double, double, double>> window_of(const nlohmann::json
 }
 
 void codex_observations(const recorded_trace& t, std::vector<observation>& out, std::vector<std::string>& notes) {
+  std::vector<std::pair<double, nlohmann::json>> snaps;  // each snapshot parsed once, for both windows
+  for (const auto& snap : t.rate_limits) {
+    auto j = nlohmann::json::parse(snap.json, nullptr, false);
+    if (!j.is_discarded()) snaps.emplace_back(snap.t, std::move(j));
+  }
   std::vector<codex_window> windows;
   for (const char* key : {"primary", "secondary"}) {
     std::optional<codex_window> cur;
@@ -69,18 +75,16 @@ void codex_observations(const recorded_trace& t, std::vector<observation>& out, 
       if (cur && cur->snapshots >= 2) windows.push_back(*cur);
       cur.reset();
     };
-    for (const auto& snap : t.rate_limits) {
-      const auto j = nlohmann::json::parse(snap.json, nullptr, false);
-      if (j.is_discarded()) continue;
+    for (const auto& [t_snap, j] : snaps) {
       const auto w = window_of(j, key);
       if (!w) continue;
       const auto [pct, period, resets] = *w;
       // The same window while its reset time holds (it jitters by a second between snapshots).
       if (!cur || cur->period_s != period || std::abs(cur->resets_at - resets) > 60 || pct < cur->p1) {
         close();
-        cur = codex_window{period, resets, snap.t, pct, snap.t, pct, 0};
+        cur = codex_window{period, resets, t_snap, pct, t_snap, pct, 0};
       }
-      cur->t1 = snap.t;
+      cur->t1 = t_snap;
       cur->p1 = pct;
       ++cur->snapshots;
     }

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <ostream>
 
 namespace loopcast {
@@ -280,9 +281,11 @@ void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& trac
       });
   // Subscription plans: how far the plan's caps let this pace go over a month (metrics.hpp).
   if (std::any_of(r.options.begin(), r.options.end(), [](const option_result& o) { return o.option->tgt.plan.has_value(); })) {
-    auto plan = [](const option_result& o, auto cell) {
+    std::map<const option_result*, std::optional<plan_cost>> costs;  // once per option, for three rows
+    for (const auto& o : r.options) costs[&o] = plan_cost_of(o.sim, o.option->tgt);
+    auto plan = [&](const option_result& o, auto cell) {
       if (!o.option->tgt.plan) return std::string("-");
-      const auto c = plan_cost_of(o.sim, o.option->tgt);
+      const auto& c = costs.at(&o);
       return c ? cell(*c) : std::string("no task completed");
     };
     row("plan: tasks a month", "-", [&](const option_result& o) {

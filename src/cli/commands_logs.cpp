@@ -238,15 +238,15 @@ int cmd_watch(const globals& g, const watch_args& a) {
   fo.draws = a.draws;
   fo.horizon_s = a.horizon_s;
   const auto format = format_of(a.format);
-  auto forecast = [&] {
-    const auto f = forecast_next_wall(import_trace(log, format), tgt, fo);
+  auto forecast = [&](const recorded_trace& t) {
+    const auto f = forecast_next_wall(t, tgt, fo);
     if (a.as_json) std::cout << forecast_to_json(f, a.once ? 2 : -1) << "\n";
     else write_forecast_text(std::cout, f, a.horizon_s);
     std::cout.flush();
     return f.requests;
   };
   if (a.once) {
-    (void)forecast();
+    (void)forecast(import_trace(log, format));
     return ok;
   }
   // Follow the file: a new forecast whenever it holds more requests; quit after quit_after_s
@@ -264,14 +264,16 @@ int cmd_watch(const globals& g, const watch_args& a) {
       last_change = std::chrono::steady_clock::now();
       try {
         const auto t = import_trace(log, format);
-        if (static_cast<std::int64_t>(t.request_count()) != seen) seen = forecast();
+        if (static_cast<std::int64_t>(t.request_count()) != seen) seen = forecast(t);
       } catch (const trace_error&) {
         // Not a usable log yet (no complete request): wait for more lines.
       }
     }
     if (a.quit_after_s > 0 &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - last_change).count() >= a.quit_after_s)
-      return seen >= 0 ? ok : (throw trace_error(log.string(), 0, "no usable request while watching"), ok);
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - last_change).count() >= a.quit_after_s) {
+      if (seen < 0) throw trace_error(log.string(), 0, "no usable request while watching");
+      return ok;
+    }
     std::this_thread::sleep_for(std::chrono::duration<double>(a.poll_s));
   }
 }
