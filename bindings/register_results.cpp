@@ -19,6 +19,7 @@ constexpr const char* numpy_format() {
   else if constexpr (std::is_same_v<M, std::int32_t>) return "<i4";
   else if constexpr (std::is_same_v<M, std::uint32_t>) return "<u4";
   else if constexpr (std::is_same_v<M, std::int16_t>) return "<i2";
+  else if constexpr (std::is_same_v<M, std::uint8_t>) return "u1";
   else static_assert(sizeof(M) == 0, "a field type without a numpy format");
 }
 

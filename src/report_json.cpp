@@ -23,6 +23,30 @@ std::string today_utc() {
                      static_cast<unsigned>(ymd.day()));
 }
 
+// A route's policy and what each of its targets did, with its share of the requests and tokens
+// served; null for an option on one target.
+json route_json(const scenario_option& o, const simulation_result& r) {
+  if (o.route.empty()) return nullptr;
+  const auto& p = o.routing;
+  json targets = json::array();
+  std::int64_t served = 0, tokens = 0;
+  for (const auto& t : r.route) {
+    served += t.requests_served;
+    tokens += t.tokens.total();
+  }
+  for (const auto& t : r.route) {
+    auto x = fields_json(t);
+    x["request_share"] = nan_or(served > 0 ? static_cast<double>(t.requests_served) / static_cast<double>(served) : NAN);
+    x["token_share"] = nan_or(tokens > 0 ? static_cast<double>(t.tokens.total()) / static_cast<double>(tokens) : NAN);
+    targets.push_back(std::move(x));
+  }
+  return {{"spill_after_s", std::isinf(p.spill_after_s) ? json("never") : json(p.spill_after_s)},
+          {"cooldown_after_fails", p.cooldown_after_fails},
+          {"cooldown_window_s", p.cooldown_window_s},
+          {"cooldown_s", p.cooldown_s},
+          {"targets", targets}};
+}
+
 json option_json(const option_result& o) {
   const auto& tgt = o.option->tgt;
   const auto& r = o.sim;
@@ -125,6 +149,7 @@ json option_json(const option_result& o) {
     j["engine"] = nullptr;
   }
   j["fleet"] = fields_json(compute_fleet_metrics(r));
+  j["route"] = route_json(*o.option, r);
   return j;
 }
 

@@ -35,11 +35,49 @@ double session_time(const simulation_result& r) {
   return t;
 }
 
+// The time a local target served: the run's busy time, or on a route its first local target's.
+double local_busy_s(const option_result& o) {
+  for (std::size_t k = 0; k < o.sim.route.size(); ++k)
+    if (o.option->route[k].power) return o.sim.route[k].busy_s;
+  return o.sim.busy_s;
+}
+
+// A route's policy and what each of its targets did.
+void write_route(std::ostream& os, const option_result& o) {
+  const auto& p = o.option->routing;
+  const auto& route = o.sim.route;
+  const std::string spill = std::isinf(p.spill_after_s) ? std::string("never spill (wait as the client would)")
+                            : p.spill_after_s == 0      ? std::string("spill on every 429")
+                                                   : fmt::format("spill when a 429's retry-after exceeds {:g} s", p.spill_after_s);
+  const std::string cool = p.cooldown_after_fails == 0
+                               ? std::string("no cooldown")
+                               : fmt::format("a target cools down for {:g} s after {} 429{} within {:g} s", p.cooldown_s,
+                                             p.cooldown_after_fails, p.cooldown_after_fails == 1 ? "" : "s",
+                                             p.cooldown_window_s);
+  fmt::print(os, "  Route       {}; {}\n", spill, cool);
+  std::int64_t served = 0;
+  for (const auto& t : route) served += t.requests_served;
+  fmt::print(os, "              {:<36} {:>8} {:>6} {:>6} {:>8} {:>10} {:>10} {:>9}  {}\n", "target", "served", "share", "429s",
+             "spilled", "stalled s", "cooldowns", "cost $", "lost cache");
+  // "spilled": attempts it took from an earlier target; "lost cache": prompt tokens it billed in
+  // full that the target the request left had cached.
+  for (const auto& t : route)
+    fmt::print(os, "              {:<36} {:>8} {:>6} {:>6} {:>8} {:>10.1f} {:>10} {:>9.4f}  {}\n", t.target,
+               t.requests_served, pct(static_cast<double>(t.requests_served), static_cast<double>(served)), t.rate_limited,
+               t.spilled_in, t.stall_s, t.cooldowns, t.cost_usd,
+               t.lost_cache_tokens == 0 ? std::string("none")
+               : t.lost_cache_usd == 0  ? fmt::format("{} tokens", grouped(static_cast<double>(t.lost_cache_tokens)))
+                                        : fmt::format("{} tokens, ${:.4f}", grouped(static_cast<double>(t.lost_cache_tokens)),
+                                                      t.lost_cache_usd));
+}
+
 void write_option(std::ostream& os, const option_result& o) {
   const auto& tgt = o.option->tgt;
   const auto& r = o.sim;
   const auto& m = o.metrics;
-  fmt::print(os, "\n== {}: {} ({} {} {}), client {} ==\n", o.label, tgt.name, tgt.provider, tgt.tier, tgt.model,
+  fmt::print(os, "\n== {}: {} ({}), client {} ==\n", o.label, tgt.name,
+             o.option->route.empty() ? fmt::format("{} {} {}", tgt.provider, tgt.tier, tgt.model)
+                                     : fmt::format("a route of {} targets", o.option->route.size()),
              o.option->client.name);
 
   // First 429.
@@ -56,13 +94,15 @@ void write_option(std::ostream& os, const option_result& o) {
     fmt::print(os, "              sent before it: {} tokens, {} of them cache reads ({})\n",
                grouped(static_cast<double>(sb.total())), pct(static_cast<double>(sb.cache_read), static_cast<double>(sb.total())),
                by_class(sb));
-    fmt::print(os, "              {:<16} {:>12} {:>19} {:>19} {:>19}\n", "bucket", "limit", "in use at 429",
+    std::size_t width = 16;  // a route's buckets are named TARGET:BUCKET
+    for (const auto& cfg : tgt.limits) width = std::max(width, cfg.name.size());
+    fmt::print(os, "              {:<{}} {:>12} {:>19} {:>19} {:>19}\n", "bucket", width, "limit", "in use at 429",
                "demand last period", "peak, any period");
     for (std::size_t b = 0; b < tgt.limits.size(); ++b) {
       const auto& cfg = tgt.limits[b];
       const auto& snap = f.buckets[b];
       const auto& sum = r.buckets[b];
-      fmt::print(os, "              {:<16} {:>12} {:>12} {:>6} {:>12} {:>6} {:>12} {:>6}\n", cfg.name, grouped(cfg.limit),
+      fmt::print(os, "              {:<{}} {:>12} {:>12} {:>6} {:>12} {:>6} {:>12} {:>6}\n", cfg.name, width, grouped(cfg.limit),
                  grouped(snap.used), pct(snap.used, cfg.limit), grouped(snap.window_demand),
                  pct(snap.window_demand, cfg.limit), grouped(sum.peak_demand), pct(sum.peak_demand, cfg.limit));
     }
@@ -77,9 +117,13 @@ void write_option(std::ostream& os, const option_result& o) {
     total += s.requests_total;
     stall += s.stall_s;
   }
+  std::int64_t spilled = 0;
+  for (const auto& t : r.route) spilled += t.spilled_in;
   if (!tgt.limits.empty())
-    fmt::print(os, "  Client      {} 429{} answered by waiting {:.1f} s in all ({} of the sessions' time)\n", limited,
-               limited == 1 ? "" : "s", stall, pct(stall, session_time(r)));
+    fmt::print(os, "  Client      {} 429{} answered by {}waiting {:.1f} s in all ({} of the sessions' time)\n", limited,
+               limited == 1 ? "" : "s",
+               o.option->route.empty() ? std::string() : fmt::format("spilling to the next target ({}) or ", spilled),
+               stall, pct(stall, session_time(r)));
   if (r.sessions.size() == 1) {
     fmt::print(os, "  Outcome     {}: {} of {} requests served in {:.1f} s ({:.2f} min)\n", detail::overall_outcome(r),
                served, total, r.wall_s, r.wall_s / 60.0);
@@ -108,6 +152,7 @@ void write_option(std::ostream& os, const option_result& o) {
                std::isnan(f.usd_per_task) ? std::string("no task completed, so no $ per task")
                                           : fmt::format("${:.4f} per task", f.usd_per_task));
   }
+  if (!r.route.empty()) write_route(os, o);
   // The bucket that stretches the work most, if any: a wall that no client can wait out.
   const auto loads = bucket_loads(r, tgt);
   std::size_t over = loads.size();
@@ -142,7 +187,7 @@ void write_option(std::ostream& os, const option_result& o) {
              m.samples.dropped_short_output + m.samples.dropped_duration);
 
   // Cost.
-  if (tgt.prices) {
+  if (tgt.prices || !o.option->route.empty()) {
     const auto& c = r.cost_by_class_usd;
     fmt::print(os, "  Cost        ${:.4f} in tokens: input ${:.4f}, cache read ${:.4f}, cache write ${:.4f}, output ${:.4f}, "
                    "reasoning ${:.4f}{}\n", r.token_cost_usd, c[0], c[1], c[2], c[3], c[4],
@@ -151,8 +196,8 @@ void write_option(std::ostream& os, const option_result& o) {
   if (r.energy) {
     const auto& p = *tgt.power;
     fmt::print(os, "  Energy      {:.4f} kWh = ${:.4f} ({:.0f} W serving, {:.0f} W idle, ${}/kWh; busy {:.0f} s of {:.0f} s)",
-               r.energy->energy_kwh, r.energy->electricity_usd, p.load_power_w, p.idle_power_w, p.usd_per_kwh, r.busy_s,
-               r.wall_s);
+               r.energy->energy_kwh, r.energy->electricity_usd, p.load_power_w, p.idle_power_w, p.usd_per_kwh,
+               local_busy_s(o), r.wall_s);
     if (r.energy->amortisation_usd > 0) fmt::print(os, "; hardware ${:.4f}", r.energy->amortisation_usd);
     fmt::print(os, "\n");
   }

@@ -105,7 +105,8 @@ option_result run_option(const scenario_option& o, std::span<const session_plan>
   }
   option_result res;
   res.label = o.label;
-  res.sim = simulate(o.tgt, o.client, plans, so);
+  res.sim = o.route.empty() ? simulate(o.tgt, o.client, plans, so)
+                            : simulate_route(o.route, o.routing, o.client, plans, so);
   if (measure) res.metrics = compute_request_metrics(res.sim.requests);
   return res;
 }

@@ -155,7 +155,18 @@ solve_result solve_min_limit(const scenario& s, const min_limit_query& q) {
   solve_result r;
   r.question = "min-limit";
   auto apply = [&](double f) {
-    for (auto b : scaled) t.options[0].tgt.limits[b].limit = limits[b].limit * f;
+    auto& o = t.options[0];
+    for (auto b : scaled) {
+      o.tgt.limits[b].limit = limits[b].limit * f;
+      std::size_t i = b;  // a route: the same bucket of the target that owns it (describe_route's order)
+      for (auto& rt : o.route) {
+        if (i < rt.limits.size()) {
+          rt.limits[i].limit = limits[b].limit * f;
+          break;
+        }
+        i -= rt.limits.size();
+      }
+    }
   };
   auto eval = [&](double f) {
     apply(f);

@@ -8,6 +8,7 @@
 #include "loopcast/names.hpp"
 #include "loopcast/engine.hpp"
 #include "loopcast/power.hpp"
+#include "loopcast/route.hpp"
 #include "loopcast/tokens.hpp"
 
 #include <cstdint>
@@ -55,6 +56,7 @@ struct attempt_record {
   attempt_status status = attempt_status::ok;
   bool compaction = false;
   std::int16_t refused_by = -1; ///< index of the bucket with the longest wait, -1 if none
+  std::uint8_t target = 0;      ///< a route's target that took it (0 on one target)
   double t_send = 0;            ///< when it was sent, s
   double t_first_token = 0;     ///< first token (ok only), s
   double t_end = 0;             ///< generation ended (ok) or the refusal (otherwise), s
@@ -74,6 +76,7 @@ struct record_fields<attempt_record> {
       field{"status", &attempt_record::status, ""},
       field{"compaction", &attempt_record::compaction, ""},
       field{"refused_by", &attempt_record::refused_by, ""},
+      field{"target", &attempt_record::target, ""},
       field{"t_send", &attempt_record::t_send, "s"},
       field{"t_first_token", &attempt_record::t_first_token, "s"},
       field{"t_end", &attempt_record::t_end, "s"},
@@ -199,6 +202,7 @@ struct simulation_result {
   std::optional<energy_cost> energy;           ///< local targets
   std::optional<engine_stats> engine;          ///< targets with an engine
   double cost_usd = 0;                         ///< token cost + energy cost, or a plan's fee share
+  std::vector<route_share> route;              ///< a route's targets in order (empty on one target)
 };
 
 } // namespace loopcast

@@ -10,6 +10,7 @@
 #include "loopcast/fields.hpp"
 #include "loopcast/metrics.hpp"
 #include "loopcast/retry.hpp"
+#include "loopcast/route.hpp"
 #include "loopcast/simulator.hpp"
 #include "loopcast/target.hpp"
 #include "loopcast/workload.hpp"
@@ -25,9 +26,11 @@ namespace loopcast {
 
 struct scenario_option {
   std::string label;       ///< e.g. "cloud"
-  target tgt;
+  target tgt;              ///< the target; for a route, describe_route() of its targets (what reports show)
   retry_policy client;
   bool batch = false;
+  std::vector<target> route = {};  ///< a route's targets in order (route.hpp); empty: the option runs `tgt`
+  route_policy routing = {};  ///< with a route: when to spill, cooldowns
 };
 
 /// A group of identical agents in a fleet: `sessions` sessions of one workload, the k-th of them

@@ -30,6 +30,7 @@
 #include "loopcast/detail/message.hpp"
 #include "loopcast/errors.hpp"
 #include "loopcast/rate_limits.hpp"
+#include "loopcast/route.hpp"
 #include "loopcast/simulator.hpp"
 
 #include <algorithm>
@@ -37,6 +38,7 @@
 #include <cmath>
 #include <concepts>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <utility>
@@ -165,6 +167,30 @@ inline void check_simulation(const target& tgt, std::span<const session_plan> pl
   check_run_size(z, "simulation on", tgt.name);
 }
 
+/// Checks a route before its loop: 1 to max_route_targets targets, one bucket list and speed law
+/// each, the policy's numbers, and each target as check_simulation does. Throws simulation_error.
+template <class Bucket>
+void check_route(std::span<const target> route, const route_policy& p, std::span<const session_plan> plans,
+                 const sim_options& opt, const std::vector<std::vector<Bucket>>& buckets, std::size_t speeds) {
+  if (route.empty() || route.size() > max_route_targets)
+    throw simulation_error(message("a route has ", route.size(), " targets; expected 1 to ", max_route_targets));
+  if (buckets.size() != route.size() || speeds != route.size())
+    throw simulation_error(message("a route of ", route.size(), " targets was given ", buckets.size(),
+                                   " bucket lists and ", speeds, " speed laws"));
+  if (!(p.spill_after_s >= 0))
+    throw simulation_error(message("a route's spill_after_s is ", p.spill_after_s,
+                                   "; expected 0 s or more (infinity: never spill)"));
+  if (p.cooldown_after_fails < 0 || p.cooldown_after_fails > 1'000'000)
+    throw simulation_error(message("a route's cooldown_after_fails is ", p.cooldown_after_fails,
+                                   "; expected 0 (no cooldown) to 1000000"));
+  if (!(p.cooldown_window_s > 0) || !std::isfinite(p.cooldown_window_s))
+    throw simulation_error(message("a route's cooldown_window_s is ", p.cooldown_window_s,
+                                   "; expected a finite time above 0 s"));
+  if (!(p.cooldown_s >= 0) || !std::isfinite(p.cooldown_s))
+    throw simulation_error(message("a route's cooldown_s is ", p.cooldown_s, "; expected a finite time from 0 s"));
+  for (std::size_t k = 0; k < route.size(); ++k) check_simulation(route[k], plans, opt, buckets[k].size());
+}
+
 /// A client that never gives up is refused this many times in a row at most: the session then
 /// ends as died_after_retries (the target provably never admits it, e.g. a requests bucket that
 /// counts the refusals themselves).
@@ -228,6 +254,8 @@ struct session_state {
   std::uint32_t private_base = 0;      // global id of the script's first private lineage
   std::uint32_t next = 0;              // index of the request being sent
   std::int32_t attempt = 0;            // attempts of the current request so far
+  std::uint8_t on = 0;                 // the route target of the current attempt (always 0 on one target)
+  bool spilled = false;                // its next send stays on `on` (a spill), instead of picking afresh
   // The request in flight.
   double t_admit = 0, t_first = 0;
   token_counts tokens;
@@ -240,6 +268,8 @@ struct session_state {
   // Engine: the single-request prefill and decode times, the KV tokens reserved.
   double prefill_s = 0, decode_work_s = 0;
   std::int64_t kv_tokens = 0;
+  std::int64_t spill_cached = 0;   // route: most prompt tokens a refused attempt of the request had cached,
+  std::uint8_t cached_from = 0;    // on this target
   session_result res;
 
   const request_spec& request() const noexcept { return reqs[next]; }
@@ -272,11 +302,45 @@ inline plan_layout lay_out(std::span<const session_plan> plans) {
   return l;
 }
 
+// One target of a run ("a deployment"): its buckets, prefix cache, speed law, charge logs, local
+// engine and totals. A run on one target has one; a route has one per target, each on its own.
+template <class Bucket, class Speed>
+struct deployment {
+  const target* tgt;
+  std::vector<Bucket> buckets;  // buckets[i] enforces tgt->limits[i]
+  Speed speed;
+  std::size_t nb;               // buckets
+  std::size_t bucket_base = 0;  // the run's index of its bucket 0 (the route's buckets side by side)
+  prefix_cache cache;
+  std::vector<std::vector<charge_event>> log;  // per bucket: every charge, in time order
+  bool has_noise = false;
+  // A local engine (none when the run replays recorded speed).
+  const engine_config* eng = nullptr;
+  std::int64_t kv_pool = 0;
+  std::vector<decoding> batch;          // sequences decoding, min-heap on virtual end time
+  std::vector<std::uint32_t> waiting;   // first-come queue of admitted requests (a ring)
+  std::size_t wait_head = 0, wait_count = 0;
+  std::int64_t sequences = 0, kv = 0;
+  double prefill_free_at = 0, vclock = 0, vclock_t = 0;
+  engine_stats est;
+  // Requests in flight here and the time with at least one (a local target's energy).
+  std::int64_t in_flight = 0;
+  double busy_since = 0, busy_s = 0;
+  // A route's cooldown: the times of the last cooldown_after_fails 429s (a ring), skipped until.
+  std::vector<double> fails;
+  std::size_t fail_next = 0, fail_count = 0;  // fail_count: 429s since its last cooldown
+  double cooled_until = -std::numeric_limits<double>::infinity();
+  route_share share;
+
+  deployment(const target& t, std::vector<Bucket> b, Speed s, std::size_t lineages)
+      : tgt(&t), buckets(std::move(b)), speed(std::move(s)), nb(t.limits.size()), cache(t.cache, lineages) {}
+};
+
 } // namespace detail
 
-/// One run of sessions on one target. Construct it (the input is checked then), call run() once.
-/// It refers to the target, client, plans (and their scripts) and options it was given: keep them
-/// alive until run() returns (simulate_with does).
+/// One run of sessions on one target, or on a route of targets (route.hpp). Construct it (the input
+/// is checked then), call run() once. It refers to the targets, client, plans (and their scripts)
+/// and options it was given: keep them alive until run() returns (simulate_with does).
 template <bucket_law Bucket, speed_law Speed, client_law Client = retry_policy>
 class simulation {
 public:
@@ -286,25 +350,30 @@ public:
   /// `buckets[i]` enforces tgt.limits[i] (whose charging and oversize rules still apply).
   simulation(const target& tgt, const Client& client, std::span<const session_plan> plans,
              const sim_options& opt, std::vector<Bucket> buckets, Speed speed)
-      : tgt_((detail::check_simulation(tgt, plans, opt, buckets.size()), tgt)),  // checked before anything else
-        client_(client), plans_(plans),
-        opt_(opt), buckets_(std::move(buckets)), speed_(std::move(speed)), nb_(tgt.limits.size()),
-        layout_(detail::lay_out(plans)), cache_(tgt.cache, layout_.lineages), runs_(layout_.max_runs) {
+      : client_((detail::check_simulation(tgt, plans, opt, buckets.size()), client)),  // checked before anything else
+        plans_(plans), opt_(opt), layout_(detail::lay_out(plans)), runs_(layout_.max_runs) {
+    dep_.emplace_back(tgt, std::move(buckets), std::move(speed), layout_.lineages);
+    set_up();
+  }
+
+  /// A route: `buckets[k][i]` enforces route[k].limits[i], `speeds[k]` times route[k]'s requests.
+  simulation(std::span<const target> route, const route_policy& policy, const Client& client,
+             std::span<const session_plan> plans, const sim_options& opt, std::vector<std::vector<Bucket>> buckets,
+             std::vector<Speed> speeds)
+      : client_((detail::check_route(route, policy, plans, opt, buckets, speeds.size()), client)),
+        plans_(plans), opt_(opt), layout_(detail::lay_out(plans)), runs_(layout_.max_runs), routed_(true),
+        policy_(policy) {
+    dep_.reserve(route.size());
+    for (std::size_t k = 0; k < route.size(); ++k)
+      dep_.emplace_back(route[k], std::move(buckets[k]), std::move(speeds[k]), layout_.lineages);
     set_up();
   }
 
   /// Runs every session to its end (completed or stopped) and returns what happened.
   simulation_result run() {
     for (;;) {
-      // The engine's next completion competes with the queued events (it wins ties).
-      if (!batch_.empty()) {
-        const double share = decode_share(*eng_, static_cast<std::int64_t>(batch_.size()));
-        const double t_done = vclock_t_ + std::max(0.0, batch_.front().v_end - vclock_) / share;
-        if (heap_.empty() || t_done <= heap_.front().t) {
-          engine_finish(t_done);
-          continue;
-        }
-      }
+      // An engine's next completion competes with the queued events (it wins ties).
+      if (!engines_.empty() && finish_engine_before_next_event()) continue;
       if (heap_.empty()) break;
       std::pop_heap(heap_.begin(), heap_.end(), detail::later{});
       const detail::event ev = heap_.back();
@@ -323,6 +392,7 @@ public:
 
 private:
   using session_state = detail::session_state;
+  using deployment = detail::deployment<Bucket, Speed>;
 
   // ---- set-up: sessions, noise streams, results, the first sends (the only allocations) -------
   void set_up() {
@@ -342,27 +412,45 @@ private:
       s.res.outcome = session_outcome::completed;
       ss_.push_back(std::move(s));
     }
-    // The target's speed noise draws from its own stream per session (the client's jitter is
-    // unchanged); seeded only when the target has noise (seeding a generator is not free).
-    has_noise_ = !opt_.recorded_speed && (tgt_.speed.noise_sigma > 0 || tgt_.speed.noise_median != 1);
-    if (has_noise_) {
+    const std::size_t total = layout_.requests;
+    bool any_noise = false;
+    for (std::size_t k = 0; k < dep_.size(); ++k) {
+      deployment& d = dep_[k];
+      d.bucket_base = nb_total_;
+      nb_total_ += d.nb;
+      // A target's speed noise draws from its own stream per session (the client's jitter is
+      // unchanged); seeded only when a target has noise (seeding a generator is not free).
+      d.has_noise = !opt_.recorded_speed && (d.tgt->speed.noise_sigma > 0 || d.tgt->speed.noise_median != 1);
+      any_noise = any_noise || d.has_noise;
+      d.log.resize(d.nb);
+      for (auto& l : d.log) l.reserve(total + 16);
+      d.eng = d.tgt->engine && !opt_.recorded_speed ? &*d.tgt->engine : nullptr;
+      if (d.eng) {
+        engines_.push_back(static_cast<std::uint8_t>(k));
+        d.kv_pool = kv_pool_tokens(d.eng->memory);
+        d.batch.reserve(plans_.size());
+        d.waiting.resize(std::max<std::size_t>(plans_.size(), 1));
+        d.est.vram_gb = engine_vram_gb(d.eng->memory);
+      }
+      d.share.target = d.tgt->name;
+      d.fails.assign(static_cast<std::size_t>(std::max(policy_.cooldown_after_fails, 0)), 0.0);
+    }
+    if (any_noise) {
       noise_g_.reserve(plans_.size());
       for (const auto& p : plans_) noise_g_.emplace_back(derive_seed(p.seed, 0x6e6f697365));
     }
-    const std::size_t total = layout_.requests;
     out_.requests.reserve(total);
     out_.sessions.resize(plans_.size());
-    log_.resize(nb_);
-    for (auto& l : log_) l.reserve(total + 16);
     if (opt_.record_attempts) {
       out_.attempts.reserve(total + total / 4 + 16);
-      out_.bucket_levels.reserve((total + total / 4 + 16) * nb_);
-      out_.bucket_ops.reserve((2 * total + 16) * nb_);
+      out_.bucket_levels.reserve((total + total / 4 + 16) * nb_total_);
+      out_.bucket_ops.reserve((2 * total + 16) * nb_total_);
     }
     out_.start_unix_s = opt_.start_unix_s;
-    out_.buckets.resize(nb_);
-    for (std::size_t b = 0; b < nb_; ++b)
-      out_.buckets[b] = {tgt_.limits[b].name, tgt_.limits[b].limit, tgt_.limits[b].period_s, 0, 0, 0, 0};
+    out_.buckets.reserve(nb_total_);
+    for (const auto& d : dep_)
+      for (const auto& b : d.tgt->limits)
+        out_.buckets.push_back({routed_ ? d.tgt->name + ":" + b.name : b.name, b.limit, b.period_s, 0, 0, 0, 0});
     heap_.reserve(plans_.size() + 1);
     for (std::uint32_t i = 0; i < plans_.size(); ++i) {
       if (ss_[i].nreq == 0) {
@@ -370,13 +458,6 @@ private:
         continue;
       }
       schedule(plans_[i].start_s + ss_[i].reqs[0].delay_before_s, i, detail::event_kind::send);
-    }
-    eng_ = tgt_.engine && !opt_.recorded_speed ? &*tgt_.engine : nullptr;
-    if (eng_) {
-      kv_pool_ = kv_pool_tokens(eng_->memory);
-      batch_.reserve(plans_.size());
-      waiting_.resize(std::max<std::size_t>(plans_.size(), 1));
-      est_.vram_gb = engine_vram_gb(eng_->memory);
     }
   }
 
@@ -402,7 +483,8 @@ private:
   void record_attempt(const attempt_record& a, double t) {
     if (!opt_.record_attempts) return;
     out_.attempts.push_back(a);
-    for (std::size_t b = 0; b < nb_; ++b) out_.bucket_levels.push_back(buckets_[b].used(t));
+    for (auto& d : dep_)
+      for (std::size_t b = 0; b < d.nb; ++b) out_.bucket_levels.push_back(d.buckets[b].used(t));
   }
 
   void finish(session_state& s, session_outcome o, double t) noexcept {
@@ -424,20 +506,80 @@ private:
     return {runs_.data(), req.runs_count};
   }
 
+  // ---- a route: which target takes an attempt, spills, cooldowns --------------------------------
+  // A fresh send (not a spill) goes to the first target not cooling down; when all are, the
+  // request is held until the first of them is back. Returns false when held.
+  bool pick_target(std::uint32_t si, session_state& s, double t) {
+    if (s.spilled) {
+      s.spilled = false;
+      return true;
+    }
+    double back = std::numeric_limits<double>::infinity();
+    for (std::size_t k = 0; k < dep_.size(); ++k) {
+      if (dep_[k].cooled_until <= t) {
+        s.on = static_cast<std::uint8_t>(k);
+        return true;
+      }
+      back = std::min(back, dep_[k].cooled_until);
+    }
+    s.res.stall_s += back - t;
+    schedule(back, si, detail::event_kind::send);
+    return false;
+  }
+
+  // A refused attempt had `cached` prompt tokens cached on its target: if another target serves
+  // the request, it pays for those in full (admit's lost cache).
+  static void remember_cache(session_state& s, std::int64_t cached) noexcept {
+    if (cached > s.spill_cached) {
+      s.spill_cached = cached;
+      s.cached_from = s.on;
+    }
+  }
+
+  // The request leaves its target for the next one not cooling down; false when there is none.
+  bool spill(session_state& s, double t) noexcept {
+    for (std::size_t k = s.on + 1u; k < dep_.size(); ++k)
+      if (dep_[k].cooled_until <= t) {
+        s.on = static_cast<std::uint8_t>(k);
+        s.spilled = true;
+        ++dep_[k].share.spilled_in;
+        return true;
+      }
+    return false;
+  }
+
+  // A 429 from d: cooled down once cooldown_after_fails of them fall within the window.
+  void note_failure(deployment& d, double t) noexcept {
+    if (d.fails.empty()) return;
+    d.fails[d.fail_next] = t;
+    d.fail_next = (d.fail_next + 1) % d.fails.size();
+    ++d.fail_count;
+    // d.fails[d.fail_next] is now the oldest of the last cooldown_after_fails 429s.
+    if (d.fail_count >= d.fails.size() && d.fails[d.fail_next] > t - policy_.cooldown_window_s) {
+      d.cooled_until = t + policy_.cooldown_s;
+      ++d.share.cooldowns;
+      d.fail_count = 0;  // the 429s that cooled it down are spent
+    }
+  }
+
   // ---- a send: split the prompt by the cache, check the window, ask every bucket ---------------
   void on_send(std::uint32_t si, double t) {
     session_state& s = ss_[si];
+    if (routed_ && !pick_target(si, s, t)) return;
+    deployment& d = dep_[s.on];
+    const target& tgt = *d.tgt;
     const request_spec& req = s.request();
     if (!started_any_ || t < first_send_) first_send_ = t;
     if (s.res.attempts == 0) s.res.start_s = t;
     started_any_ = true;
     ++s.res.attempts;
+    ++d.share.attempts;
     const std::span<const prefix_run> rs = runs_of(s);
-    const std::int64_t cached = cache_.lookup(rs, req.prompt_tokens, t);
+    const std::int64_t cached = d.cache.lookup(rs, req.prompt_tokens, t);
     token_counts tk;
     tk.cache_read = cached;
     tk.cache_write =
-        tgt_.cache.write_charged ? std::max<std::int64_t>(0, cache_.cacheable(req.prompt_tokens) - cached) : 0;
+        tgt.cache.write_charged ? std::max<std::int64_t>(0, d.cache.cacheable(req.prompt_tokens) - cached) : 0;
     tk.input = req.prompt_tokens - cached - tk.cache_write;
     tk.output = req.output_tokens;
     tk.reasoning = req.reasoning_tokens;
@@ -448,15 +590,20 @@ private:
     a.turn = req.turn;
     a.attempt = s.attempt;
     a.compaction = req.compaction;
+    a.target = s.on;
     a.t_send = a.t_first_token = a.t_end = t;
     a.tokens = tk;
 
-    if (tk.total() > tgt_.context_window_tokens) {
+    if (tk.total() > tgt.context_window_tokens) {
       a.status = attempt_status::context_overflow;
       record_attempt(a, t);
+      if (routed_) {
+        remember_cache(s, cached);
+        if (spill(s, t)) return schedule(t, si, detail::event_kind::send);
+      }
       finish(s, session_outcome::context_overflow, t);
       s.res.stop_need = static_cast<double>(tk.total());
-      s.res.stop_capacity = static_cast<double>(tgt_.context_window_tokens);
+      s.res.stop_capacity = static_cast<double>(tgt.context_window_tokens);
       return;
     }
 
@@ -465,9 +612,9 @@ private:
     double wait = 0;
     std::int16_t worst = -1;
     bool too_large = false;
-    for (std::size_t b = 0; b < nb_; ++b) {
-      charge[b] = charge_for(tgt_.limits[b], tk, req.max_tokens);
-      const double w = buckets_[b].wait_for(charge[b].at_admission, t);
+    for (std::size_t b = 0; b < d.nb; ++b) {
+      charge[b] = charge_for(tgt.limits[b], tk, req.max_tokens);
+      const double w = d.buckets[b].wait_for(charge[b].at_admission, t);
       if (w == never_admitted) {
         too_large = true;
         worst = static_cast<std::int16_t>(b);
@@ -481,85 +628,120 @@ private:
     bool refused_forever = false;  // oversize rule rate_limited: a 429 now and on every retry
     if (too_large) {
       const auto bi = static_cast<std::size_t>(worst);
-      s.res.stop_bucket = worst;
-      s.res.stop_need = charge[bi].at_admission;
-      s.res.stop_capacity = tgt_.limits[bi].limit;
-      s.res.stop_never_admitted = true;
-      if (tgt_.limits[bi].oversize != oversize_rule::rate_limited) {
+      if (tgt.limits[bi].oversize != oversize_rule::rate_limited) {
         a.status = attempt_status::too_large;
-        a.refused_by = worst;
+        a.refused_by = static_cast<std::int16_t>(d.bucket_base + bi);
         record_attempt(a, t);
+        if (routed_) {
+        remember_cache(s, cached);
+        if (spill(s, t)) return schedule(t, si, detail::event_kind::send);
+      }
+        s.res.stop_bucket = a.refused_by;
+        s.res.stop_need = charge[bi].at_admission;
+        s.res.stop_capacity = tgt.limits[bi].limit;
+        s.res.stop_never_admitted = true;
         finish(s, session_outcome::request_too_large, t);
         return;
       }
+      s.res.stop_bucket = static_cast<std::int16_t>(d.bucket_base + bi);
+      s.res.stop_need = charge[bi].at_admission;
+      s.res.stop_capacity = tgt.limits[bi].limit;
+      s.res.stop_never_admitted = true;
       refused_forever = true;
-      wait = tgt_.limits[bi].period_s;
+      wait = tgt.limits[bi].period_s;
     }
     if (wait > 0) return refuse(si, a, charge, worst, wait, refused_forever, t);
     admit(si, a, charge, rs, cached, t);
   }
 
-  // ---- HTTP 429: record it, charge the buckets that count refusals, retry or give up -----------
+  // ---- HTTP 429: record it, charge the buckets that count refusals, spill, retry or give up -----
   void refuse(std::uint32_t si, attempt_record& a, const std::array<bucket_charge, max_buckets>& charge,
               std::int16_t worst, double wait, bool refused_forever, double t) {
     session_state& s = ss_[si];
+    deployment& d = dep_[s.on];
+    const target& tgt = *d.tgt;
+    const auto global = static_cast<std::int16_t>(d.bucket_base + static_cast<std::size_t>(worst));
     ++s.res.rate_limited;
-    ++out_.buckets[static_cast<std::size_t>(worst)].refusals;
-    if (!out_.first_429) note_first_429(si, a.request, worst, wait, t);
+    ++d.share.rate_limited;
+    ++out_.buckets[static_cast<std::size_t>(global)].refusals;
+    if (!out_.first_429) note_first_429(si, a.request, global, wait, t);
     a.status = attempt_status::rate_limited;
-    a.refused_by = worst;
-    a.retry_after_s = tgt_.sends_retry_after ? wait : -1.0;
+    a.refused_by = global;
+    a.retry_after_s = tgt.sends_retry_after ? wait : -1.0;
+    // A route spills when the 429's retry-after exceeds its threshold (without one, whenever the
+    // threshold is finite), or when this target never admits the request.
+    if (routed_) {
+      note_failure(d, t);
+      remember_cache(s, a.tokens.cache_read);
+      const bool long_wait = a.retry_after_s >= 0 ? a.retry_after_s > policy_.spill_after_s
+                                                  : std::isfinite(policy_.spill_after_s);
+      if ((long_wait || refused_forever) && spill(s, t)) {
+        record_attempt(a, t);
+        charge_refusal(d, t);
+        schedule(t, si, detail::event_kind::send);
+        return;
+      }
+    }
     // The jitter stream is seeded when first needed (seeding a mt19937_64 costs hundreds of
     // draws; most sessions never see a 429): the draws are the same as if seeded up front.
     auto& jitter = jitter_[si];
     if (!jitter) jitter.emplace(plans_[si].seed);
-    const retry_decision d = client_.decide(s.attempt, a.retry_after_s, *jitter);
-    a.wait_s = d.retry ? d.wait_s : 0.0;
+    const retry_decision dec = client_.decide(s.attempt, a.retry_after_s, *jitter);
+    a.wait_s = dec.retry ? dec.wait_s : 0.0;
     record_attempt(a, t);
-    for (std::size_t b = 0; b < nb_; ++b)
-      if (tgt_.limits[b].count_rejected) {
-        const double w = tgt_.limits[b].weight;  // one request, weighted
-        buckets_[b].charge(w, t, t);
-        log_[b].push_back({t, w});
-        if (opt_.record_attempts) out_.bucket_ops.push_back({t, w, t, 0, static_cast<std::uint16_t>(b), false});
-      }
+    charge_refusal(d, t);
     // A request that is never admitted, from a client that never gives up, would retry forever:
     // it ends as too large (above a capacity) or, after max_attempts_per_request, as a death.
-    const bool hopeless = d.retry && ((refused_forever && client_.retries_forever()) ||
-                                      s.attempt + 1 >= detail::max_attempts_per_request);
-    if (!d.retry || hopeless) {
+    const bool hopeless = dec.retry && ((refused_forever && client_.retries_forever()) ||
+                                        s.attempt + 1 >= detail::max_attempts_per_request);
+    if (!dec.retry || hopeless) {
       if (!refused_forever) {
         const auto bi = static_cast<std::size_t>(worst);
-        s.res.stop_bucket = worst;
+        s.res.stop_bucket = global;
         s.res.stop_need = charge[bi].at_admission;
-        s.res.stop_capacity = tgt_.limits[bi].limit;
+        s.res.stop_capacity = tgt.limits[bi].limit;
       }
-      finish(s, refused_forever && d.retry ? session_outcome::request_too_large : session_outcome::died_after_retries,
+      finish(s, refused_forever && dec.retry ? session_outcome::request_too_large : session_outcome::died_after_retries,
              t);
       return;
     }
     ++s.attempt;
-    s.res.stall_s += d.wait_s;
-    schedule(t + d.wait_s, si, detail::event_kind::send);
+    s.res.stall_s += dec.wait_s;
+    d.share.stall_s += dec.wait_s;
+    schedule(t + dec.wait_s, si, detail::event_kind::send);
   }
 
-  void note_first_429(std::uint32_t si, std::int32_t request, std::int16_t worst, double wait, double t) {
+  // The buckets that count refused requests take one (weighted) now.
+  void charge_refusal(deployment& d, double t) {
+    for (std::size_t b = 0; b < d.nb; ++b)
+      if (d.tgt->limits[b].count_rejected) {
+        const double w = d.tgt->limits[b].weight;  // one request, weighted
+        d.buckets[b].charge(w, t, t);
+        d.log[b].push_back({t, w});
+        if (opt_.record_attempts)
+          out_.bucket_ops.push_back({t, w, t, 0, static_cast<std::uint16_t>(d.bucket_base + b), false});
+      }
+  }
+
+  void note_first_429(std::uint32_t si, std::int32_t request, std::int16_t global, double wait, double t) {
     first_429_info f;
     f.session = si;
     f.request = request;
     f.time_s = t;
-    f.bucket = worst;
-    f.bucket_name = tgt_.limits[static_cast<std::size_t>(worst)].name;
+    f.bucket = global;
+    f.bucket_name = out_.buckets[static_cast<std::size_t>(global)].name;
     f.retry_after_s = wait;
     f.sent_before = admitted_;
-    f.buckets.resize(nb_);
-    for (std::size_t b = 0; b < nb_; ++b) {
-      f.buckets[b].used = buckets_[b].used(t);
-      double demand = 0;
-      for (auto it = log_[b].rbegin(); it != log_[b].rend() && it->t > t - tgt_.limits[b].period_s; ++it)
-        demand += it->amount;
-      f.buckets[b].window_demand = demand;
-    }
+    f.buckets.resize(nb_total_);
+    for (auto& d : dep_)
+      for (std::size_t b = 0; b < d.nb; ++b) {
+        auto& snap = f.buckets[d.bucket_base + b];
+        snap.used = d.buckets[b].used(t);
+        double demand = 0;
+        for (auto it = d.log[b].rbegin(); it != d.log[b].rend() && it->t > t - d.tgt->limits[b].period_s; ++it)
+          demand += it->amount;
+        snap.window_demand = demand;
+      }
     out_.first_429 = std::move(f);
   }
 
@@ -567,59 +749,83 @@ private:
   void admit(std::uint32_t si, attempt_record& a, const std::array<bucket_charge, max_buckets>& charge,
              std::span<const prefix_run> rs, std::int64_t cached, double t) {
     session_state& s = ss_[si];
+    deployment& d = dep_[s.on];
     const request_spec& req = s.request();
     const token_counts& tk = a.tokens;
     // With an engine the times depend on the other requests and are filled in later.
-    const request_timing tm = timing(si, req, cached, tk.generated());
+    const request_timing tm = timing(d, si, req, cached, tk.generated());
     const double t_first = t + tm.ttft_s;
-    const double t_end = eng_ ? never_admitted : t_first + tm.decode_s;
-    a.t_first_token = eng_ ? t : t_first;
-    a.t_end = eng_ ? t : t_end;
-    if (tgt_.prices) a.cost_usd = price(tk, req.prompt_tokens, cached, t);
+    const double t_end = d.eng ? never_admitted : t_first + tm.decode_s;
+    a.t_first_token = d.eng ? t : t_first;
+    a.t_end = d.eng ? t : t_end;
+    if (d.tgt->prices) a.cost_usd = price(d, tk, req.prompt_tokens, cached, t);
+    if (s.spill_cached > cached && s.cached_from != s.on) note_lost_cache(d, tk, s.spill_cached - cached, t);
+    s.spill_cached = 0;
     s.attempt_row = out_.attempts.size();
     record_attempt(a, t);  // bucket levels as the request found them, before its own charge
     s.op_row = out_.bucket_ops.size();
-    for (std::size_t b = 0; b < nb_; ++b) {
+    for (std::size_t b = 0; b < d.nb; ++b) {
       if (opt_.record_attempts)
-        out_.bucket_ops.push_back({t, charge[b].at_admission, t_end, 0, static_cast<std::uint16_t>(b), false});
-      s.ticket[b] = buckets_[b].charge(charge[b].at_admission, t, t_end);
+        out_.bucket_ops.push_back(
+            {t, charge[b].at_admission, t_end, 0, static_cast<std::uint16_t>(d.bucket_base + b), false});
+      s.ticket[b] = d.buckets[b].charge(charge[b].at_admission, t, t_end);
       s.at_completion[b] = charge[b].at_completion;
-      s.log_index[b] = log_[b].size();
-      log_[b].push_back({t, charge[b].at_admission});
-      out_.buckets[b].charged += charge[b].at_admission + charge[b].at_completion;
-      if (tgt_.limits[b].algorithm == bucket_algorithm::concurrency)  // peak = most in flight
-        out_.buckets[b].peak_demand = std::max(out_.buckets[b].peak_demand, buckets_[b].used(t));
+      s.log_index[b] = d.log[b].size();
+      d.log[b].push_back({t, charge[b].at_admission});
+      auto& summary = out_.buckets[d.bucket_base + b];
+      summary.charged += charge[b].at_admission + charge[b].at_completion;
+      if (d.tgt->limits[b].algorithm == bucket_algorithm::concurrency)  // peak = most in flight
+        summary.peak_demand = std::max(summary.peak_demand, d.buckets[b].used(t));
     }
     s.t_admit = t;
     s.tokens = tk;
     s.cost = a.cost_usd;
     admitted_ += tk;
     if (in_flight_++ == 0) busy_since_ = t;
-    if (eng_) return engine_admit(si, tm, tk.total(), t);
-    cache_.touch(rs, req.prompt_tokens, t_first);  // cached once its prefill is done; TTL from then
+    if (d.in_flight++ == 0) d.busy_since = t;
+    if (d.eng) return engine_admit(d, si, tm, tk.total(), t);
+    d.cache.touch(rs, req.prompt_tokens, t_first);  // cached once its prefill is done; TTL from then
     s.t_first = t_first;
     schedule(t_end, si, detail::event_kind::complete);
   }
 
-  request_timing timing(std::uint32_t si, const request_spec& req, std::int64_t cached, std::int64_t generated) {
+  // A request moved here paid for `lost` prompt tokens that the target it left had cached: the
+  // price of its split here minus the price had those tokens been cache reads.
+  void note_lost_cache(deployment& d, const token_counts& tk, std::int64_t lost, double t) noexcept {
+    d.share.lost_cache_tokens += lost;
+    if (!d.tgt->prices) return;
+    token_counts hit = tk;
+    const std::int64_t from_write = std::min(lost, hit.cache_write);
+    hit.cache_write -= from_write;
+    hit.input -= std::min(hit.input, lost - from_write);
+    hit.cache_read += lost;
+    const double now = opt_.start_unix_s + t;
+    d.share.lost_cache_usd += price_request(*d.tgt->prices, tk, now, opt_.batch, d.tgt->cache.write_1h).total_usd -
+                              price_request(*d.tgt->prices, hit, now, opt_.batch, d.tgt->cache.write_1h).total_usd;
+  }
+
+  request_timing timing(deployment& d, std::uint32_t si, const request_spec& req, std::int64_t cached,
+                        std::int64_t generated) {
     if (opt_.recorded_speed) {
       const double ttft = std::max(0.0, static_cast<double>(req.recorded_ttft_s));
       return {ttft, std::max(0.0, static_cast<double>(req.recorded_duration_s) - ttft)};
     }
-    const request_timing tm = speed_.time(cached, req.prompt_tokens - cached, generated);
-    if (!has_noise_) return tm;
+    const request_timing tm = d.speed.time(cached, req.prompt_tokens - cached, generated);
+    if (!d.has_noise) return tm;
     // A request's times under the target's speed noise (a log-normal factor per request).
-    const double f = tgt_.speed.noise_median * std::exp(tgt_.speed.noise_sigma * standard_normal(noise_g_[si]));
+    const auto& sp = d.tgt->speed;
+    const double f = sp.noise_median * std::exp(sp.noise_sigma * standard_normal(noise_g_[si]));
     return {tm.ttft_s * f, tm.decode_s * f};
   }
 
-  double price(const token_counts& tk, std::int64_t prompt_tokens, std::int64_t cached, double t) {
-    const request_cost c = price_request(*tgt_.prices, tk, opt_.start_unix_s + t, opt_.batch, tgt_.cache.write_1h);
+  double price(deployment& d, const token_counts& tk, std::int64_t prompt_tokens, std::int64_t cached, double t) {
+    const target& tgt = *d.tgt;
+    const request_cost c = price_request(*tgt.prices, tk, opt_.start_unix_s + t, opt_.batch, tgt.cache.write_1h);
     double usd = c.total_usd;
-    if (tgt_.prices->cache_storage_usd_per_million_hour > 0 && tgt_.cache.enabled) {
-      const auto fresh = std::max<std::int64_t>(0, cache_.cacheable(prompt_tokens) - cached);
-      const double storage = static_cast<double>(fresh) * (tgt_.cache.ttl_s / 3600.0) *
-                             tgt_.prices->cache_storage_usd_per_million_hour / 1e6;
+    if (tgt.prices->cache_storage_usd_per_million_hour > 0 && tgt.cache.enabled) {
+      const auto fresh = std::max<std::int64_t>(0, d.cache.cacheable(prompt_tokens) - cached);
+      const double storage = static_cast<double>(fresh) * (tgt.cache.ttl_s / 3600.0) *
+                             tgt.prices->cache_storage_usd_per_million_hour / 1e6;
       usd += storage;
       out_.cache_storage_usd += storage;
       out_.token_cost_usd += storage;
@@ -632,20 +838,27 @@ private:
   // ---- the request ends: late charges and refunds, the next request ----------------------------
   void on_complete(std::uint32_t si, double t) {
     session_state& s = ss_[si];
-    for (std::size_t b = 0; b < nb_; ++b) {
-      const double d = s.at_completion[b];
-      if (d == 0.0) continue;
-      buckets_[b].adjust(d, t, s.t_admit, s.ticket[b]);
-      if (opt_.record_attempts) out_.bucket_ops.push_back({t, d, t, s.op_row + b, static_cast<std::uint16_t>(b), true});
-      if (d < 0) log_[b][s.log_index[b]].amount += d;
-      else log_[b].push_back({t, d});
+    deployment& d = dep_[s.on];
+    for (std::size_t b = 0; b < d.nb; ++b) {
+      const double delta = s.at_completion[b];
+      if (delta == 0.0) continue;
+      d.buckets[b].adjust(delta, t, s.t_admit, s.ticket[b]);
+      if (opt_.record_attempts)
+        out_.bucket_ops.push_back(
+            {t, delta, t, s.op_row + b, static_cast<std::uint16_t>(d.bucket_base + b), true});
+      if (delta < 0) d.log[b][s.log_index[b]].amount += delta;
+      else d.log[b].push_back({t, delta});
     }
     if (--in_flight_ == 0) out_.busy_s += t - busy_since_;
+    if (--d.in_flight == 0) d.busy_s += t - d.busy_since;
     out_.requests.push_back(
         {si, s.t_admit, s.t_first, t, s.tokens.prompt(), s.tokens.cache_read, s.tokens.generated()});
     ++s.res.requests_served;
     s.res.tokens += s.tokens;
     s.res.cost_usd += s.cost;
+    ++d.share.requests_served;
+    d.share.tokens += s.tokens;
+    d.share.cost_usd += s.cost;
     last_end_ = std::max(last_end_, t);
     if (++s.next == s.nreq) {
       finish(s, session_outcome::completed, t);
@@ -656,69 +869,90 @@ private:
   }
 
   // ---- a local engine (engine.hpp): slots, a first-come queue, prefill in turn, shared decode --
-  void engine_admit(std::uint32_t si, const request_timing& tm, std::int64_t kv_tokens, double t) {
+  // Finishes the earliest decoding sequence of any engine if it ends no later than the next
+  // queued event; returns whether it did.
+  bool finish_engine_before_next_event() {
+    deployment* first = nullptr;
+    double t_first = std::numeric_limits<double>::infinity();
+    for (const auto k : engines_) {
+      deployment& d = dep_[k];
+      if (d.batch.empty()) continue;
+      const double share = decode_share(*d.eng, static_cast<std::int64_t>(d.batch.size()));
+      const double t_done = d.vclock_t + std::max(0.0, d.batch.front().v_end - d.vclock) / share;
+      if (t_done < t_first) {
+        t_first = t_done;
+        first = &d;
+      }
+    }
+    if (!first || (!heap_.empty() && t_first > heap_.front().t)) return false;
+    engine_finish(*first, t_first);
+    return true;
+  }
+
+  void engine_admit(deployment& d, std::uint32_t si, const request_timing& tm, std::int64_t kv_tokens, double t) {
     session_state& s = ss_[si];
     s.prefill_s = tm.ttft_s;
     s.decode_work_s = tm.decode_s;
     s.kv_tokens = kv_tokens;  // within the pool: checked before the loop
-    if (wait_count_ == 0 && engine_fits(si)) {
-      engine_start(si, t);
+    if (d.wait_count == 0 && engine_fits(d, si)) {
+      engine_start(d, si, t);
       return;
     }
-    waiting_[(wait_head_ + wait_count_) % waiting_.size()] = si;
-    ++wait_count_;
-    est_.peak_queue = std::max(est_.peak_queue, static_cast<std::int32_t>(wait_count_));
+    d.waiting[(d.wait_head + d.wait_count) % d.waiting.size()] = si;
+    ++d.wait_count;
+    d.est.peak_queue = std::max(d.est.peak_queue, static_cast<std::int32_t>(d.wait_count));
   }
 
-  bool engine_fits(std::uint32_t si) const noexcept {
-    return eng_sequences_ < eng_->max_sequences && eng_kv_ + ss_[si].kv_tokens <= kv_pool_;
+  bool engine_fits(const deployment& d, std::uint32_t si) const noexcept {
+    return d.sequences < d.eng->max_sequences && d.kv + ss_[si].kv_tokens <= d.kv_pool;
   }
 
   // The request gets a slot at t; its prefill queues behind the others'.
-  void engine_start(std::uint32_t si, double t) {
+  void engine_start(deployment& d, std::uint32_t si, double t) {
     session_state& s = ss_[si];
-    ++eng_sequences_;
-    eng_kv_ += s.kv_tokens;
-    est_.peak_sequences = std::max(est_.peak_sequences, static_cast<std::int32_t>(eng_sequences_));
-    est_.peak_kv_tokens = std::max(est_.peak_kv_tokens, eng_kv_);
-    const double begin = std::max(t, prefill_free_at_);
+    ++d.sequences;
+    d.kv += s.kv_tokens;
+    d.est.peak_sequences = std::max(d.est.peak_sequences, static_cast<std::int32_t>(d.sequences));
+    d.est.peak_kv_tokens = std::max(d.est.peak_kv_tokens, d.kv);
+    const double begin = std::max(t, d.prefill_free_at);
     s.t_first = begin + s.prefill_s;
-    prefill_free_at_ = s.t_first;
-    est_.queue_wait_s += begin - s.t_admit;
-    cache_.touch(runs_of(s), s.request().prompt_tokens, s.t_first);
+    d.prefill_free_at = s.t_first;
+    d.est.queue_wait_s += begin - s.t_admit;
+    d.cache.touch(runs_of(s), s.request().prompt_tokens, s.t_first);
     if (opt_.record_attempts) out_.attempts[s.attempt_row].t_first_token = s.t_first;
     schedule(s.t_first, si, detail::event_kind::decode_start);
   }
 
-  // Prefill done: the request joins the decoding batch.
+  // Prefill done: the request joins its engine's decoding batch.
   void on_decode_start(std::uint32_t si, double t) {
-    advance_vclock(t);
-    batch_.push_back({vclock_ + ss_[si].decode_work_s, seq_++, si});
-    std::push_heap(batch_.begin(), batch_.end(), detail::finishes_later{});
+    deployment& d = dep_[ss_[si].on];
+    advance_vclock(d, t);
+    d.batch.push_back({d.vclock + ss_[si].decode_work_s, seq_++, si});
+    std::push_heap(d.batch.begin(), d.batch.end(), detail::finishes_later{});
   }
 
-  // The earliest decoding sequence ends at t: free its slot and KV, let the queue in.
-  void engine_finish(double t) {
-    advance_vclock(t);
-    std::pop_heap(batch_.begin(), batch_.end(), detail::finishes_later{});
-    const std::uint32_t si = batch_.back().session;
-    batch_.pop_back();
-    --eng_sequences_;
-    eng_kv_ -= ss_[si].kv_tokens;
+  // The engine's earliest decoding sequence ends at t: free its slot and KV, let the queue in.
+  void engine_finish(deployment& d, double t) {
+    advance_vclock(d, t);
+    std::pop_heap(d.batch.begin(), d.batch.end(), detail::finishes_later{});
+    const std::uint32_t si = d.batch.back().session;
+    d.batch.pop_back();
+    --d.sequences;
+    d.kv -= ss_[si].kv_tokens;
     if (opt_.record_attempts) out_.attempts[ss_[si].attempt_row].t_end = t;
     on_complete(si, t);
-    while (wait_count_ > 0 && engine_fits(waiting_[wait_head_])) {
-      const std::uint32_t next = waiting_[wait_head_];
-      wait_head_ = (wait_head_ + 1) % waiting_.size();
-      --wait_count_;
-      engine_start(next, t);
+    while (d.wait_count > 0 && engine_fits(d, d.waiting[d.wait_head])) {
+      const std::uint32_t next = d.waiting[d.wait_head];
+      d.wait_head = (d.wait_head + 1) % d.waiting.size();
+      --d.wait_count;
+      engine_start(d, next, t);
     }
   }
 
-  void advance_vclock(double t) noexcept {
-    if (t > vclock_t_) {
-      vclock_ += (t - vclock_t_) * decode_share(*eng_, static_cast<std::int64_t>(batch_.size()));
-      vclock_t_ = t;
+  static void advance_vclock(deployment& d, double t) noexcept {
+    if (t > d.vclock_t) {
+      d.vclock += (t - d.vclock_t) * decode_share(*d.eng, static_cast<std::int64_t>(d.batch.size()));
+      d.vclock_t = t;
     }
   }
 
@@ -729,53 +963,56 @@ private:
       out_.tokens += ss_[i].res.tokens;
     }
     out_.wall_s = started_any_ ? last_end_ - first_send_ : 0.0;
-    for (std::size_t b = 0; b < nb_; ++b) {
-      if (tgt_.limits[b].algorithm == bucket_algorithm::concurrency) continue;
-      const auto [peak, start] = detail::peak_window_demand(log_[b], tgt_.limits[b].period_s);
-      out_.buckets[b].peak_demand = peak;
-      out_.buckets[b].peak_window_start_s = start;
-    }
-    if (opt_.record_charges) out_.charges = std::move(log_);
-    if (eng_) {
-      est_.peak_kv_gb = static_cast<double>(est_.peak_kv_tokens) * eng_->memory.kv_bytes_per_token / 1e9;
-      out_.engine = est_;
-    }
     out_.cost_usd = out_.token_cost_usd;
-    if (tgt_.plan) out_.cost_usd += plan_fee_share(*tgt_.plan, out_.wall_s);
-    if (tgt_.power) {
-      out_.energy = local_cost(*tgt_.power, out_.busy_s, out_.wall_s);
-      out_.cost_usd += out_.energy->total_usd();
+    for (auto& d : dep_) {
+      const target& tgt = *d.tgt;
+      for (std::size_t b = 0; b < d.nb; ++b) {
+        if (tgt.limits[b].algorithm == bucket_algorithm::concurrency) continue;
+        const auto [peak, start] = detail::peak_window_demand(d.log[b], tgt.limits[b].period_s);
+        out_.buckets[d.bucket_base + b].peak_demand = peak;
+        out_.buckets[d.bucket_base + b].peak_window_start_s = start;
+      }
+      if (opt_.record_charges)
+        for (auto& l : d.log) out_.charges.push_back(std::move(l));
+      if (d.eng && !out_.engine) {  // a route's first engine
+        d.est.peak_kv_gb = static_cast<double>(d.est.peak_kv_tokens) * d.eng->memory.kv_bytes_per_token / 1e9;
+        out_.engine = d.est;
+      }
+      double fixed = 0;  // the target's fee share or energy over the run's wall clock
+      if (tgt.plan) fixed += plan_fee_share(*tgt.plan, out_.wall_s);
+      if (tgt.power) {
+        // One target: busy while any request is in flight (the run's busy_s); a route: its own.
+        const energy_cost e = local_cost(*tgt.power, routed_ ? d.busy_s : out_.busy_s, out_.wall_s);
+        if (!out_.energy) out_.energy = energy_cost{};
+        out_.energy->energy_kwh += e.energy_kwh;
+        out_.energy->electricity_usd += e.electricity_usd;
+        out_.energy->amortisation_usd += e.amortisation_usd;
+        fixed += e.total_usd();
+      }
+      out_.cost_usd += fixed;
+      d.share.cost_usd += fixed;
+      d.share.busy_s = d.busy_s;
+      if (routed_) out_.route.push_back(std::move(d.share));
     }
     return std::move(out_);
   }
 
-  const target& tgt_;
   const Client& client_;
   std::span<const session_plan> plans_;
   const sim_options& opt_;
-  std::vector<Bucket> buckets_;
-  Speed speed_;
-  std::size_t nb_;
   detail::plan_layout layout_;
-  prefix_cache cache_;
   std::vector<prefix_run> runs_;  // the current request's runs, in global lineage ids
+  std::vector<deployment> dep_;   // the target, or the route's targets in order
+  std::vector<std::uint8_t> engines_;  // the deployments with an engine
+  std::size_t nb_total_ = 0;      // buckets over all deployments
+  bool routed_ = false;
+  route_policy policy_;
   std::vector<session_state> ss_;
   std::vector<std::optional<rng>> jitter_;  // each session's client jitter stream (cold, 2.5 KB each)
-  bool has_noise_ = false;
   std::vector<rng> noise_g_;
   simulation_result out_;
-  std::vector<std::vector<charge_event>> log_;  // per bucket: every charge, in time order
   std::vector<detail::event> heap_;
   std::uint64_t seq_ = 0;
-  // A local engine.
-  const engine_config* eng_ = nullptr;
-  std::int64_t kv_pool_ = 0;
-  std::vector<detail::decoding> batch_;  // sequences decoding, min-heap on virtual end time
-  std::vector<std::uint32_t> waiting_;   // first-come queue of admitted requests (a ring)
-  std::size_t wait_head_ = 0, wait_count_ = 0;
-  std::int64_t eng_sequences_ = 0, eng_kv_ = 0;
-  double prefill_free_at_ = 0, vclock_ = 0, vclock_t_ = 0;
-  engine_stats est_;
   // Totals.
   std::int64_t in_flight_ = 0;
   double busy_since_ = 0;
@@ -801,6 +1038,23 @@ inline simulation_result simulate(const target& tgt, const retry_policy& client,
   buckets.reserve(tgt.limits.size());
   for (const auto& b : tgt.limits) buckets.emplace_back(b, opt.start_unix_s);
   return simulate_with(tgt, client, sessions, opt, std::move(buckets), curve_speed{&tgt.speed});
+}
+
+/// Runs the sessions on a route (route.hpp): each target on its own buckets, prefix cache, speed
+/// curves and prices, the policy deciding where each attempt goes. The result's buckets are the
+/// targets' side by side (named "TARGET:BUCKET", as describe_route() names them) and its `route`
+/// says what each target did. Throws simulation_error on an invalid plan or route, before anything runs.
+inline simulation_result simulate_route(std::span<const target> route, const route_policy& policy,
+                                        const retry_policy& client, std::span<const session_plan> sessions,
+                                        const sim_options& opt = {}) {
+  std::vector<std::vector<bucket>> buckets(route.size());
+  std::vector<curve_speed> speeds;
+  for (std::size_t k = 0; k < route.size(); ++k) {
+    for (const auto& b : route[k].limits) buckets[k].emplace_back(b, opt.start_unix_s);
+    speeds.push_back(curve_speed{&route[k].speed});
+  }
+  return simulation<bucket, curve_speed>(route, policy, client, sessions, opt, std::move(buckets), std::move(speeds))
+      .run();
 }
 
 } // namespace loopcast

@@ -33,6 +33,7 @@ public:
   [[noreturn]] void fail(const std::string& what) const;
 
   bool is_object() const noexcept { return j_->is_object(); }
+  bool is_boolean() const noexcept { return j_->is_boolean(); }
   bool is_string() const noexcept { return j_->is_string(); }
   bool is_null() const noexcept { return j_->is_null(); }
 

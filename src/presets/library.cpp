@@ -56,7 +56,9 @@ std::string resolved_preset_json(std::string_view text, const std::string& file,
     if (j.contains("fleet"))
       for (auto& g : j["fleet"]) g["workload"] = inline_reference(g["workload"], preset_kind::workload, file, lib);
     for (auto& o : j["options"]) {
-      o["target"] = inline_reference(o["target"], preset_kind::target, file, lib);
+      if (o.contains("target")) o["target"] = inline_reference(o["target"], preset_kind::target, file, lib);
+      if (o.contains("route"))
+        for (auto& t : o["route"]["targets"]) t = inline_reference(t, preset_kind::target, file, lib);
       o["client"] = inline_reference(o["client"], preset_kind::client, file, lib);
     }
   }

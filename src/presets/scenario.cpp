@@ -47,26 +47,93 @@ T resolve(const node& n, const std::string& file, Reader read_inline, Loader loa
   return load_named(ref);
 }
 
-void set_option_limits(target& t, const node& option) {
-  if (auto lim = option.find("limits")) {
-    if (!lim->is_object()) lim->fail(fmt::format("expected an object of \"BUCKET\": limit, found {}", describe(lim->raw())));
-    for (auto it = lim->raw().begin(); it != lim->raw().end(); ++it) {
-      auto* b = t.find_bucket(it.key());
-      if (!b) {
-        std::vector<std::string> names;
-        for (const auto& x : t.limits) names.push_back(x.name);
-        lim->fail(fmt::format("target {} has no bucket \"{}\" (its buckets: {})", t.name, it.key(),
-                              names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
-      }
-      b->limit = read_limit(lim->at(it.key()));
-      b->limit_unpublished = false;
-    }
+// Each "limits" entry of an option: `find(key, where)` names the bucket it sets (or fails).
+template <class Find>
+void read_limits(const node& option, Find find) {
+  auto lim = option.find("limits");
+  if (!lim) return;
+  if (!lim->is_object()) lim->fail(fmt::format("expected an object of \"BUCKET\": limit, found {}", describe(lim->raw())));
+  for (auto it = lim->raw().begin(); it != lim->raw().end(); ++it) {
+    bucket_config* b = find(it.key(), *lim);
+    b->limit = read_limit(lim->at(it.key()));
+    b->limit_unpublished = false;
   }
+}
+
+std::string bucket_names(const target& t) {
+  std::vector<std::string> names;
+  for (const auto& x : t.limits) names.push_back(x.name);
+  return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
+}
+
+void set_option_limits(target& t, const node& option) {
+  read_limits(option, [&](const std::string& key, const node& lim) {
+    auto* b = t.find_bucket(key);
+    if (!b) lim.fail(fmt::format("target {} has no bucket \"{}\" (its buckets: {})", t.name, key, bucket_names(t)));
+    return b;
+  });
   for (const auto& b : t.limits)
     if (b.limit_unpublished)
       option.fail(fmt::format("target {}'s bucket {} has no published limit: set it with \"limits\": {{\"{}\": N}} "
                               "(docs/plans.md)",
                               t.name, b.name, b.name));
+}
+
+// A route's limits are named "TARGET:BUCKET", as its buckets are in reports.
+void set_route_limits(std::vector<target>& route, const node& option) {
+  read_limits(option, [&](const std::string& key, const node& lim) {
+    const auto colon = key.find(':');
+    if (colon == std::string::npos)
+      lim.fail(fmt::format("a route's limits are named \"TARGET:BUCKET\" (e.g. \"{}:{}\"), found \"{}\"",
+                           route[0].name, route[0].limits.empty() ? "tokens_per_minute" : route[0].limits[0].name, key));
+    const auto name = key.substr(0, colon);
+    auto t = std::find_if(route.begin(), route.end(), [&](const target& x) { return x.name == name; });
+    if (t == route.end()) {
+      std::vector<std::string> names;
+      for (const auto& x : route) names.push_back(x.name);
+      lim.fail(fmt::format("the route has no target \"{}\" (its targets: {})", name, fmt::join(names, ", ")));
+    }
+    auto* b = t->find_bucket(key.substr(colon + 1));
+    if (!b)
+      lim.fail(fmt::format("target {} has no bucket \"{}\" (its buckets: {})", t->name, key.substr(colon + 1),
+                           bucket_names(*t)));
+    return b;
+  });
+  for (const auto& t : route)
+    for (const auto& b : t.limits)
+      if (b.limit_unpublished)
+        option.fail(fmt::format("target {}'s bucket {} has no published limit: set it with \"limits\": "
+                                "{{\"{}:{}\": N}} (docs/plans.md)",
+                                t.name, b.name, t.name, b.name));
+}
+
+// "route": {"targets": [...], "spill_after_s": s | "never", "cooldown": false | {...}} (docs/routing.md).
+template <class Load>
+void read_route(scenario_option& opt, const node& r, Load load) {
+  r.expect_keys({"targets", "spill_after_s", "cooldown"});
+  const auto targets = r.at("targets").array(1);
+  if (targets.size() > max_route_targets)
+    r.at("targets").fail(fmt::format("{} targets; a route has at most {}", targets.size(), max_route_targets));
+  for (const auto& t : targets) opt.route.push_back(load(t));
+  if (auto sp = r.find("spill_after_s")) {
+    if (sp->is_string()) {
+      if (sp->string() != "never") sp->fail(fmt::format("expected seconds or \"never\", found \"{}\"", sp->string()));
+      opt.routing.spill_after_s = std::numeric_limits<double>::infinity();
+    } else {
+      opt.routing.spill_after_s = sp->number_in(0, 1e7);
+    }
+  }
+  if (auto c = r.find("cooldown")) {
+    if (c->is_boolean() && !c->boolean()) {
+      opt.routing.cooldown_after_fails = 0;
+    } else {
+      if (!c->is_object()) c->fail(fmt::format("expected false or an object, found {}", describe(c->raw())));
+      c->expect_keys({"after_fails", "window_s", "for_s"});
+      if (c->has("after_fails")) opt.routing.cooldown_after_fails = static_cast<std::int32_t>(c->at("after_fails").integer(1, 1'000'000));
+      if (c->has("window_s")) opt.routing.cooldown_window_s = c->at("window_s").number_in(1e-3, 1e7);
+      if (c->has("for_s")) opt.routing.cooldown_s = c->at("for_s").number_in(0, 1e7);
+    }
+  }
 }
 
 scenario read_scenario(const node& root, const preset_library& lib) {
@@ -121,17 +188,28 @@ scenario read_scenario(const node& root, const preset_library& lib) {
                            max_scenario_turns));
   }
   for (const auto& o : root.at("options").array(1)) {
-    o.expect_keys({"label", "target", "client", "batch", "limits"});
+    o.expect_keys({"label", "target", "route", "client", "batch", "limits"});
     scenario_option opt;
     opt.label = o.at("label").string();
     for (const auto& prev : s.options)
       if (prev.label == opt.label) o.at("label").fail(fmt::format("option label \"{}\" is used twice", opt.label));
-    opt.tgt = resolve<target>(o.at("target"), file, read_target,
-                              [&](const std::string& name) { return lib.load_target(name); });
-    set_option_limits(opt.tgt, o);
+    auto load = [&](const node& n) {
+      return resolve<target>(n, file, read_target, [&](const std::string& name) { return lib.load_target(name); });
+    };
+    if (o.has("route")) {
+      if (o.has("target")) o.at("target").fail("give either \"target\" or \"route\", not both");
+      read_route(opt, o.at("route"), load);
+      set_route_limits(opt.route, o);
+      opt.tgt = describe_route(route_name(opt.route), opt.route);
+    } else {
+      if (!o.has("target")) o.fail("missing key \"target\" (or \"route\")");
+      opt.tgt = load(o.at("target"));
+      set_option_limits(opt.tgt, o);
+    }
     opt.client = resolve<retry_policy>(o.at("client"), file, read_client,
                                        [&](const std::string& name) { return lib.load_client(name); });
     opt.batch = o.has("batch") ? o.at("batch").boolean() : false;
+    if (opt.batch && !opt.route.empty()) o.at("batch").fail("a route runs without the batch API");
     if (opt.batch && (!opt.tgt.prices || opt.tgt.prices->batch_discount == 0))
       o.at("batch").fail(fmt::format("target {} has no batch discount", opt.tgt.name));
     s.options.push_back(std::move(opt));
