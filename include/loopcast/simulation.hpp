@@ -323,7 +323,7 @@ struct deployment {
   std::int64_t sequences = 0, kv = 0;
   double prefill_free_at = 0, vclock = 0, vclock_t = 0;
   engine_stats est;
-  // Requests in flight here and the time with at least one (a local target's energy).
+  // A route: requests in flight here and the time with at least one (a local target's energy).
   std::int64_t in_flight = 0;
   double busy_since = 0, busy_s = 0;
   // A route's cooldown: the times of the last cooldown_after_fails 429s (a ring), skipped until.
@@ -432,8 +432,10 @@ private:
         d.waiting.resize(std::max<std::size_t>(plans_.size(), 1));
         d.est.vram_gb = engine_vram_gb(d.eng->memory);
       }
-      d.share.target = d.tgt->name;
-      d.fails.assign(static_cast<std::size_t>(std::max(policy_.cooldown_after_fails, 0)), 0.0);
+      if (routed_) {
+        d.share.target = d.tgt->name;
+        d.fails.assign(static_cast<std::size_t>(std::max(policy_.cooldown_after_fails, 0)), 0.0);
+      }
     }
     if (any_noise) {
       noise_g_.reserve(plans_.size());
@@ -509,7 +511,8 @@ private:
   // ---- a route: which target takes an attempt, spills, cooldowns --------------------------------
   // A fresh send (not a spill) goes to the first target not cooling down; when all are, the
   // request is held until the first of them is back. Returns false when held.
-  bool pick_target(std::uint32_t si, session_state& s, double t) {
+  // (Route-only functions are kept out of line: a run on one target never calls them.)
+  [[gnu::noinline]] bool pick_target(std::uint32_t si, session_state& s, double t) {
     if (s.spilled) {
       s.spilled = false;
       return true;
@@ -537,7 +540,7 @@ private:
   }
 
   // The request leaves its target for the next one not cooling down; false when there is none.
-  bool spill(session_state& s, double t) noexcept {
+  [[gnu::noinline]] bool spill(session_state& s, double t) noexcept {
     for (std::size_t k = s.on + 1u; k < dep_.size(); ++k)
       if (dep_[k].cooled_until <= t) {
         s.on = static_cast<std::uint8_t>(k);
@@ -549,7 +552,7 @@ private:
   }
 
   // A 429 from d: cooled down once cooldown_after_fails of them fall within the window.
-  void note_failure(deployment& d, double t) noexcept {
+  [[gnu::noinline]] void note_failure(deployment& d, double t) noexcept {
     if (d.fails.empty()) return;
     d.fails[d.fail_next] = t;
     d.fail_next = (d.fail_next + 1) % d.fails.size();
@@ -573,7 +576,7 @@ private:
     if (s.res.attempts == 0) s.res.start_s = t;
     started_any_ = true;
     ++s.res.attempts;
-    ++d.share.attempts;
+    if (routed_) ++d.share.attempts;  // a route's per-target counts (one target needs none)
     const std::span<const prefix_run> rs = runs_of(s);
     const std::int64_t cached = d.cache.lookup(rs, req.prompt_tokens, t);
     token_counts tk;
@@ -662,7 +665,6 @@ private:
     const target& tgt = *d.tgt;
     const auto global = static_cast<std::int16_t>(d.bucket_base + static_cast<std::size_t>(worst));
     ++s.res.rate_limited;
-    ++d.share.rate_limited;
     ++out_.buckets[static_cast<std::size_t>(global)].refusals;
     if (!out_.first_429) note_first_429(si, a.request, global, wait, t);
     a.status = attempt_status::rate_limited;
@@ -671,6 +673,7 @@ private:
     // A route spills when the 429's retry-after exceeds its threshold (without one, whenever the
     // threshold is finite), or when this target never admits the request.
     if (routed_) {
+      ++d.share.rate_limited;
       note_failure(d, t);
       remember_cache(s, a.tokens.cache_read);
       const bool long_wait = a.retry_after_s >= 0 ? a.retry_after_s > policy_.spill_after_s
@@ -707,7 +710,7 @@ private:
     }
     ++s.attempt;
     s.res.stall_s += dec.wait_s;
-    d.share.stall_s += dec.wait_s;
+    if (routed_) d.share.stall_s += dec.wait_s;
     schedule(t + dec.wait_s, si, detail::event_kind::send);
   }
 
@@ -782,7 +785,7 @@ private:
     s.cost = a.cost_usd;
     admitted_ += tk;
     if (in_flight_++ == 0) busy_since_ = t;
-    if (d.in_flight++ == 0) d.busy_since = t;
+    if (routed_ && d.in_flight++ == 0) d.busy_since = t;
     if (d.eng) return engine_admit(d, si, tm, tk.total(), t);
     d.cache.touch(rs, req.prompt_tokens, t_first);  // cached once its prefill is done; TTL from then
     s.t_first = t_first;
@@ -791,7 +794,7 @@ private:
 
   // A request moved here paid for `lost` prompt tokens that the target it left had cached: the
   // price of its split here minus the price had those tokens been cache reads.
-  void note_lost_cache(deployment& d, const token_counts& tk, std::int64_t lost, double t) noexcept {
+  [[gnu::noinline]] void note_lost_cache(deployment& d, const token_counts& tk, std::int64_t lost, double t) noexcept {
     d.share.lost_cache_tokens += lost;
     if (!d.tgt->prices) return;
     token_counts hit = tk;
@@ -850,15 +853,17 @@ private:
       else d.log[b].push_back({t, delta});
     }
     if (--in_flight_ == 0) out_.busy_s += t - busy_since_;
-    if (--d.in_flight == 0) d.busy_s += t - d.busy_since;
     out_.requests.push_back(
         {si, s.t_admit, s.t_first, t, s.tokens.prompt(), s.tokens.cache_read, s.tokens.generated()});
     ++s.res.requests_served;
     s.res.tokens += s.tokens;
     s.res.cost_usd += s.cost;
-    ++d.share.requests_served;
-    d.share.tokens += s.tokens;
-    d.share.cost_usd += s.cost;
+    if (routed_) {
+      if (--d.in_flight == 0) d.busy_s += t - d.busy_since;
+      ++d.share.requests_served;
+      d.share.tokens += s.tokens;
+      d.share.cost_usd += s.cost;
+    }
     last_end_ = std::max(last_end_, t);
     if (++s.next == s.nreq) {
       finish(s, session_outcome::completed, t);

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 from typing import Any, Iterable
 
 from loopcast import _core
 
-__all__ = ["Preset", "Target", "Client", "Workload", "Scenario", "Option", "load_preset", "models_dir", "presets"]
+__all__ = ["Preset", "Target", "Client", "Workload", "Scenario", "Option", "Route", "load_preset", "models_dir",
+           "presets"]
 
 
 def models_dir(path: str | os.PathLike | None = None) -> str:
@@ -123,15 +125,55 @@ class Workload(Preset):
     kind = "workload"
 
 
+def _ref(x: Any) -> Any:
+    return x.to_dict() if isinstance(x, Preset) else x
+
+
+class Route:
+    """An ordered list of targets serving one option (docs/routing.md): each attempt goes to the first
+    target not cooling down; a 429 whose retry-after exceeds ``spill_after_s`` (``math.inf``: never)
+    sends the request at once to the next target, which bills the prefix the first had cached.
+    ``cooldown`` is ``False`` (none) or ``{"after_fails": 1, "window_s": 60, "for_s": 5}`` (the
+    defaults, after LiteLLM's router: a 429 cools a target down at once, for 5 s)."""
+
+    def __init__(self, targets: "Iterable[str | Target | dict]", spill_after_s: float = 0.0,
+                 cooldown: "bool | dict[str, float] | None" = None) -> None:
+        self.targets = list(targets)
+        self.spill_after_s = spill_after_s
+        self.cooldown = cooldown
+
+    def to_dict(self) -> dict[str, Any]:
+        """The route as it appears in a scenario option."""
+        d: dict[str, Any] = {"targets": [_ref(t) for t in self.targets],
+                             "spill_after_s": "never" if math.isinf(self.spill_after_s) else self.spill_after_s}
+        if self.cooldown is not None and self.cooldown is not True:
+            d["cooldown"] = self.cooldown if self.cooldown is False else dict(self.cooldown)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Route":
+        """The inverse of :meth:`to_dict`."""
+        spill = d.get("spill_after_s", 0.0)
+        return cls(d["targets"], math.inf if spill == "never" else spill, d.get("cooldown"))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Route) and self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        return f"loopcast.Route({self.targets!r}, spill_after_s={self.spill_after_s!r}, cooldown={self.cooldown!r})"
+
+
 class Option:
-    """One option of a scenario: a target, a client, and whether requests go through the batch API.
+    """One option of a scenario: a target (or a :class:`Route` of targets), a client, and whether
+    requests go through the batch API.
 
     ``target`` and ``client`` are preset names, :class:`Target`/:class:`Client` objects or dicts.
-    ``limits`` sets the target's bucket limits by name (``{"five_hour": 300_000}``): a subscription
-    plan's caps that its provider does not publish, or a what-if.
+    ``limits`` sets the target's bucket limits by name (``{"five_hour": 300_000}``; on a route,
+    ``{"TARGET:BUCKET": N}``): a subscription plan's caps that its provider does not publish, or a
+    what-if.
     """
 
-    def __init__(self, label: str, target: "str | Target | dict", client: "str | Client | dict" = "opencode",
+    def __init__(self, label: str, target: "str | Target | dict | Route", client: "str | Client | dict" = "opencode",
                  batch: bool = False, limits: "dict[str, int] | None" = None) -> None:
         self.label = label
         self.target = target
@@ -141,9 +183,12 @@ class Option:
 
     def to_dict(self) -> dict[str, Any]:
         """The option as it appears in a scenario document."""
-        def ref(x: Any) -> Any:
-            return x.to_dict() if isinstance(x, Preset) else x
-        d = {"label": self.label, "target": ref(self.target), "client": ref(self.client)}
+        d: dict[str, Any] = {"label": self.label}
+        if isinstance(self.target, Route):
+            d["route"] = self.target.to_dict()
+        else:
+            d["target"] = _ref(self.target)
+        d["client"] = _ref(self.client)
         if self.batch:
             d["batch"] = True
         if self.limits:
@@ -153,7 +198,8 @@ class Option:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Option":
         """The inverse of :meth:`to_dict`."""
-        return cls(d["label"], d["target"], d["client"], d.get("batch", False), d.get("limits"))
+        target = Route.from_dict(d["route"]) if "route" in d else d["target"]
+        return cls(d["label"], target, d["client"], d.get("batch", False), d.get("limits"))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Option) and self.to_dict() == other.to_dict()

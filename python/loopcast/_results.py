@@ -90,6 +90,22 @@ class OptionResult:
         """Each bucket's limit, by name."""
         return dict(zip(self.bucket_names, self._run._handle.bucket_limits(self.index)))
 
+    def route_shares(self):
+        """A route's targets as a pandas DataFrame, one row each: requests served and their share,
+        tokens, 429s, attempts spilled to it, stalls, cooldowns, cost and lost cache (docs/routing.md);
+        ``None`` for an option on one target."""
+        route = self.summary["route"]
+        if route is None:
+            return None
+        import pandas as pd
+
+        rows = []
+        for t in route["targets"]:
+            row = {k: v for k, v in t.items() if k != "tokens"}
+            row.update({f"tokens_{k}": v for k, v in t["tokens"].items()})
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("target")
+
     @property
     def timeline(self) -> Table:
         """One row per request attempt (empty unless the run kept its timeline)."""

@@ -1,0 +1,67 @@
+"""Routes from Python (docs/routing.md): a Route as an option's target, its per-target shares."""
+
+import math
+
+import pytest
+
+import loopcast
+
+PRIMARY = "cerebras-developer-qwen-3.8-27b"
+OVERFLOW = "local-workstation-qwen-27b"
+
+
+def _scenario(route):
+    return loopcast.Scenario(name="routes", workload="reference-agent-loop", sessions=5, stagger_s=20, seed=42,
+                             options=[loopcast.Option("alone", PRIMARY), loopcast.Option("routed", route)])
+
+
+def test_route_option_round_trips_and_runs(models):
+    route = loopcast.Route([PRIMARY, OVERFLOW], spill_after_s=10, cooldown={"after_fails": 1, "window_s": 60,
+                                                                          "for_s": 5})
+    scn = _scenario(route)
+    assert scn.options[1].target == route
+    assert scn.options[1].to_dict()["route"] == {"targets": [PRIMARY, OVERFLOW], "spill_after_s": 10,
+                                                 "cooldown": {"after_fails": 1, "window_s": 60, "for_s": 5}}
+    run = loopcast.run(scn, models=models)
+    alone, routed = run["alone"], run["routed"]
+    assert alone.route is None and alone.route_shares() is None
+    shares = routed.route_shares()
+    assert list(shares.index) == [PRIMARY, OVERFLOW]
+    # Every served request, token and dollar belongs to one target of the route.
+    assert shares["requests_served"].sum() == routed.summary["requests"] == 170
+    assert shares["request_share"].sum() == pytest.approx(1.0)
+    classes = ["input", "cache_read", "cache_write", "output", "reasoning"]
+    assert sum(shares[f"tokens_{c}"].sum() for c in classes) == sum(routed.tokens.values())
+    assert shares["cost_usd"].sum() == pytest.approx(routed.cost_usd, rel=1e-12)
+    assert shares["attempts"].sum() == len(routed.timeline)
+    # The timeline says which target took each attempt; the buckets are named TARGET:BUCKET.
+    t = routed.timeline.to_pandas()
+    assert set(t["target"]) == {0, 1}
+    assert (t["target"] == 1).sum() == shares.loc[OVERFLOW, "attempts"]
+    assert routed.bucket_names == [f"{PRIMARY}:uncached_tpm", f"{PRIMARY}:total_tpm", f"{PRIMARY}:rpm"]
+    # The overflow takes the stalls away: the routed fleet waits less than the primary alone.
+    assert routed.summary["fleet"]["stall_share"] < alone.summary["fleet"]["stall_share"]
+    assert routed.route["spill_after_s"] == 10
+
+
+def test_never_spilling_without_cooldown_is_the_primary_alone(models):
+    run = loopcast.run(_scenario(loopcast.Route([PRIMARY, OVERFLOW], spill_after_s=math.inf, cooldown=False)),
+                       models=models)
+    alone, routed = run["alone"], run["routed"]
+    shares = routed.route_shares()
+    assert shares.loc[OVERFLOW, "attempts"] == 0
+    assert routed.token_cost_usd == pytest.approx(alone.token_cost_usd, rel=1e-12)
+    # The idle workstation still draws power over the run: the route's cost is the primary's tokens
+    # plus that energy.
+    assert routed.cost_usd == pytest.approx(alone.cost_usd + shares.loc[OVERFLOW, "cost_usd"], rel=1e-12)
+    assert shares.loc[OVERFLOW, "cost_usd"] > 0
+    assert routed.wall_s == alone.wall_s
+    assert routed.summary["rate_limited"] == alone.summary["rate_limited"]
+
+
+def test_route_limits_are_named_target_colon_bucket(models):
+    with pytest.raises(loopcast.ConfigError) as e:
+        loopcast.Scenario(name="routes", workload="reference-agent-loop", sessions=1,
+                          options=[loopcast.Option("r", loopcast.Route([PRIMARY]), limits={"rpm": 5})])
+    assert str(e.value) == ("<python>: /options/0/limits: a route's limits are named \"TARGET:BUCKET\" "
+                            f"(e.g. \"{PRIMARY}:uncached_tpm\"), found \"rpm\"")
