@@ -298,6 +298,26 @@ void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& trac
       return plan(o, [](const plan_cost& c) { return c.limited_by; });
     });
   }
+  // Routes (docs/routing.md): requests served by each target in order, and the cache spills lost.
+  if (std::any_of(r.options.begin(), r.options.end(), [](const option_result& o) { return !o.sim.route.empty(); })) {
+    row("route: served", "-", [](const option_result& o) {
+      std::string cell;
+      for (const auto& t : o.sim.route) cell += fmt::format("{}{}", cell.empty() ? "" : " / ", t.requests_served);
+      return o.sim.route.empty() ? std::string("-") : cell;
+    });
+    row("route: lost cache", "-", [](const option_result& o) {
+      if (o.sim.route.empty()) return std::string("-");
+      std::int64_t spilled = 0, lost = 0;
+      double lost_usd = 0;
+      for (const auto& t : o.sim.route) {
+        spilled += t.spilled_in;
+        lost += t.lost_cache_tokens;
+        lost_usd += t.lost_cache_usd;
+      }
+      return fmt::format("{} tok ${:.4f} ({} spill{})", detail::grouped(static_cast<double>(lost)), lost_usd, spilled,
+                         spilled == 1 ? "" : "s");
+    });
+  }
   auto eff = [](const request_metrics& m) {
     return m.effective_tps.count == 0 ? std::string("n/a")
                                       : fmt::format("{:.0f} / {:.0f}", m.effective_tps.p50, m.effective_tps.p90);

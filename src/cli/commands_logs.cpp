@@ -11,11 +11,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -104,10 +106,37 @@ int cmd_stats(const std::vector<std::string>& logs, const std::string& format, c
   return ok;
 }
 
+// One option: a target, or 'TARGET>TARGET…', a route (docs/routing.md).
+scenario_option option_on(const preset_library& lib, const std::string& ref, bool no_limits, const route_policy& routing) {
+  scenario_option o;
+  if (ref.find('>') == std::string::npos) {
+    o.tgt = target_ref(lib, ref);
+    if (no_limits) o.tgt.limits.clear();
+    return o;
+  }
+  std::size_t start = 0;
+  for (;;) {
+    const auto gt = ref.find('>', start);
+    const auto name = ref.substr(start, gt == std::string::npos ? std::string::npos : gt - start);
+    if (name.empty()) throw std::invalid_argument(fmt::format("--on \"{}\": expected TARGET>TARGET[>TARGET…]", ref));
+    o.route.push_back(target_ref(lib, name));
+    if (no_limits) o.route.back().limits.clear();
+    if (gt == std::string::npos) break;
+    start = gt + 1;
+  }
+  if (o.route.size() > max_route_targets)
+    throw std::invalid_argument(fmt::format("--on \"{}\": {} targets; a route has at most {}", ref, o.route.size(),
+                                            max_route_targets));
+  o.routing = routing;
+  o.tgt = describe_route(route_name(o.route), o.route);
+  return o;
+}
+
 // --on TARGET, or --on 'PATTERN=TARGET,PATTERN=TARGET', or --on FILE.json holding
-// {"PATTERN": "TARGET", …} (an object whose values are names or .json paths).
+// {"PATTERN": "TARGET", …} (an object whose values are names or .json paths); any TARGET may be
+// a route 'TARGET>TARGET'.
 replay_target parse_on(const preset_library& lib, const std::string& ref, const retry_policy& client,
-                       bool no_limits) {
+                       bool no_limits, const route_policy& routing) {
   replay_target rt;
   std::vector<std::pair<std::string, std::string>> pairs;
   const auto mapping = ref.size() > 5 && ref.ends_with(".json") && std::filesystem::exists(ref)
@@ -133,9 +162,7 @@ replay_target parse_on(const preset_library& lib, const std::string& ref, const 
     pairs.emplace_back("*", ref);
   }
   for (const auto& [pattern, target_name] : pairs) {
-    scenario_option o;
-    o.tgt = target_ref(lib, target_name);
-    if (no_limits) o.tgt.limits.clear();
+    scenario_option o = option_on(lib, target_name, no_limits, routing);
     o.label = o.tgt.name;
     o.client = client;
     rt.routes.push_back({pattern, std::move(o)});
@@ -153,7 +180,8 @@ replay_target parse_on(const preset_library& lib, const std::string& ref, const 
 
 struct replay_args {
   std::vector<std::string> on, limits;
-  std::string client, timeline, price_list, speed = "target", context = "compact";
+  std::string client, timeline, price_list, speed = "target", context = "compact", spill_after = "0";
+  bool no_cooldown = false;
   std::int64_t max_tokens = 0;
   double compact_at = 0;
   std::uint64_t seed = 1;
@@ -165,13 +193,30 @@ int cmd_replay(const std::vector<std::string>& logs, const std::string& format, 
   const auto traces = import_traces(as_paths(logs), format_of(format));
   const auto lib = library(g);
   const auto client = client_ref(lib, a.client.empty() ? default_client_for(traces) : a.client);
+  route_policy routing;
+  if (a.spill_after == "never") {
+    routing.spill_after_s = std::numeric_limits<double>::infinity();
+  } else {
+    const char* end = a.spill_after.data() + a.spill_after.size();
+    const auto [p, ec] = std::from_chars(a.spill_after.data(), end, routing.spill_after_s);
+    if (ec != std::errc{} || p != end || !(routing.spill_after_s >= 0 && routing.spill_after_s <= 1e7))
+      throw std::invalid_argument(
+          fmt::format("--spill-after {}: expected seconds from 0 to 10^7, or never", a.spill_after));
+  }
+  if (a.no_cooldown) routing.cooldown_after_fails = 0;
   std::vector<replay_target> targets;
-  for (const auto& ref : a.on) targets.push_back(parse_on(lib, ref, client, a.no_limits));
-  std::vector<target*> tgts;
+  for (const auto& ref : a.on) targets.push_back(parse_on(lib, ref, client, a.no_limits, routing));
+  std::vector<target*> tgts;  // a route's own targets take --limit, not its description
   for (auto& rt : targets)
-    for (auto& r : rt.routes) tgts.push_back(&r.option.tgt);
+    for (auto& r : rt.routes)
+      if (r.option.route.empty()) tgts.push_back(&r.option.tgt);
+      else
+        for (auto& t : r.option.route) tgts.push_back(&t);
   set_bucket_limits(tgts, a.limits);
   check_limits_set(tgts);
+  for (auto& rt : targets)
+    for (auto& r : rt.routes)
+      if (!r.option.route.empty()) r.option.tgt = describe_route(r.option.tgt.name, r.option.route);
   replay_options ro;
   ro.seed = a.seed;
   ro.max_tokens = a.max_tokens;
@@ -520,7 +565,8 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
   auto& ra = st->replay;
   replay->add_option("logs", st->logs, "Log files or directories (replayed together)")->required();
   replay->add_option("--on", ra.on,
-                     "Target preset (name or .json), or a mapping by model: 'claude-opus-*=TARGET,claude-haiku-*=TARGET' "
+                     "Target preset (name or .json), a route 'TARGET>TARGET' (a 429 spills to the next target, "
+                     "docs/routing.md), or a mapping by model: 'claude-opus-*=TARGET,claude-haiku-*=TARGET' "
                      "or a .json file {\"PATTERN\": \"TARGET\"}; repeat for a side-by-side comparison")
       ->required();
   replay->add_option("--client", ra.client,
@@ -540,6 +586,11 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
   replay->add_option("--limit", ra.limits,
                      "Set a bucket's limit on every target that has it, BUCKET=N (repeatable): a plan's unpublished cap, "
                      "or a what-if");
+  replay->add_option("--spill-after", ra.spill_after,
+                     "Routes: spill when a 429's retry-after exceeds this many seconds (0: on every 429; never: always wait)")
+      ->capture_default_str();
+  replay->add_flag("--no-cooldown", ra.no_cooldown,
+                   "Routes: never cool a target down (default: after one 429, for 5 s, as LiteLLM's router)");
   replay->add_flag("--no-limits", ra.no_limits, "Drop the targets' rate-limit buckets (with --speed recorded: the recording itself)");
   replay->add_option("--price-list", ra.price_list, "Price the recorded requests from this LiteLLM or models.dev list (default: the catalogue)");
   replay->add_option("--seed", ra.seed, "Seed of the clients' jitter")->capture_default_str()->check(seed_digits());

@@ -1,6 +1,8 @@
 """Routes from Python (docs/routing.md): a Route as an option's target, its per-target shares."""
 
+import json
 import math
+import subprocess
 
 import pytest
 
@@ -65,3 +67,27 @@ def test_route_limits_are_named_target_colon_bucket(models):
                           options=[loopcast.Option("r", loopcast.Route([PRIMARY]), limits={"rpm": 5})])
     assert str(e.value) == ("<python>: /options/0/limits: a route's limits are named \"TARGET:BUCKET\" "
                             f"(e.g. \"{PRIMARY}:uncached_tpm\"), found \"rpm\"")
+
+
+def test_replay_on_a_route(traces, models, cli):
+    logs = str(traces / "claude-code-weka")
+    run = subprocess.run([cli, "--models", models, "replay", logs, "--on", PRIMARY, "--on", f"{PRIMARY}>{OVERFLOW}",
+                          "--on", f"{PRIMARY}>{OVERFLOW}", "--spill-after", "never", "--no-cooldown", "--json"],
+                         check=True, capture_output=True, text=True)
+    alone, routed, waiting = json.loads(run.stdout)["options"]
+    assert alone["route"] is None
+    # Never spilling and never cooling down, the route is the primary alone (its idle GPU aside).
+    assert waiting["route"]["spill_after_s"] == "never" and waiting["route"]["cooldown_after_fails"] == 0
+    assert waiting["route"]["targets"][1]["attempts"] == 0
+    assert waiting["token_cost_usd"] == pytest.approx(alone["token_cost_usd"], rel=1e-12)
+    assert waiting["rate_limited"] == alone["rate_limited"] > 0
+    # --spill-after applies to every route of the command: here both are "never".
+    assert routed["route"] == waiting["route"]
+    bad = subprocess.run([cli, "--models", models, "replay", logs, "--on", f"{PRIMARY}>", "--json"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert f'--on "{PRIMARY}>": expected TARGET>TARGET[>TARGET…]' in bad.stderr
+    bad = subprocess.run([cli, "--models", models, "replay", logs, "--on", f"{PRIMARY}>{OVERFLOW}", "--spill-after",
+                          "soon"], capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert "--spill-after soon: expected seconds from 0 to 10^7, or never" in bad.stderr
