@@ -373,7 +373,7 @@ public:
   simulation_result run() {
     for (;;) {
       // An engine's next completion competes with the queued events (it wins ties).
-      if (!engines_.empty() && finish_engine_before_next_event()) continue;
+      if (n_engines_ > 0 && finish_engine_before_next_event()) continue;
       if (heap_.empty()) break;
       std::pop_heap(heap_.begin(), heap_.end(), detail::later{});
       const detail::event ev = heap_.back();
@@ -426,7 +426,7 @@ private:
       for (auto& l : d.log) l.reserve(total + 16);
       d.eng = d.tgt->engine && !opt_.recorded_speed ? &*d.tgt->engine : nullptr;
       if (d.eng) {
-        engines_.push_back(static_cast<std::uint8_t>(k));
+        engines_[n_engines_++] = static_cast<std::uint8_t>(k);
         d.kv_pool = kv_pool_tokens(d.eng->memory);
         d.batch.reserve(plans_.size());
         d.waiting.resize(std::max<std::size_t>(plans_.size(), 1));
@@ -879,8 +879,8 @@ private:
   bool finish_engine_before_next_event() {
     deployment* first = nullptr;
     double t_first = std::numeric_limits<double>::infinity();
-    for (const auto k : engines_) {
-      deployment& d = dep_[k];
+    for (std::size_t e = 0; e < n_engines_; ++e) {
+      deployment& d = dep_[engines_[e]];
       if (d.batch.empty()) continue;
       const double share = decode_share(*d.eng, static_cast<std::int64_t>(d.batch.size()));
       const double t_done = d.vclock_t + std::max(0.0, d.batch.front().v_end - d.vclock) / share;
@@ -1008,7 +1008,8 @@ private:
   detail::plan_layout layout_;
   std::vector<prefix_run> runs_;  // the current request's runs, in global lineage ids
   std::vector<deployment> dep_;   // the target, or the route's targets in order
-  std::vector<std::uint8_t> engines_;  // the deployments with an engine
+  std::array<std::uint8_t, max_route_targets> engines_{};  // the deployments with an engine
+  std::size_t n_engines_ = 0;
   std::size_t nb_total_ = 0;      // buckets over all deployments
   bool routed_ = false;
   route_policy policy_;
