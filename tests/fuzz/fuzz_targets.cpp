@@ -139,6 +139,17 @@ void preset(const std::uint8_t* data, std::size_t size) {
       retry_policy p;
       p.max_retries = 3;
       check_result(simulate(t, p, {&plan, 1}));
+      // The same target twice as a route (docs/routing.md): every served request and token is
+      // one target's.
+      const target route[] = {t, t};
+      route_policy rp;
+      rp.spill_after_s = (data[0] / 4) % 2 ? 0.0 : 30.0;
+      const auto r = simulate_route(route, rp, p, {&plan, 1});
+      check_result(r);
+      LC_FUZZ_CHECK(r.route.size() == 2);
+      LC_FUZZ_CHECK(static_cast<std::size_t>(r.route[0].requests_served + r.route[1].requests_served) ==
+                    r.requests.size());
+      LC_FUZZ_CHECK(r.route[0].tokens.total() + r.route[1].tokens.total() == r.tokens.total());
       break;
     }
     case 1: (void)parse_client(text, "fuzz.json"); break;
