@@ -1,9 +1,11 @@
 // loopcast — the event-driven simulation, as a class a planning tool can extend.
 //
-// Sessions run against one organisation's buckets, prefix cache and speed. Each session is a
-// sequential loop, so it has at most one pending event: "send the next attempt at t", "the
-// request in flight ends at t" or (with a local engine) "its prefill is done at t". Events are
-// ordered by (time, sequence number), so a run is a pure function of its inputs and seeds.
+// Sessions run against one organisation's buckets, prefix cache and speed (a "deployment"), or
+// against a route of several, each with its own (route.hpp: which one takes an attempt, spills on
+// a long retry-after, cooldowns). Each session is a sequential loop, so it has at most one pending
+// event: "send the next attempt at t", "the request in flight ends at t" or (with a local engine)
+// "its prefill is done at t". Events are ordered by (time, sequence number), so a run is a pure
+// function of its inputs and seeds.
 //
 // Per attempt at time t (on_send):
 //   1. prompt split: cache_read = prefix-cache hit; input/cache_write = the rest.
