@@ -115,7 +115,8 @@ void register_replay(py::module_& m) {
   m.def(
       "replay",
       [](const traces_holder& h,
-         const std::vector<std::tuple<std::string, std::vector<std::tuple<std::string, std::string>>, std::string>>& options,
+         const std::vector<std::tuple<std::string, std::vector<std::tuple<std::string, std::string, bool>>, std::string>>&
+             options,
          std::uint64_t seed, std::int64_t max_tokens, bool record, const std::string& speed, const std::string& context,
          double compact_at, std::optional<std::string> price_list, std::optional<std::string> models_dir) {
         auto r = std::make_shared<run_holder>();
@@ -125,9 +126,13 @@ void register_replay(py::module_& m) {
           replay_target rt;
           rt.label = label;
           const auto client = parse_client(client_json, label);
-          for (const auto& [pattern, target_json] : routes) {
+          for (const auto& [pattern, target_json, is_route] : routes) {
             scenario_option o;
-            o.tgt = parse_target(target_json, label);
+            if (is_route) {  // a Route: {"targets", "spill_after_s", "cooldown"} with its targets inline
+              o = parse_route(target_json, label, models_dir ? preset_library({*models_dir}) : preset_library::standard());
+            } else {
+              o.tgt = parse_target(target_json, label);
+            }
             o.label = o.tgt.name;
             o.client = client;
             rt.routes.push_back({pattern, std::move(o)});

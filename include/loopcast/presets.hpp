@@ -78,6 +78,9 @@ retry_policy parse_client(std::string_view json_text, const std::string& file);
 workload parse_workload(std::string_view json_text, const std::string& file);
 /// References to other presets by name are resolved through `lib`.
 scenario parse_scenario(std::string_view json_text, const std::string& file, const preset_library& lib);
+/// A route as a scenario option's "route" holds it ({"targets", "spill_after_s", "cooldown"};
+/// docs/routing.md): the option's route, policy and describe_route() target, labelled by its name.
+scenario_option parse_route(std::string_view json_text, const std::string& file, const preset_library& lib);
 
 /// The preset's JSON with every reference to another preset (by name or .json path) replaced by
 /// that preset's own JSON, so that every parameter of a scenario has a JSON pointer (sweeps use

@@ -103,7 +103,7 @@ def infer_plan_caps(logs: list[str]) -> Any:
 def list_presets(models_dir: str) -> list[Any]:
     """(kind, name, description, file) of every preset under models_dir."""
 
-def replay(traces: Traces, options: list[tuple[str, list[tuple[str, str]], str]], seed: int = ..., max_tokens: int = ..., record: bool = ..., speed: str = ..., context: str = ..., compact_at: float = ..., price_list: str | None = ..., models_dir: str | None = ...) -> Run:
+def replay(traces: Traces, options: list[tuple[str, list[tuple[str, str, bool]], str]], seed: int = ..., max_tokens: int = ..., record: bool = ..., speed: str = ..., context: str = ..., compact_at: float = ..., price_list: str | None = ..., models_dir: str | None = ...) -> Run:
     """Replays the logs on (label, [(model pattern, target JSON)], client JSON) options."""
 
 def run_montecarlo(json_text: str, file: str, models_dir: str, seeds: int, precision: float, metric: str, max_seeds: int, confidence: float, horizon_s: float, threads: int) -> tuple[Any, ...]:

@@ -8,7 +8,7 @@ import os
 from typing import Any, Iterable, Mapping, Sequence
 
 from loopcast import _core
-from loopcast._presets import Client, Target, Workload, models_dir
+from loopcast._presets import Client, Route, Target, Workload, models_dir
 from loopcast._results import Run, Table
 from loopcast._tables import Report
 
@@ -152,23 +152,35 @@ def _with_limits(tg: Target, limits: "Mapping[str, int]", found: "dict[str, bool
     return tg
 
 
-def _routes(t: "Target | str | Mapping[str, Target | str]", limits: "Mapping[str, int]",
-            found: "dict[str, bool]", names: "set[str]") -> tuple[str, list[tuple[str, str]]]:
+def _target_entry(target: "Target | str | Route", pattern: str, limits: "Mapping[str, int]",
+                  found: "dict[str, bool]", names: "set[str]") -> tuple[tuple[str, str, bool], str]:
+    # (pattern, JSON, whether it is a route) for _core.replay, and the entry's name.
+    if isinstance(target, Route):
+        targets = [_with_limits(x if isinstance(x, Target) else Target.load(x), limits, found, names)
+                   for x in target.targets]
+        d = Route([x.to_dict() for x in targets], target.spill_after_s, target.cooldown).to_dict()
+        return (pattern, json.dumps(d), True), " → ".join(x.name for x in targets)
+    tg = _with_limits(target if isinstance(target, Target) else Target.load(target), limits, found, names)
+    return (pattern, json.dumps(tg.to_dict()), False), tg.name
+
+
+def _routes(t: "Target | str | Route | Mapping[str, Target | str | Route]", limits: "Mapping[str, int]",
+            found: "dict[str, bool]", names: "set[str]") -> tuple[str, list[tuple[str, str, bool]]]:
     if isinstance(t, Mapping):
         routes = []
         labels = []
         for pattern, target in t.items():
-            tg = _with_limits(target if isinstance(target, Target) else Target.load(target), limits, found, names)
-            routes.append((str(pattern), json.dumps(tg.to_dict())))
-            labels.append(tg.name)
+            entry, name = _target_entry(target, str(pattern), limits, found, names)
+            routes.append(entry)
+            labels.append(name)
         if not routes:
             raise ValueError("a model mapping needs at least one pattern")
         return "+".join(labels), routes
-    tg = _with_limits(t if isinstance(t, Target) else Target.load(t), limits, found, names)
-    return tg.name, [("*", json.dumps(tg.to_dict()))]
+    entry, name = _target_entry(t, "*", limits, found, names)
+    return name, [entry]
 
 
-def replay(logs: "Logs | str | Sequence[str]", on: "Iterable[Target | str | Mapping[str, Target | str]]",
+def replay(logs: "Logs | str | Sequence[str]", on: "Iterable[Target | str | Route | Mapping[str, Target | str]]",
            client: "Client | str | None" = None, *, seed: int = 1, max_tokens: int | None = None,
            speed: str = "target", context: str = "compact", compact_at: float | None = None,
            price_list: "str | os.PathLike | None" = None, timeline: bool = True,
@@ -177,7 +189,8 @@ def replay(logs: "Logs | str | Sequence[str]", on: "Iterable[Target | str | Mapp
 
     An option is a target (name, ``.json`` path or :class:`Target`) or a mapping from model-name
     patterns to targets (``{"claude-opus-*": "anthropic-tier1-claude-opus-4.5", "claude-haiku-*": …}``)
-    so that each session runs at its own model. ``client`` defaults to the agent that wrote the first
+    so that each session runs at its own model, or a :class:`Route` of targets (a 429 spills to the
+    next; docs/routing.md; ``limits`` apply to its targets). ``client`` defaults to the agent that wrote the first
     log of a known agent (``claude-code``, ``codex`` or ``opencode``, as ``loopcast replay`` does);
     ``max_tokens`` to the client's, capped at each target's maximum output. ``speed="recorded"``
     keeps every request's recorded duration; ``context`` is what happens when a prompt outgrows a

@@ -43,6 +43,9 @@ retry_policy parse_client(std::string_view text, const std::string& file) {
 workload parse_workload(std::string_view text, const std::string& file) {
   return parse_with<workload>(text, file, read_workload);
 }
+scenario_option parse_route(std::string_view text, const std::string& file, const preset_library& lib) {
+  return parse_with<scenario_option>(text, file, [&](const node& n) { return read_route_option(n, lib); });
+}
 scenario parse_scenario(std::string_view text, const std::string& file, const preset_library& lib) {
   return parse_with<scenario>(text, file, [&](const node& n) { return read_scenario(n, lib); });
 }

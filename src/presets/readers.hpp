@@ -51,6 +51,9 @@ target read_target(const node& root);
 retry_policy read_client(const node& root);
 workload read_workload(const node& root);
 scenario read_scenario(const node& root, const preset_library& lib);
+/// A route object {"targets", "spill_after_s", "cooldown"} as an option (its targets' limits as
+/// they are; scenario.cpp).
+scenario_option read_route_option(const node& r, const preset_library& lib);
 
 /// A bucket's limit: a whole number from 1 to 10^12 (target.cpp).
 double read_limit(const node& n);

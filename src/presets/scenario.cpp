@@ -136,6 +136,16 @@ void read_route(scenario_option& opt, const node& r, Load load) {
   }
 }
 
+scenario_option read_route_option(const node& r, const preset_library& lib) {
+  scenario_option opt;
+  read_route(opt, r, [&](const node& n) {
+    return resolve<target>(n, r.file(), read_target, [&](const std::string& name) { return lib.load_target(name); });
+  });
+  opt.tgt = describe_route(route_name(opt.route), opt.route);
+  opt.label = opt.tgt.name;
+  return opt;
+}
+
 scenario read_scenario(const node& root, const preset_library& lib) {
   check_kind(root, preset_kind::scenario);
   root.expect_keys({LOOPCAST_HEADER_KEYS, "seed", "start_time_utc", "workload", "sessions", "stagger_s", "fleet",

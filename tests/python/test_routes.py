@@ -91,3 +91,21 @@ def test_replay_on_a_route(traces, models, cli):
                           "soon"], capture_output=True, text=True)
     assert bad.returncode == 2
     assert "--spill-after soon: expected seconds from 0 to 10^7, or never" in bad.stderr
+
+
+def test_python_replay_on_a_route_matches_the_cli(traces, models, cli):
+    logs = str(traces / "claude-code-weka")
+    route = loopcast.Route([PRIMARY, OVERFLOW], spill_after_s=10)
+    r = loopcast.replay(logs, [PRIMARY, route], limits={"rpm": 400}, models=models)
+    alone, routed = r.options
+    assert alone.route is None
+    shares = routed.route_shares()
+    assert list(shares.index) == [PRIMARY, OVERFLOW]
+    assert shares["requests_served"].sum() == routed.summary["requests"]
+    out = subprocess.run([cli, "--models", models, "replay", logs, "--on", PRIMARY, "--on", f"{PRIMARY}>{OVERFLOW}",
+                          "--spill-after", "10", "--limit", "rpm=400", "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    cli_routed = json.loads(out)["options"][1]
+    assert routed.route == cli_routed["route"]
+    assert routed.cost_usd == cli_routed["cost_usd"]
+    assert routed.bucket_limit[f"{PRIMARY}:rpm"] == 400
