@@ -327,7 +327,7 @@ struct deployment {
   engine_stats est;
   // A route: requests in flight here and the time with at least one (a local target's energy).
   std::int64_t in_flight = 0;
-  double busy_since = 0, busy_s = 0;
+  double busy_since = 0;  // busy time: share.busy_s
   // A route's cooldown: the times of the last cooldown_after_fails 429s (a ring), skipped until.
   std::vector<double> fails;
   std::size_t fail_next = 0, fail_count = 0;  // fail_count: 429s since its last cooldown
@@ -638,21 +638,14 @@ private:
         a.refused_by = static_cast<std::int16_t>(d.bucket_base + bi);
         record_attempt(a, t);
         if (routed_) {
-        remember_cache(s, cached);
-        if (spill(s, t)) return schedule(t, si, detail::event_kind::send);
-      }
-        s.res.stop_bucket = a.refused_by;
-        s.res.stop_need = charge[bi].at_admission;
-        s.res.stop_capacity = tgt.limits[bi].limit;
-        s.res.stop_never_admitted = true;
+          remember_cache(s, cached);
+          if (spill(s, t)) return schedule(t, si, detail::event_kind::send);
+        }
+        note_stop(s, d, bi, charge[bi], true);
         finish(s, session_outcome::request_too_large, t);
         return;
       }
-      s.res.stop_bucket = static_cast<std::int16_t>(d.bucket_base + bi);
-      s.res.stop_need = charge[bi].at_admission;
-      s.res.stop_capacity = tgt.limits[bi].limit;
-      s.res.stop_never_admitted = true;
-      refused_forever = true;
+      refused_forever = true;  // its stop is noted if the client gives up (refuse)
       wait = tgt.limits[bi].period_s;
     }
     if (wait > 0) return refuse(si, a, charge, worst, wait, refused_forever, t);
@@ -700,12 +693,8 @@ private:
     const bool hopeless = dec.retry && ((refused_forever && client_.retries_forever()) ||
                                         s.attempt + 1 >= detail::max_attempts_per_request);
     if (!dec.retry || hopeless) {
-      if (!refused_forever) {
-        const auto bi = static_cast<std::size_t>(worst);
-        s.res.stop_bucket = global;
-        s.res.stop_need = charge[bi].at_admission;
-        s.res.stop_capacity = tgt.limits[bi].limit;
-      }
+      const auto bi = static_cast<std::size_t>(worst);
+      note_stop(s, d, bi, charge[bi], refused_forever);
       finish(s, refused_forever && dec.retry ? session_outcome::request_too_large : session_outcome::died_after_retries,
              t);
       return;
@@ -714,6 +703,16 @@ private:
     s.res.stall_s += dec.wait_s;
     if (routed_) d.share.stall_s += dec.wait_s;
     schedule(t + dec.wait_s, si, detail::event_kind::send);
+  }
+
+  // The bucket that stopped the session: what it needed of the bucket, its capacity, and whether
+  // the bucket can never admit it.
+  static void note_stop(session_state& s, const deployment& d, std::size_t bi, const bucket_charge& c,
+                        bool never) noexcept {
+    s.res.stop_bucket = static_cast<std::int16_t>(d.bucket_base + bi);
+    s.res.stop_need = c.at_admission;
+    s.res.stop_capacity = d.tgt->limits[bi].limit;
+    s.res.stop_never_admitted = never;
   }
 
   // The buckets that count refused requests take one (weighted) now.
@@ -861,7 +860,7 @@ private:
     s.res.tokens += s.tokens;
     s.res.cost_usd += s.cost;
     if (routed_) {
-      if (--d.in_flight == 0) d.busy_s += t - d.busy_since;
+      if (--d.in_flight == 0) d.share.busy_s += t - d.busy_since;
       ++d.share.requests_served;
       d.share.tokens += s.tokens;
       d.share.cost_usd += s.cost;
@@ -989,7 +988,7 @@ private:
       if (tgt.plan) fixed += plan_fee_share(*tgt.plan, out_.wall_s);
       if (tgt.power) {
         // One target: busy while any request is in flight (the run's busy_s); a route: its own.
-        const energy_cost e = local_cost(*tgt.power, routed_ ? d.busy_s : out_.busy_s, out_.wall_s);
+        const energy_cost e = local_cost(*tgt.power, routed_ ? d.share.busy_s : out_.busy_s, out_.wall_s);
         if (!out_.energy) out_.energy = energy_cost{};
         out_.energy->energy_kwh += e.energy_kwh;
         out_.energy->electricity_usd += e.electricity_usd;
@@ -998,7 +997,6 @@ private:
       }
       out_.cost_usd += fixed;
       d.share.cost_usd += fixed;
-      d.share.busy_s = d.busy_s;
       if (routed_) out_.route.push_back(std::move(d.share));
     }
     return std::move(out_);
