@@ -736,27 +736,11 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
     } else {
       described->label = tg.label;
       described->client = first_used->client;
-      auto& d = described->tgt;
-      d.name = tg.label;
-      d.provider = "routed";
-      d.tier = "routed";
-      d.model = "routed";
-      d.kind = target_kind::cloud;
-      std::vector<std::string> sources;
-      for (std::size_t k = 0; k < tg.routes.size(); ++k) {
-        const auto& rt = tg.routes[k].option.tgt;
-        bool used = false;
-        for (auto r : route_of) used = used || r == static_cast<int>(k);
-        if (!used) continue;
-        for (auto b : rt.limits) {
-          b.name = rt.name + ":" + b.name;
-          d.limits.push_back(b);
-        }
-        sources.push_back(rt.origin.source);
-        d.origin.verified = d.origin.verified && rt.origin.verified;
-        if (d.origin.read_on.empty() || rt.origin.read_on < d.origin.read_on) d.origin.read_on = rt.origin.read_on;
-      }
-      for (const auto& s : sources) d.origin.source += (d.origin.source.empty() ? "" : "; ") + s;
+      std::vector<target> used;
+      for (std::size_t k = 0; k < tg.routes.size(); ++k)
+        if (std::find(route_of.begin(), route_of.end(), static_cast<int>(k)) != route_of.end())
+          used.push_back(tg.routes[k].option.tgt);
+      described->tgt = describe_route(tg.label, used);
     }
     for (std::size_t k = 0, b = 0; k < parts.size(); ++k)
       for (auto& bs : parts[k].sim.buckets) {

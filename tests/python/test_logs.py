@@ -222,3 +222,16 @@ def test_default_replay_client_is_the_clis(traces, cli, models):
         assert json.loads(out)["options"][0]["client"] == agent
         run = loopcast.replay(logs, on=["cerebras-developer-qwen-3.8-27b"])
         assert run.summary["options"][0]["client"] == agent
+
+
+def test_replay_by_model_reports_the_local_engine_it_ran(traces, models, cli):
+    # A model mapping whose Haiku requests go to a local GPU: the merged option's engine is that
+    # GPU's (it was read from the merged description, which had none).
+    out = subprocess.run([cli, "--models", models, "replay", str(traces / "claude-code-weka"), "--on",
+                          "claude-haiku-*=rtx3090-llamacpp-qwen-3.8-27b-128k,*=anthropic-tier1-claude-sonnet-4.5",
+                          "--json"], check=True, capture_output=True, text=True).stdout
+    engine = json.loads(out)["options"][0]["engine"]
+    gpu = loopcast.Target.load("rtx3090-llamacpp-qwen-3.8-27b-128k", models=models).to_dict()["engine"]
+    assert engine["name"] == gpu["name"] == "llama.cpp"
+    assert engine["max_sequences"] == gpu["max_sequences"]
+    assert engine["gpu_gb"] == gpu["memory"]["gpu_gb"] and engine["kv_pool_gb"] == gpu["memory"]["kv_pool_gb"]
