@@ -107,14 +107,18 @@ void set_route_limits(std::vector<target>& route, const node& option) {
                                 t.name, b.name, t.name, b.name));
 }
 
+// A target: inline, a .json path beside the file, or a preset name.
+target target_of(const node& n, const preset_library& lib) {
+  return resolve<target>(n, n.file(), read_target, [&](const std::string& name) { return lib.load_target(name); });
+}
+
 // "route": {"targets": [...], "spill_after_s": s | "never", "cooldown": false | {...}} (docs/routing.md).
-template <class Load>
-void read_route(scenario_option& opt, const node& r, Load load) {
+void read_route(scenario_option& opt, const node& r, const preset_library& lib) {
   r.expect_keys({"targets", "spill_after_s", "cooldown"});
   const auto targets = r.at("targets").array(1);
   if (targets.size() > max_route_targets)
     r.at("targets").fail(fmt::format("{} targets; a route has at most {}", targets.size(), max_route_targets));
-  for (const auto& t : targets) opt.route.push_back(load(t));
+  for (const auto& t : targets) opt.route.push_back(target_of(t, lib));
   if (auto sp = r.find("spill_after_s")) {
     if (sp->is_string()) {
       if (sp->string() != "never") sp->fail(fmt::format("expected seconds or \"never\", found \"{}\"", sp->string()));
@@ -138,9 +142,7 @@ void read_route(scenario_option& opt, const node& r, Load load) {
 
 scenario_option read_route_option(const node& r, const preset_library& lib) {
   scenario_option opt;
-  read_route(opt, r, [&](const node& n) {
-    return resolve<target>(n, r.file(), read_target, [&](const std::string& name) { return lib.load_target(name); });
-  });
+  read_route(opt, r, lib);
   opt.tgt = describe_route(route_name(opt.route), opt.route);
   opt.label = opt.tgt.name;
   return opt;
@@ -203,17 +205,14 @@ scenario read_scenario(const node& root, const preset_library& lib) {
     opt.label = o.at("label").string();
     for (const auto& prev : s.options)
       if (prev.label == opt.label) o.at("label").fail(fmt::format("option label \"{}\" is used twice", opt.label));
-    auto load = [&](const node& n) {
-      return resolve<target>(n, file, read_target, [&](const std::string& name) { return lib.load_target(name); });
-    };
     if (o.has("route")) {
       if (o.has("target")) o.at("target").fail("give either \"target\" or \"route\", not both");
-      read_route(opt, o.at("route"), load);
+      read_route(opt, o.at("route"), lib);
       set_route_limits(opt.route, o);
       opt.tgt = describe_route(route_name(opt.route), opt.route);
     } else {
       if (!o.has("target")) o.fail("missing key \"target\" (or \"route\")");
-      opt.tgt = load(o.at("target"));
+      opt.tgt = target_of(o.at("target"), lib);
       set_option_limits(opt.tgt, o);
     }
     opt.client = resolve<retry_policy>(o.at("client"), file, read_client,
