@@ -12,6 +12,7 @@
 // - Sidechain lines (isSidechain) form a session of their own; files named *acompact* hold
 //   auto-compaction requests; a compact_boundary system line starts a new context.
 #include "common.hpp"
+#include "simd.hpp"
 
 #include <fmt/format.h>
 
@@ -64,16 +65,17 @@ recorded_trace import_claude_code(const std::string& path) {
   double last_user[2] = {unknown_time, unknown_time};  // [sidechain]
   bool boundary[2] = {false, false};
 
+  dom::parser parser;
   for_each_line(path, log, [&](std::int64_t n, std::string_view text) {
-    auto parsed = parse_line(text, n, log);
+    const auto parsed = parse_record(parser, text, n, log);
     if (!parsed) return;
     ++t.summary.records_read;
-    const auto& j = *parsed;
-    const auto type = string_at(j, "type");
+    const dom::element j = *parsed;
+    const auto type = string_of(member(j, "type"));
     if (!type) return log.skip(n, "record without a type");
-    if (!known_types.contains(*type)) return log.skip(n, "unknown record type", *type);
-    const int side = bool_at(j, "isSidechain").value_or(false) ? 1 : 0;
-    const auto ts_text = string_at(j, "timestamp");
+    if (!known_types.contains(*type)) return log.skip(n, "unknown record type", std::string(*type));
+    const int side = bool_of(member(j, "isSidechain")).value_or(false) ? 1 : 0;
+    const auto ts_text = string_of(member(j, "timestamp"));
     std::optional<double> ts;
     if (ts_text) ts = parse_iso8601(*ts_text);
     if (*type == "user") {
@@ -81,20 +83,23 @@ recorded_trace import_claude_code(const std::string& path) {
       return;
     }
     if (*type == "system") {
-      if (string_at(j, "subtype") == "compact_boundary") boundary[side] = true;
+      if (string_of(member(j, "subtype")) == "compact_boundary") boundary[side] = true;
       return;
     }
     if (*type != "assistant") return;
     if (!ts) return log.skip(n, "assistant line without a valid timestamp");
-    const auto msg = j.find("message");
-    if (msg == j.end() || !msg->is_object()) return log.skip(n, "assistant line without a message");
-    const auto model = string_at(*msg, "model").value_or("unknown");
+    const auto msg = member(j, "message");
+    if (!msg || !msg->is_object()) return log.skip(n, "assistant line without a message");
+    const auto model = string_of(member(*msg, "model")).value_or("unknown");
+    dom::array content;
+    const auto content_member = member(*msg, "content");
+    const bool has_content = content_member && !content_member->get_array().get(content);
     if (model == "<synthetic>") {
       // A plan's cut-off: "Claude AI usage limit reached|1749924000" (the epoch the window reopens).
-      if (const auto content = msg->find("content"); content != msg->end() && content->is_array())
-        for (const auto& block : *content)
-          if (const auto said = block.is_object() ? string_at(block, "text") : std::nullopt)
-            if (const auto at = said->find("usage limit reached|"); at != std::string::npos) {
+      if (has_content)
+        for (const dom::element block : content)
+          if (const auto said = string_of(member(block, "text")))
+            if (const auto at = said->find("usage limit reached|"); at != std::string_view::npos) {
               const auto digits = said->substr(at + 20);
               double epoch = 0;
               const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), epoch);
@@ -103,17 +108,18 @@ recorded_trace import_claude_code(const std::string& path) {
             }
       return log.skip(n, "synthetic message (no API call)");
     }
-    const auto usage = msg->find("usage");
-    if (usage == msg->end() || !usage->is_object()) return log.skip(n, "missing usage");
-    const auto in = count_at(*usage, "input_tokens");
-    const auto out = count_at(*usage, "output_tokens");
+    const auto usage = member(*msg, "usage");
+    if (!usage || !usage->is_object()) return log.skip(n, "missing usage");
+    const auto in = count_of(member(*usage, "input_tokens"));
+    const auto out = count_of(member(*usage, "output_tokens"));
     if (!in || !out) return log.skip(n, "missing or invalid usage field", "input_tokens or output_tokens");
-    std::string key = string_at(*msg, "id").value_or("");
-    if (key.empty()) key = string_at(j, "requestId").value_or("");
+    std::string_view key = string_of(member(*msg, "id")).value_or("");
+    if (key.empty()) key = string_of(member(j, "requestId")).value_or("");
     if (key.empty()) return log.skip(n, "assistant line without message.id or requestId");
 
-    auto [it, fresh] = by_key.try_emplace(key, responses.size());
-    if (fresh) {
+    auto it = by_key.find(key);
+    if (it == by_key.end()) {
+      it = by_key.emplace(std::string(key), responses.size()).first;
       response r;
       r.key = key;
       r.sidechain = side == 1;
@@ -129,11 +135,11 @@ recorded_trace import_claude_code(const std::string& path) {
     r.t_last = std::max(r.t_last, *ts);
     r.input = std::max(r.input, *in);
     r.output = std::max(r.output, *out);
-    r.cache_read = std::max(r.cache_read, count_at(*usage, "cache_read_input_tokens").value_or(0));
-    r.cache_write = std::max(r.cache_write, count_at(*usage, "cache_creation_input_tokens").value_or(0));
-    if (const auto content = msg->find("content"); content != msg->end() && content->is_array())
-      for (const auto& block : *content)
-        if (block.is_object() && string_at(block, "type") == "tool_use" && std::isnan(r.t_tool)) r.t_tool = *ts;
+    r.cache_read = std::max(r.cache_read, count_of(member(*usage, "cache_read_input_tokens")).value_or(0));
+    r.cache_write = std::max(r.cache_write, count_of(member(*usage, "cache_creation_input_tokens")).value_or(0));
+    if (has_content)
+      for (const dom::element block : content)
+        if (string_of(member(block, "type")) == "tool_use" && std::isnan(r.t_tool)) r.t_tool = *ts;
   });
 
   // Sessions: the main conversation and, if any, its sidechain.

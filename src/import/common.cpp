@@ -133,10 +133,10 @@ std::optional<std::string> string_at(const nlohmann::json& j, std::string_view k
   return it->get<std::string>();
 }
 
-std::int32_t model_index(recorded_trace& t, const std::string& name) {
+std::int32_t model_index(recorded_trace& t, std::string_view name) {
   for (std::size_t i = 0; i < t.models.size(); ++i)
     if (t.models[i] == name) return static_cast<std::int32_t>(i);
-  t.models.push_back(name);
+  t.models.emplace_back(name);
   return static_cast<std::int32_t>(t.models.size() - 1);
 }
 

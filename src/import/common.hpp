@@ -62,7 +62,7 @@ std::optional<bool> bool_at(const nlohmann::json& j, std::string_view key);
 std::optional<std::string> string_at(const nlohmann::json& j, std::string_view key);
 
 /// Index of a model name in the trace's list (added when new).
-std::int32_t model_index(recorded_trace& t, const std::string& name);
+std::int32_t model_index(recorded_trace& t, std::string_view name);
 
 /// Sorts each session's requests by t_send (noting out-of-order records) and fails if the trace
 /// has no request; fills summary.requests.

@@ -20,6 +20,8 @@
 #include <cmath>
 #include <fstream>
 #include <ostream>
+#include <string_view>
+#include <vector>
 
 namespace loopcast {
 
@@ -40,6 +42,31 @@ const importer& importer_for(trace_format f) {
   for (const auto* i : registry)
     if (i->format == f) return *i;
   throw std::logic_error("no importer registered for a format");  // unreachable: every format is registered
+}
+
+// The keys of the top-level object that begins `head`, as far as `head` goes (a document's first
+// bytes): strings are skipped whole, nesting is counted, and a key is a string at depth 1 followed
+// by ':'. Empty when head does not begin (after blanks) with '{'.
+std::vector<std::string_view> leading_keys(std::string_view head) {
+  std::vector<std::string_view> keys;
+  std::size_t i = head.find_first_not_of(" \t\r\n");
+  if (i == std::string_view::npos || head[i] != '{') return keys;
+  int depth = 0;
+  for (; i < head.size(); ++i) {
+    const char c = head[i];
+    if (c == '"') {
+      const std::size_t start = ++i;
+      while (i < head.size() && head[i] != '"') i += head[i] == '\\' ? 2 : 1;
+      if (i >= head.size()) break;
+      const std::size_t colon = head.find_first_not_of(" \t\r\n", i + 1);
+      if (depth == 1 && colon != std::string_view::npos && head[colon] == ':') keys.push_back(head.substr(start, i - start));
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0) break;
+    }
+  }
+  return keys;
 }
 
 // What a parsed first record says about its format.
@@ -83,9 +110,10 @@ trace_format detect_trace_format(const std::filesystem::path& path) {
   if (in.gcount() == 0) throw trace_error(file, 0, "empty file");
   if (std::string_view(magic, static_cast<std::size_t>(in.gcount())).starts_with(std::string_view("SQLite format 3\0", 16)))
     return trace_format::opencode;
-  // JSONL: the first records that parse tell, read from at most the first 4 MiB; a JSON
-  // document (one object over many lines, or one long line) is recognised by its first keys when
-  // they are there, else read whole once.
+  // A kv-cache-tester trace is one large document whose header keys (block_size, requests) come
+  // first: recognised from its first 4 KiB, without parsing it. Otherwise JSONL: the first records
+  // that parse tell, read from at most the first 4 MiB; another JSON document (one object over
+  // many lines, or one long line) is read whole once.
   std::optional<trace_format> found;
   bool first_is_document = false;
   {
@@ -94,9 +122,19 @@ trace_format detect_trace_format(const std::filesystem::path& path) {
     in.seekg(0, std::ios::end);
     const auto size = static_cast<std::size_t>(std::max<std::streamoff>(0, in.tellg()));
     in.seekg(0);
-    std::string head(std::min(size, sniff_bytes), '\0');
+    std::string head(std::min<std::size_t>(size, 4096), '\0');
     in.read(head.data(), static_cast<std::streamsize>(head.size()));
     head.resize(static_cast<std::size_t>(in.gcount()));
+    const auto keys = leading_keys(head);
+    if (std::find(keys.begin(), keys.end(), "block_size") != keys.end() &&
+        std::find(keys.begin(), keys.end(), "requests") != keys.end())
+      return trace_format::kv_cache_tester;
+    if (const std::size_t more = std::min(size, sniff_bytes); more > head.size()) {
+      const std::size_t had = head.size();
+      head.resize(more);
+      in.read(head.data() + had, static_cast<std::streamsize>(more - had));
+      head.resize(had + static_cast<std::size_t>(in.gcount()));
+    }
     const bool whole = size <= sniff_bytes;
     std::size_t pos = 0;
     std::int64_t tried = 0;
@@ -115,12 +153,6 @@ trace_format detect_trace_format(const std::filesystem::path& path) {
       auto r = parse_json_text<nlohmann::json>(text, max_json_depth, false);
       if (r.value) found = classify(*r.value);
       else if (tried == 1 && (text[start] == '{' || text[start] == '[')) first_is_document = true;
-    }
-    // kv-cache-tester traces begin with their header keys: no need to parse megabytes to know.
-    if (!found && first_is_document) {
-      const auto early = std::string_view(head).substr(0, 4096);
-      if (early.find("\"block_size\"") != std::string_view::npos && early.find("\"requests\"") != std::string_view::npos)
-        found = trace_format::kv_cache_tester;
     }
   }
   if (found) return *found;

@@ -10,13 +10,8 @@ namespace {
 
 const std::filesystem::path weka = std::filesystem::path(LOOPCAST_BENCH_TRACES_DIR) / "claude-code-weka";
 
-std::vector<std::filesystem::path> weka_files() {
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(weka))
-    if (e.path().extension() == ".json") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  return files;
-}
+std::vector<std::filesystem::path> files_in(const std::filesystem::path& dir, const char* extension);
+std::vector<std::filesystem::path> weka_files() { return files_in(weka, ".json"); }
 
 std::vector<loopcast::scenario_option> three_presets() {
   const loopcast::preset_library lib({LOOPCAST_BENCH_MODELS_DIR});
@@ -35,20 +30,52 @@ std::vector<loopcast::scenario_option> three_presets() {
   return options;
 }
 
-// Import only: requests imported per second.
-void BM_ImportKvCacheTraces(benchmark::State& state) {
-  const auto files = weka_files();
+std::vector<std::filesystem::path> files_in(const std::filesystem::path& dir, const char* extension) {
+  std::vector<std::filesystem::path> files;
+  if (!std::filesystem::is_directory(dir)) return files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == extension) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Import only: bytes and requests per second, the format given (arg 0) or detected (arg 1).
+void import_files(benchmark::State& state, const std::vector<std::filesystem::path>& files, loopcast::trace_format f) {
+  if (files.empty()) return state.SkipWithError("no trace files (the training traces are beside the checkout)");
+  std::int64_t bytes = 0;
+  for (const auto& p : files) bytes += static_cast<std::int64_t>(std::filesystem::file_size(p));
+  const auto format = state.range(0) == 0 ? f : loopcast::trace_format::automatic;
   std::int64_t requests = 0;
   for (auto _ : state) {
-    for (const auto& f : files) {
-      auto t = loopcast::import_trace(f, loopcast::trace_format::kv_cache_tester);
+    for (const auto& p : files) {
+      auto t = loopcast::import_trace(p, format);
       requests += static_cast<std::int64_t>(t.request_count());
       benchmark::DoNotOptimize(t.sessions.data());
     }
   }
   state.SetItemsProcessed(requests);
+  state.SetBytesProcessed(bytes * static_cast<std::int64_t>(state.iterations()));
 }
-BENCHMARK(BM_ImportKvCacheTraces)->Unit(benchmark::kMillisecond);
+
+// The five kv-cache-tester traces of tests/data (0.5 MB).
+void BM_ImportKvCacheTraces(benchmark::State& state) {
+  import_files(state, weka_files(), loopcast::trace_format::kv_cache_tester);
+}
+BENCHMARK(BM_ImportKvCacheTraces)->ArgName("detect")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// The 141 training traces beside the checkout (83 MB), when they are there.
+void BM_ImportKvCacheTrainingTraces(benchmark::State& state) {
+  const auto dir = std::filesystem::path(LOOPCAST_BENCH_TRACES_DIR) / "../../../../shared/data/traces/kv-cache-tester-train";
+  import_files(state, files_in(dir, ".json"), loopcast::trace_format::kv_cache_tester);
+}
+BENCHMARK(BM_ImportKvCacheTrainingTraces)->ArgName("detect")->Arg(1)->Unit(benchmark::kMillisecond);
+
+// The Claude Code JSONL logs of tests/data (0.4 MB).
+void BM_ImportClaudeCodeLogs(benchmark::State& state) {
+  import_files(state, files_in(std::filesystem::path(LOOPCAST_BENCH_TRACES_DIR) / "claude-code-jsonl", ".jsonl"),
+               loopcast::trace_format::claude_code);
+}
+BENCHMARK(BM_ImportClaudeCodeLogs)->ArgName("detect")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 // The whole job: import the five traces and replay each on three presets.
 void BM_ImportAndReplayFiveTracesOnThreePresets(benchmark::State& state) {

@@ -448,3 +448,43 @@ TEST(CompressedLogs, GzipAndZstdReadLikeThePlainLog) {
     EXPECT_EQ(std::string(e.what()), zcut.string() + ": truncated zstd data (the stream ends inside a frame)");
   }
 }
+
+// kv-cache-tester traces and Claude Code logs are read with simdjson: the same rules as the strict
+// reader (a repeated key keeps its last value; the strict reader's messages for invalid JSON), and
+// a kv-cache-tester trace is recognised from its leading keys without parsing it.
+TEST(Hostile, FastReadersFollowTheStrictReadersRules) {
+  scratch s;
+  // A repeated key keeps its last value: "in" is 100, so 100 − 64 = 36 tokens miss the cache.
+  const auto kv = s.write("kv.json", R"({"id":"x","models":["a",{"b":[1]}],"block_size":64,"requests":[)"
+                                     R"({"t":0,"in":10,"in":100,"out":5,"hash_ids":[1,2]},)"
+                                     R"({"t":1,"in":100,"out":5,"hash_ids":[1,2],"model":"m"}]})");
+  EXPECT_EQ(detect_trace_format(kv), trace_format::kv_cache_tester);
+  const auto t = import_trace(kv);
+  ASSERT_EQ(t.request_count(), 2u);
+  EXPECT_EQ(t.sessions[0].requests[0].tokens.input, 100);
+  EXPECT_EQ(t.sessions[0].requests[1].tokens.cache_read, 100);  // min(2 blocks × 64, 100)
+  EXPECT_EQ(t.models, (std::vector<std::string>{"unknown", "m"}));
+  // Invalid JSON: the strict reader's located message.
+  const auto broken = s.write("broken.json", "{\"block_size\":64,\n\"requests\":[{\"t\":0,]}");
+  try {
+    (void)import_trace(broken, trace_format::kv_cache_tester);
+    FAIL();
+  } catch (const trace_error& e) {
+    EXPECT_EQ(std::string(e.what()), broken.string() + ":2: not valid JSON: parse error at line 2, column 20: syntax error "
+                                                       "while parsing object key - unexpected ']'; expected string literal")
+        << e.what();
+  }
+  // An integer beyond 64 bits, which the strict reader takes as a float: refused with simdjson's reason.
+  const auto big = s.write("big.json", R"({"block_size":64,"requests":[{"t":0,"in":10,"out":5,"hash_ids":[123456789012345678901234]}]})");
+  try {
+    (void)import_trace(big, trace_format::kv_cache_tester);
+    FAIL();
+  } catch (const trace_error& e) {
+    EXPECT_EQ(std::string(e.what()), big.string() + ": not read: Problem while parsing a number (a number beyond what 64-bit "
+                                                    "integers and doubles hold)");
+  }
+  // A JSONL log whose first record holds those keys deeper down is not a kv-cache-tester trace.
+  const auto cc = s.write("cc.jsonl", R"({"type":"user","sessionId":"s","message":{"block_size":1,"requests":[]},)"
+                                      R"("timestamp":"2026-01-01T00:00:00Z"})" "\n");
+  EXPECT_EQ(detect_trace_format(cc), trace_format::claude_code);
+}
