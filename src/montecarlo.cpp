@@ -106,6 +106,7 @@ std::vector<option_distribution> summarize_runs(const scenario& s, std::span<con
     for (const auto& r : rows) {
       if (r.option != o) continue;
       ++d.runs;
+      d.runs_cut_off += r.cut_off ? 1 : 0;
       const bool hit = !std::isnan(r.first_429_s);
       first.push_back(hit ? r.first_429_s : std::numeric_limits<double>::infinity());
       within += hit && r.first_429_s <= opt.horizon_s;

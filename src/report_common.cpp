@@ -121,6 +121,11 @@ stop_explanation explain_stop(const option_result& o) {
                 ? fmt::format("the request is larger than {}: a smaller max_tokens or prompt, or a larger tier", b->name)
                 : "a client that waits longer (--client), fewer agents at once, or a tier with higher limits";
     break;
+  case session_outcome::cut_off:
+    e.what = fmt::format("{}: still running when the run reached its attempt budget", where);
+    e.fix = "a larger attempt budget (--attempt-budget, \"attempt_budget\"), or fewer agents or a larger tier: the "
+            "fleet overwhelms this one";
+    break;
   case session_outcome::completed: break;
   }
   return e;

@@ -77,6 +77,7 @@ json option_json(const option_result& o) {
   j["stall_s"] = stall;
   j["wall_s"] = r.wall_s;
   j["busy_s"] = r.busy_s;
+  j["cut_off_s"] = r.cut_off ? json(r.cut_off_s) : json(nullptr);  // the attempt budget stopped the run there
   if (r.first_429) {
     const auto& f = *r.first_429;
     json buckets = json::array();

@@ -73,6 +73,10 @@ void write_montecarlo_text(std::ostream& os, const scenario& s, const montecarlo
   fmt::print(os, "Quantiles are [lower, upper] order statistics; \"?\" means too few seeds for that bound.\n");
   for (const auto& d : r.options) {
     fmt::print(os, "\n== {} ({} runs) ==\n", d.label, d.runs);
+    if (d.runs_cut_off > 0)
+      fmt::print(os, "  cut off: {} of {} runs reached the attempt budget ({} attempts): the sessions still running "
+                     "there were stopped, so those runs' figures cover only what happened before\n",
+                 d.runs_cut_off, d.runs, s.attempt_budget);
     fmt::print(os, "  {:<16} {}\n", fmt::format("P(429 ≤ {:.0f} s)", o.horizon_s), est(d.p_429_within, "{:.3f}"));
     fmt::print(os, "  {:<16} {}\n", "P(session dies)", est(d.p_session_dies, "{:.3f}"));
     line(os, "first 429 (s)", d.first_429_s, "{:.1f}");
@@ -124,6 +128,15 @@ void write_sweep_text(std::ostream& os, const sweep_spec& s, const sweep_result&
   for (const auto& p : s.paths) head += fmt::format("{:<14} ", p.substr(p.rfind('/') + 1));
   fmt::print(os, "{:>5}  {}{:<12} {:>15} {:>21} {:>28} {:>10}\n", "point", head, "option", "P(429)", "stall share P50",
              "$ per task P50", "tasks/h");
+  std::int64_t cut = 0, runs = 0;
+  for (const auto& point : r.points)
+    for (const auto& d : point) {
+      cut += d.runs_cut_off;
+      runs += d.runs;
+    }
+  if (cut > 0)
+    fmt::print(os, "Cut off: {} of {} runs reached the attempt budget (\"attempt_budget\"); their figures cover only what "
+                   "happened before.\n\n", cut, runs);
   for (std::size_t p = 0; p < s.points.size(); ++p) {
     std::string vals;
     for (const auto& v : s.points[p].values) vals += fmt::format("{:<14} ", v);

@@ -79,6 +79,16 @@ void write_option(std::ostream& os, const option_result& o) {
              o.option->route.empty() ? fmt::format("{} {} {}", tgt.provider, tgt.tier, tgt.model)
                                      : fmt::format("a route of {} targets", o.option->route.size()),
              o.option->client.name);
+  if (r.cut_off) {
+    std::int64_t attempts = 0, stopped = 0;
+    for (const auto& s : r.sessions) {
+      attempts += s.attempts;
+      stopped += s.outcome == session_outcome::cut_off;
+    }
+    fmt::print(os, "  CUT OFF     at {:.1f} s, when the run reached its attempt budget ({} attempts): {} running "
+                   "session{} stopped there, so the figures below cover only what happened before\n",
+               r.cut_off_s, grouped(static_cast<double>(attempts)), stopped, stopped == 1 ? "" : "s");
+  }
 
   // First 429.
   if (tgt.limits.empty()) {

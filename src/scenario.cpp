@@ -68,6 +68,7 @@ scenario_result run_scenario(std::shared_ptr<const scenario> shared, const run_o
   so.start_unix_s = s.start_unix_s;
   so.record_attempts = opt.record_attempts;
   so.record_charges = opt.record_charges;
+  so.max_attempts = s.attempt_budget;
   r.options.reserve(s.options.size());
   for (const auto& o : s.options) {
     r.options.push_back(run_option(o, plans, so, opt.request_metrics, opt.report_progress));
@@ -133,6 +134,7 @@ run_summary summarize_run(const option_result& r, std::uint64_t seed, std::uint3
   x.rate_limited = static_cast<std::int32_t>(f.rate_limited);
   x.attempts = static_cast<std::int32_t>(std::min<std::int64_t>(f.attempts, std::numeric_limits<std::int32_t>::max()));
   x.sessions_died = f.died;
+  x.cut_off = sim.cut_off;
   for (const auto& ss : sim.sessions) x.requests_served += ss.requests_served;
   return x;
 }

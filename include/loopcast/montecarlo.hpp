@@ -82,6 +82,7 @@ struct montecarlo_options {
 struct option_distribution {
   std::string label;
   std::int32_t runs = 0;
+  std::int32_t runs_cut_off = 0;   ///< runs stopped by the scenario's attempt budget (their sessions cut off)
   estimate p_429_within;           ///< runs whose first 429 came within the horizon / runs
   estimate p_session_dies;         ///< sessions that did not complete / sessions, over all runs
   metric_distribution first_429_s; ///< runs without a 429 count as +infinity (P50 = inf: most had none)
@@ -96,6 +97,7 @@ struct record_fields<option_distribution> {
   static constexpr std::tuple list{
       field{"label", &option_distribution::label, ""},
       field{"runs", &option_distribution::runs, ""},
+      field{"runs_cut_off", &option_distribution::runs_cut_off, ""},
       field{"p_429_within_horizon", &option_distribution::p_429_within, ""},
       field{"p_session_dies", &option_distribution::p_session_dies, ""},
       field{"first_429_s", &option_distribution::first_429_s, "s"},

@@ -37,14 +37,16 @@ enum class session_outcome : std::uint8_t {
   completed,           ///< every request was served
   died_after_retries,  ///< the client gave up on a 429 (or, never giving up, was refused 10^6 times in a row)
   request_too_large,   ///< a request can never be admitted
-  context_overflow     ///< a request does not fit the target's window
+  context_overflow,    ///< a request does not fit the target's window
+  cut_off              ///< still running when the run's attempt budget ran out (sim_options::max_attempts)
 };
 template <>
 struct enum_names<session_outcome> {
   static constexpr std::array table{enum_entry{session_outcome::completed, "completed"},
                                     enum_entry{session_outcome::died_after_retries, "died_after_retries"},
                                     enum_entry{session_outcome::request_too_large, "request_too_large"},
-                                    enum_entry{session_outcome::context_overflow, "context_overflow"}};
+                                    enum_entry{session_outcome::context_overflow, "context_overflow"},
+                                    enum_entry{session_outcome::cut_off, "cut_off"}};
 };
 
 /// One attempt to send one request (a retry is another attempt of the same request).
@@ -203,6 +205,10 @@ struct simulation_result {
   std::optional<engine_stats> engine;          ///< targets with an engine
   double cost_usd = 0;                         ///< token cost + energy cost, or a plan's fee share
   std::vector<route_share> route;              ///< a route's targets in order (empty on one target)
+  /// The run stopped at its attempt budget (sim_options::max_attempts), at time cut_off_s: the
+  /// sessions still running ended cut_off, and what they had not been served is not in the totals.
+  bool cut_off = false;
+  double cut_off_s = 0;
 };
 
 } // namespace loopcast

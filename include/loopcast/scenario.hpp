@@ -53,6 +53,9 @@ struct scenario {
   std::vector<scenario_option> options;
   std::vector<std::string> calibration;  ///< which parameter was fitted to which fact
   provenance origin;
+  /// Each run's attempt budget (sim_options::max_attempts; 0: none): a run stops after this many
+  /// attempts, its running sessions cut off. Bounds Monte Carlo, sweeps and solve on overloaded tiers.
+  std::uint64_t attempt_budget = 0;
 };
 
 struct option_result {
@@ -131,6 +134,7 @@ struct run_summary {
   std::int32_t attempts = 0;
   std::int32_t sessions_died = 0;      ///< sessions that did not complete
   std::int32_t requests_served = 0;
+  bool cut_off = false;                ///< the run stopped at the scenario's attempt budget
 };
 
 /// The columns of a run_summary row (CSV, numpy, pandas), in order.
@@ -154,7 +158,8 @@ struct record_fields<run_summary> {
       field{"rate_limited", &run_summary::rate_limited, ""},
       field{"attempts", &run_summary::attempts, ""},
       field{"sessions_died", &run_summary::sessions_died, ""},
-      field{"requests_served", &run_summary::requests_served, ""}};
+      field{"requests_served", &run_summary::requests_served, ""},
+      field{"cut_off", &run_summary::cut_off, ""}};
 };
 
 /// The summary row of one option's run.

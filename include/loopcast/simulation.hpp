@@ -388,6 +388,10 @@ public:
       }
       if (opt_.progress && (seq_ & 0x3fff) == 0)
         opt_.progress(opt_.progress_context, out_.requests.size(), layout_.requests);
+      if (attempts_ >= budget_) {
+        cut_off(ev.t);
+        break;
+      }
     }
     return summarise();
   }
@@ -491,6 +495,21 @@ private:
       for (std::size_t b = 0; b < d.nb; ++b) out_.bucket_levels.push_back(d.buckets[b].used(t));
   }
 
+  // The attempt budget ran out at t: the sessions still running end there (their requests in
+  // flight are not served), and the busy time runs to t.
+  [[gnu::noinline]] void cut_off(double t) noexcept {
+    out_.cut_off = true;
+    out_.cut_off_s = t;
+    for (auto& s : ss_) {
+      if (s.res.outcome != session_outcome::completed || s.next >= s.nreq) continue;
+      if (s.res.attempts == 0) s.res.start_s = t;
+      finish(s, session_outcome::cut_off, t);
+    }
+    if (in_flight_ > 0) out_.busy_s += t - busy_since_;
+    for (auto& d : dep_)
+      if (routed_ && d.in_flight > 0) d.share.busy_s += t - d.busy_since;
+  }
+
   void finish(session_state& s, session_outcome o, double t) noexcept {
     s.res.outcome = o;
     s.res.end_s = t;
@@ -578,6 +597,7 @@ private:
     if (s.res.attempts == 0) s.res.start_s = t;
     started_any_ = true;
     ++s.res.attempts;
+    ++attempts_;
     if (routed_) ++d.share.attempts;  // a route's per-target counts (one target needs none)
     const std::span<const prefix_run> rs = runs_of(s);
     const std::int64_t cached = d.cache.lookup(rs, req.prompt_tokens, t);
@@ -1019,6 +1039,8 @@ private:
   simulation_result out_;
   std::vector<detail::event> heap_;
   std::uint64_t seq_ = 0;
+  std::uint64_t attempts_ = 0;  // over all sessions
+  std::uint64_t budget_ = opt_.max_attempts > 0 ? opt_.max_attempts : std::numeric_limits<std::uint64_t>::max();
   // Totals.
   std::int64_t in_flight_ = 0;
   double busy_since_ = 0;

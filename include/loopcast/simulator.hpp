@@ -31,6 +31,11 @@ struct sim_options {
   /// an unknown duration counts as 0) instead of the target's speed model and engine: only the
   /// limits and the cache change anything. For replays.
   bool recorded_speed = false;
+  /// The run's attempt budget (0: none). Once its sessions have made this many attempts in all,
+  /// the run stops: every session still running ends cut_off at that moment (requests in flight
+  /// are not served) and simulation_result::cut_off is set. It bounds the work of a run on a tier
+  /// the fleet overwhelms, where every admission costs many 429s (Monte Carlo, sweeps, solve).
+  std::uint64_t max_attempts = 0;
   /// Progress of a long run (nullptr: none): called every 16,384 events, from the simulating
   /// thread, with the requests served so far and the scripted requests of every session.
   void (*progress)(void* context, std::uint64_t served, std::uint64_t total) noexcept = nullptr;

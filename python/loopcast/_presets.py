@@ -222,6 +222,9 @@ class Scenario(Preset):
     ``workload=``/``sessions=``/``stagger_s=``: a list of groups such as
     ``{"workload": "reference-agent-loop", "sessions": 5, "start_s": 0, "stagger_s": 30}``.
 
+    ``attempt_budget=N`` stops each run after N attempts (429s included), its running sessions
+    cut off: it bounds Monte Carlo, sweeps and solve on a tier the fleet overwhelms.
+
     Load a preset with :meth:`Scenario.load` and change it with :meth:`replace`.
     """
 
@@ -232,7 +235,8 @@ class Scenario(Preset):
                  seed: int = 42, sessions: int = 1, stagger_s: float = 0.0,
                  fleet: Iterable[dict] | None = None,
                  start_time_utc: str = "2026-05-04T14:00:00Z", description: str = "", source: str = "python",
-                 read_on: str = "2026-11-01", file: str = "<python>", models: str | None = None) -> None:
+                 read_on: str = "2026-11-01", file: str = "<python>", models: str | None = None,
+                 attempt_budget: int | None = None) -> None:
         if data is None:
             if name is None or (workload is None) == (fleet is None) or options is None:
                 raise TypeError("Scenario() needs name=, options= and either workload= or fleet= (or a scenario dict)")
@@ -244,6 +248,8 @@ class Scenario(Preset):
                 data.update({"workload": workload.to_dict() if isinstance(workload, Preset) else workload,
                              "sessions": sessions, "stagger_s": stagger_s})
             data["options"] = [o.to_dict() if isinstance(o, Option) else o for o in options]
+            if attempt_budget is not None:
+                data["attempt_budget"] = attempt_budget
         self._models = models
         super().__init__(data, file=file, models=models)
 

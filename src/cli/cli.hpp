@@ -28,6 +28,7 @@ struct output_error : std::runtime_error {
 struct globals {
   std::string models_dir;  ///< --models (empty: the default)
   bool quiet = false;      ///< --quiet: no progress line
+  std::uint64_t attempt_budget = 0;  ///< --attempt-budget: each run's (0: the scenario's)
 };
 
 /// Draws the progress of long work on stderr when it is a terminal (and not `quiet`): count,
@@ -53,7 +54,8 @@ CLI::IsMember member_of() {
 
 preset_library library(const globals& g);
 /// A scenario, target, client or workload given as a preset name or a .json file.
-scenario scenario_ref(const preset_library& lib, const std::string& ref);
+/// A scenario file or preset name, with the command line's --attempt-budget applied.
+scenario scenario_ref(const globals& g, const preset_library& lib, const std::string& ref);
 target target_ref(const preset_library& lib, const std::string& ref);
 retry_policy client_ref(const preset_library& lib, const std::string& ref);
 workload workload_ref(const preset_library& lib, const std::string& ref);

@@ -22,7 +22,7 @@ namespace {
 int cmd_run(const globals& g, const std::string& ref, const std::optional<std::uint64_t>& seed, bool as_json,
             const std::string& timeline) {
   const auto lib = library(g);
-  const scenario scn = scenario_ref(lib, ref);
+  const scenario scn = scenario_ref(g, lib, ref);
   run_options opt;
   opt.seed = seed;
   opt.record_attempts = !timeline.empty();
@@ -40,7 +40,7 @@ int cmd_run(const globals& g, const std::string& ref, const std::optional<std::u
 int cmd_montecarlo(const globals& g, const std::string& ref, const montecarlo_options& mo, bool as_json,
                    const std::string& csv) {
   const auto lib = library(g);
-  const scenario scn = scenario_ref(lib, ref);
+  const scenario scn = scenario_ref(g, lib, ref);
   const auto r = run_montecarlo(scn, mo);
   if (!csv.empty()) {
     std::ostringstream os;
@@ -126,7 +126,7 @@ void add_solve_commands(CLI::App& app, const globals& g, std::vector<command>& c
   agents->add_option("--horizon", a->horizon_s, "Seconds")->capture_default_str()->check(finite_range(1e-3, 1e9));
   agents->add_option("--max-agents", a->max_agents, "Stop the search here")->capture_default_str()->check(CLI::Range(1, 1000000));
   cmds.push_back({agents, [a, &g] {
-                    const auto s = scenario_ref(library(g), a->scenario);
+                    const auto s = scenario_ref(g, library(g), a->scenario);
                     auto q = query_for<max_agents_query>(*a, s);
                     q.max_p429 = a->p429;
                     q.horizon_s = a->horizon_s;
@@ -142,7 +142,7 @@ void add_solve_commands(CLI::App& app, const globals& g, std::vector<command>& c
   limit->add_option("--tolerance", a->tolerance, "Relative width of the final bracket")->capture_default_str()
       ->check(finite_range(1e-4, 0.5));
   cmds.push_back({limit, [a, &g] {
-                    const auto s = scenario_ref(library(g), a->scenario);
+                    const auto s = scenario_ref(g, library(g), a->scenario);
                     auto q = query_for<min_limit_query>(*a, s);
                     q.max_stall_share = a->stall_share;
                     q.bucket = a->bucket;
@@ -158,7 +158,7 @@ void add_solve_commands(CLI::App& app, const globals& g, std::vector<command>& c
   cheapest->add_option("--on", a->on, "Also try this target preset (name or .json), with the first option's client");
   cmds.push_back({cheapest, [a, &g] {
                     const auto lib = library(g);
-                    auto s = scenario_ref(lib, a->scenario);
+                    auto s = scenario_ref(g, lib, a->scenario);
                     for (const auto& ref : a->on) {
                       scenario_option o = s.options.front();
                       o.tgt = target_ref(lib, ref);
@@ -181,7 +181,7 @@ void add_solve_commands(CLI::App& app, const globals& g, std::vector<command>& c
   even->add_option("--lifetime-hours", a->lifetime_hours, "Hours to amortise it over (default: the target's)")
       ->check(finite_range(1.0, 1e7));
   cmds.push_back({even, [a, &g] {
-                    const auto s = scenario_ref(library(g), a->scenario);
+                    const auto s = scenario_ref(g, library(g), a->scenario);
                     auto q = query_for<breakeven_query>(*a, s);
                     if (!a->local.empty()) q.local = option_index(s, a->local, 0);
                     if (!a->cloud.empty()) q.cloud = option_index(s, a->cloud, 0);

@@ -53,10 +53,11 @@ preset_library library(const globals& g) {
   return preset_library({g.models_dir});
 }
 
-scenario scenario_ref(const preset_library& lib, const std::string& ref) {
+scenario scenario_ref(const globals& g, const preset_library& lib, const std::string& ref) {
   std::error_code ec;
-  if (std::filesystem::is_regular_file(ref, ec)) return load_scenario_file(ref, lib);
-  return lib.load_scenario(ref);
+  scenario s = std::filesystem::is_regular_file(ref, ec) ? load_scenario_file(ref, lib) : lib.load_scenario(ref);
+  if (g.attempt_budget > 0) s.attempt_budget = g.attempt_budget;
+  return s;
 }
 
 target target_ref(const preset_library& lib, const std::string& ref) {

@@ -151,13 +151,14 @@ scenario_option read_route_option(const node& r, const preset_library& lib) {
 scenario read_scenario(const node& root, const preset_library& lib) {
   check_kind(root, preset_kind::scenario);
   root.expect_keys({LOOPCAST_HEADER_KEYS, "seed", "start_time_utc", "workload", "sessions", "stagger_s", "fleet",
-                    "options", "calibration"});
+                    "options", "calibration", "attempt_budget"});
   scenario s;
   s.name = read_name(root);
   s.description = read_description(root);
   s.origin = read_provenance(root);
   s.seed = static_cast<std::uint64_t>(root.at("seed").integer(0, (1LL << 53)));
   s.start_unix_s = parse_utc(root.at("start_time_utc"));
+  if (root.has("attempt_budget")) s.attempt_budget = static_cast<std::uint64_t>(root.at("attempt_budget").integer(1, 1'000'000'000'000'000));
   const std::string& file = root.file();
   // One group: "workload", "sessions", "stagger_s" at the top; several: "fleet": [{…}, …].
   auto read_group = [&](const node& n) {

@@ -160,3 +160,19 @@ def test_long_work_shows_a_tqdm_bar(models, capsys, monkeypatch):
     monkeypatch.setattr(_progress, "DELAY_S", 2.0)
     loopcast.monte_carlo("reference", 500, models=models)  # 25 ms: under the default delay, no bar
     assert capsys.readouterr().err == ""
+
+
+def test_attempt_budget_cuts_runs_off_and_monte_carlo_counts_them(models):
+    s = loopcast.Scenario(name="budgeted", workload="reference-agent-loop", sessions=5, stagger_s=20,
+                          options=[loopcast.Option("developer", "cerebras-developer-qwen-3.8-27b", "opencode")],
+                          attempt_budget=40, models=models)
+    assert s.to_dict()["attempt_budget"] == 40
+    run = loopcast.run(s, models=models)
+    dev = run["developer"]
+    assert dev.attempts == 40 and dev.summary["cut_off_s"] is not None
+    assert {x["outcome"] for x in dev.summary["sessions"]} == {"cut_off"}
+    mc = loopcast.monte_carlo(s, 3, models=models)
+    assert list(mc.array["cut_off"]) == [True, True, True]
+    assert mc.summary["options"][0]["runs_cut_off"] == 3
+    uncut = loopcast.monte_carlo(s.replace(attempt_budget=10**9), 3, models=models)
+    assert not uncut.array["cut_off"].any() and uncut.summary["options"][0]["runs_cut_off"] == 0
