@@ -31,8 +31,8 @@ std::int32_t turns_cap(const workload& w) {
 session_script generate_session(const workload& w, std::uint64_t seed) {
   rng g_output(derive_seed(seed, 1)), g_reasoning(derive_seed(seed, 2)),
       g_tool(derive_seed(seed, 3)), g_time(derive_seed(seed, 4)), g_summary(derive_seed(seed, 5));
-  // The fitted features' streams are seeded only when the workload uses them: seeding a
-  // mt19937_64 costs as much as hundreds of draws, and Monte Carlo generates a session per seed.
+  // The fitted features' streams are made only when the workload uses them (each holds 2.5 KB of
+  // state; Monte Carlo generates a session per seed).
   std::optional<rng> g_session, g_break, g_task, g_window;
   if (!std::holds_alternative<fixed_dist>(w.turns) || w.session_scale.sigma > 0) g_session.emplace(derive_seed(seed, 6));
   if (w.cache_breaks.probability > 0) g_break.emplace(derive_seed(seed, 7));

@@ -1,18 +1,66 @@
 // loopcast — random numbers (docs/model.md §7).
 //
-// The generator is std::mt19937_64, whose output sequence the C++ standard fixes; every draw is
-// a pure function of the generator's state, so the same seed gives bit-identical results on
-// every platform with IEEE doubles. Seeds for independent streams come from derive_seed.
+// The generator is MT19937-64, the output sequence of std::mt19937_64 that the C++ standard fixes;
+// every draw is a pure function of the generator's state, so the same seed gives bit-identical
+// results on every platform with IEEE doubles. Seeds for independent streams come from derive_seed.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
-#include <random>
 
 namespace loopcast {
 
-using rng = std::mt19937_64;
+/// std::mt19937_64's sequence, bit for bit (tests/unit/test_distributions.cpp compares them), at
+/// a cost in proportion to the draws made. std::mt19937_64 fills its 312 words of state when it is
+/// seeded and regenerates all of them at the first draw: about 600 steps before the first number,
+/// which dominated generating a session (five streams) and Monte Carlo of small scenarios. Here
+/// the seeding runs only as far as the next draw needs (156 words ahead of it) and each word is
+/// regenerated when it is drawn, in the same order and with the same inputs as the standard's
+/// block regeneration; a stream that is never drawn from costs nothing but its seed.
+class rng {
+public:
+  using result_type = std::uint64_t;
+  static constexpr result_type min() noexcept { return 0; }
+  static constexpr result_type max() noexcept { return ~result_type{0}; }
+  static constexpr result_type default_seed = 5489u;
+
+  rng() noexcept : rng(default_seed) {}
+  explicit rng(result_type seed) noexcept { mt_[0] = seed; }
+
+  result_type operator()() noexcept {
+    if (next_ == n) next_ = 0;  // the next block, regenerated word by word
+    if (seeded_ < n) seed_to(std::min(n, next_ + m + 1));
+    // Word k from its own old value, the next word's old value and word k + m (old) or k − (n − m)
+    // (already new): what the standard's regeneration of the whole block computes for it.
+    const std::size_t k = next_++;
+    const std::uint64_t y = (mt_[k] & upper) | (mt_[k + 1 == n ? 0 : k + 1] & lower);
+    std::uint64_t x = mt_[k < n - m ? k + m : k - (n - m)] ^ (y >> 1) ^ ((y & 1) ? matrix : 0);
+    mt_[k] = x;
+    x ^= (x >> 29) & 0x5555555555555555ULL;  // tempering
+    x ^= (x << 17) & 0x71d67fffeda60000ULL;
+    x ^= (x << 37) & 0xfff7eee000000000ULL;
+    return x ^ (x >> 43);
+  }
+
+private:
+  static constexpr std::size_t n = 312, m = 156;
+  static constexpr std::uint64_t matrix = 0xb5026f5aa96619e9ULL;
+  static constexpr std::uint64_t upper = ~std::uint64_t{0} << 31, lower = ~upper;
+
+  // The seeding recurrence up to word `upto` (exclusive); the words it reads are still the seeding
+  // values, since it runs m words ahead of the regeneration.
+  void seed_to(std::size_t upto) noexcept {
+    for (; seeded_ < upto; ++seeded_)
+      mt_[seeded_] = 6364136223846793005ULL * (mt_[seeded_ - 1] ^ (mt_[seeded_ - 1] >> 62)) + seeded_;
+  }
+
+  std::array<std::uint64_t, n> mt_{};
+  std::size_t seeded_ = 1;  // words [0, seeded_) hold their seeding values (or, below next_, new ones)
+  std::size_t next_ = 0;    // the next word to draw
+};
 
 /// A uniform double in [0, 1) from the top 53 bits of one draw.
 inline double uniform01(rng& g) noexcept {

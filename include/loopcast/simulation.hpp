@@ -700,8 +700,8 @@ private:
         return;
       }
     }
-    // The jitter stream is seeded when first needed (seeding a mt19937_64 costs hundreds of
-    // draws; most sessions never see a 429): the draws are the same as if seeded up front.
+    // The jitter stream is made when first needed (most sessions never see a 429, and its state
+    // is 2.5 KB): the draws are the same as if it were made up front.
     auto& jitter = jitter_[si];
     if (!jitter) jitter.emplace(plans_[si].seed);
     const retry_decision dec = client_.decide(s.attempt, a.retry_after_s, *jitter);

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -70,6 +72,29 @@ TEST(Distributions, QuantileTableFromSample) {
   EXPECT_EQ(quantile_table({123456.0}).values.front(), 123500.0);
   EXPECT_THROW(quantile_table({}), std::invalid_argument);
   EXPECT_EQ(upper_bound(distribution{lognormal_dist{1, 2}}), std::numeric_limits<double>::infinity());
+}
+
+// loopcast's generator draws std::mt19937_64's sequence: across block boundaries, for seeds at
+// the edges, from copies taken midway, and for streams read in small pieces alternately.
+TEST(Distributions, TheGeneratorDrawsStdMt19937_64sSequence) {
+  for (const std::uint64_t seed : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{5489}, ~std::uint64_t{0},
+                                   derive_seed(42, 1), derive_seed(7, 123456)}) {
+    rng ours(seed);
+    std::mt19937_64 ref(seed);
+    for (int i = 0; i < 2000; ++i) ASSERT_EQ(ours(), ref()) << "seed " << seed << ", draw " << i;
+  }
+  EXPECT_EQ(rng()(), std::mt19937_64()());  // the default seed
+  rng a(99);
+  std::mt19937_64 ref(99);
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(a(), ref());
+  rng copy = a;  // midway through the first block
+  std::mt19937_64 ref_copy = ref;
+  for (int i = 0; i < 700; ++i) {
+    ASSERT_EQ(a(), ref());
+    if (i % 3 == 0) {
+      ASSERT_EQ(copy(), ref_copy());
+    }
+  }
 }
 
 TEST(Distributions, SameSeedSameDraws) {
