@@ -54,6 +54,19 @@ double quantile(const distribution& d, double p) {
 
 double sample(const distribution& d, rng& g) { return quantile(d, uniform01(g)); }
 
+sampler::sampler(const distribution& d) : d_(&d) {
+  if (const auto* l = std::get_if<lognormal_dist>(&d)) {
+    lognormal_ = true;
+    median_ = l->median;
+    sigma_ = lognormal_sigma(*l);
+  }
+}
+
+double sampler::at(double p) const {
+  if (!lognormal_) return quantile(*d_, p);
+  return sigma_ == 0.0 ? median_ : median_ * std::exp(sigma_ * standard_normal_quantile(p));
+}
+
 double mean(const distribution& d) {
   struct visitor {
     double operator()(const fixed_dist& f) const { return f.value; }

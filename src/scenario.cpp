@@ -43,8 +43,10 @@ fleet_sessions generate_fleet(const scenario& s, std::uint64_t seed) {
   std::uint64_t idx = 0;  // scripts are reserved: the plans' pointers stay valid
   for (std::uint32_t f = 0; f < s.fleet.size(); ++f) {
     const auto& g = s.fleet[f];
+    // A group of many sessions tabulates its per-turn factors once (up to 4,096 turns).
+    const session_generator generate(g.wl, g.sessions > 1 ? 4096 : 0);
     for (std::int32_t k = 0; k < g.sessions; ++k, ++idx) {
-      out.scripts.push_back(generate_session(g.wl, derive_seed(seed, idx)));
+      out.scripts.push_back(generate(derive_seed(seed, idx)));
       out.plans.push_back({&out.scripts.back(), g.start_s + g.stagger_s * k, derive_seed(seed, (1ULL << 32) + idx), f});
     }
   }

@@ -28,7 +28,36 @@ std::int32_t turns_cap(const workload& w) {
 // starts lineage 1, and each compaction or cache break starts the next one. Each quantity has its
 // own random stream, so changing one distribution leaves the others' draws unchanged (and a
 // workload without the fitted features draws exactly what it did before they existed).
-session_script generate_session(const workload& w, std::uint64_t seed) {
+session_script generate_session(const workload& w, std::uint64_t seed) { return session_generator(w)(seed); }
+
+session_generator::session_generator(const workload& w, std::int32_t tabulated_turns)
+    : w_(&w), output_(w.output_tokens), reasoning_(w.reasoning_tokens), tool_(w.tool_result_tokens),
+      tool_time_(w.tool_time_s), summary_(w.compaction.summary_tokens) {
+  bands_.reserve(w.tool_result_bands.size());
+  for (const auto& b : w.tool_result_bands) bands_.emplace_back(b.tokens);
+  const auto n = static_cast<std::size_t>(std::max(0, std::min(tabulated_turns, turns_cap(w))));
+  front_.reserve(n);
+  ramp_.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    front_.push_back(front(static_cast<std::int32_t>(i) + 1));
+    ramp_.push_back(ramp(static_cast<std::int32_t>(i) + 1));
+  }
+}
+
+double session_generator::front(std::int32_t turn) const {
+  const auto i = static_cast<std::size_t>(turn - 1);
+  if (i < front_.size()) return front_[i];
+  return 1.0 + (w_->front_load_factor - 1.0) * std::exp(-(turn - 1) / w_->front_load_decay_turns);
+}
+
+double session_generator::ramp(std::int32_t turn) const {
+  const auto i = static_cast<std::size_t>(turn - 1);
+  if (i < ramp_.size()) return ramp_[i];
+  return 1.0 + (w_->tool_time_ramp_factor - 1.0) * (1.0 - std::exp(-(turn - 1) / w_->tool_time_ramp_turns));
+}
+
+session_script session_generator::operator()(std::uint64_t seed) const {
+  const workload& w = *w_;
   rng g_output(derive_seed(seed, 1)), g_reasoning(derive_seed(seed, 2)),
       g_tool(derive_seed(seed, 3)), g_time(derive_seed(seed, 4)), g_summary(derive_seed(seed, 5));
   // The fitted features' streams are made only when the workload uses them (each holds 2.5 KB of
@@ -110,29 +139,25 @@ session_script generate_session(const workload& w, std::uint64_t seed) {
   };
 
   for (std::int32_t turn = 1; turn <= turns; ++turn) {
-    std::int64_t out = std::min(tokens_of(sample(w.output_tokens, g_output)), w.max_tokens);
+    std::int64_t out = std::min(tokens_of(output_(g_output)), w.max_tokens);
     std::int64_t reasoning =
-        std::min(tokens_of(sample(w.reasoning_tokens, g_reasoning)), w.max_tokens - out);
+        std::min(tokens_of(reasoning_(g_reasoning)), w.max_tokens - out);
     double tool_draw = 0;
     if (w.tool_result_bands.empty()) {
-      const double front =
-          1.0 + (w.front_load_factor - 1.0) * std::exp(-(turn - 1) / w.front_load_decay_turns);
-      tool_draw = sample(w.tool_result_tokens, g_tool) * front;
+      tool_draw = tool_(g_tool) * front(turn);
     } else {
       auto band = std::upper_bound(w.tool_result_bands.begin(), w.tool_result_bands.end(), turn,
                                    [](std::int32_t t, const turn_band& b) { return t < b.from_turn; });
       if (band != w.tool_result_bands.begin()) --band;
-      tool_draw = sample(band->tokens, g_tool);
+      tool_draw = bands_[static_cast<std::size_t>(band - w.tool_result_bands.begin())](g_tool);
     }
     const std::int64_t tool = tokens_of(tool_draw * scale);
-    const double ramp =
-        1.0 + (w.tool_time_ramp_factor - 1.0) * (1.0 - std::exp(-(turn - 1) / w.tool_time_ramp_turns));
-    const double tool_time = std::max(0.0, sample(w.tool_time_s, g_time) * ramp);
+    const double tool_time = std::max(0.0, tool_time_(g_time) * ramp(turn));
 
     if (w.compaction.enabled && turns_in_epoch > 0 &&
         needs_compaction(w.system_prompt_tokens + history, w.context_window_tokens, compact_at)) {
       const std::int64_t summary =
-          std::min(tokens_of(sample(w.compaction.summary_tokens, g_summary)), w.max_tokens);
+          std::min(tokens_of(summary_(g_summary)), w.max_tokens);
       add(summary, 0, turn, true);
       stack.resize(1);
       stack.push_back({next_lineage++, 0});

@@ -38,6 +38,22 @@ double mean(const distribution& d);
 /// The largest value it can give (+infinity for the unbounded log-normal and gamma).
 double upper_bound(const distribution& d);
 
+/// A distribution prepared for many draws: what does not depend on the draw (a log-normal's spread,
+/// ln(p90/median)/z0.9) is worked out once. Each draw is bit-identical to sample(d, g) and consumes
+/// the same one value. Refers to d: keep it alive while the sampler is used.
+class sampler {
+public:
+  explicit sampler(const distribution& d);
+  double operator()(rng& g) const { return at(uniform01(g)); }
+  /// The same value as quantile(d, p).
+  double at(double p) const;
+
+private:
+  const distribution* d_;
+  bool lognormal_ = false;
+  double median_ = 0, sigma_ = 0;
+};
+
 /// A quantile table of `points` + 1 points at evenly spaced probabilities, with finer steps in
 /// both tails (p = 0.001, 0.005, 0.995, 0.999 added), from a sample (linear-interpolated order
 /// statistics). Throws std::invalid_argument on an empty sample.

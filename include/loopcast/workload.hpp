@@ -107,6 +107,26 @@ struct workload {
 /// Generates one session of the workload. A pure function of (workload, seed).
 session_script generate_session(const workload& w, std::uint64_t seed);
 
+/// Generates many sessions of one workload (a fleet, Monte Carlo): what does not depend on the seed
+/// — each distribution's log-normal spread and, for the first `tabulated_turns` turns, the
+/// front-load and tool-time ramp factors — is worked out once. Each script is bit-identical to
+/// generate_session(w, seed). Refers to w: keep it alive while the generator is used. Calls may run
+/// concurrently.
+class session_generator {
+public:
+  explicit session_generator(const workload& w, std::int32_t tabulated_turns = 0);
+  session_script operator()(std::uint64_t seed) const;
+
+private:
+  double front(std::int32_t turn) const;  // the tool result's front-load factor at turn (from 1)
+  double ramp(std::int32_t turn) const;   // the tool time's ramp factor at turn (from 1)
+
+  const workload* w_;
+  sampler output_, reasoning_, tool_, tool_time_, summary_;
+  std::vector<sampler> bands_;            // one per w.tool_result_bands entry
+  std::vector<double> front_, ramp_;      // per turn, turn 1 at index 0
+};
+
 /// The most turns a session of `w` can have: max_turns when set, else the top of its turns
 /// distribution (its P99.9 when it has none), at least 1 and at most 10^6.
 std::int32_t turns_cap(const workload& w);
