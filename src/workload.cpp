@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 
@@ -60,6 +61,7 @@ session_script session_generator::operator()(std::uint64_t seed) const {
   const workload& w = *w_;
   rng g_output(derive_seed(seed, 1)), g_reasoning(derive_seed(seed, 2)),
       g_tool(derive_seed(seed, 3)), g_time(derive_seed(seed, 4)), g_summary(derive_seed(seed, 5));
+  rng::seed_ahead(std::array{&g_output, &g_reasoning, &g_tool, &g_time});  // every turn draws from each
   // The fitted features' streams are made only when the workload uses them (each holds 2.5 KB of
   // state; Monte Carlo generates a session per seed).
   std::optional<rng> g_session, g_break, g_task, g_window;

@@ -6,6 +6,7 @@
 #include <random>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <set>
 
@@ -94,6 +95,30 @@ TEST(Distributions, TheGeneratorDrawsStdMt19937_64sSequence) {
     if (i % 3 == 0) {
       ASSERT_EQ(copy(), ref_copy());
     }
+  }
+}
+
+// Seeding several generators side by side (seed_ahead) leaves their sequences unchanged; a
+// generator that has already drawn is left to seed itself.
+TEST(Distributions, SeedingGeneratorsTogetherKeepsTheirSequences) {
+  rng a(derive_seed(42, 1)), b(derive_seed(42, 2)), c(derive_seed(42, 3)), used(7);
+  std::mt19937_64 ra(derive_seed(42, 1)), rb(derive_seed(42, 2)), rc(derive_seed(42, 3)), rused(7);
+  ASSERT_EQ(used(), rused());
+  rng::seed_ahead(std::array{&a, &b, &c});
+  for (int i = 0; i < 700; ++i) {
+    ASSERT_EQ(a(), ra()) << "draw " << i;
+    ASSERT_EQ(b(), rb()) << "draw " << i;
+    if (i % 2 == 0) {
+      ASSERT_EQ(c(), rc()) << "draw " << i;
+    }
+  }
+  rng d(5), e(6);
+  std::mt19937_64 rd(5), re(6);
+  rng::seed_ahead(std::array{&d, &used, &e});  // `used` has drawn: nothing is seeded ahead
+  for (int i = 0; i < 400; ++i) {
+    ASSERT_EQ(used(), rused());
+    ASSERT_EQ(d(), rd());
+    ASSERT_EQ(e(), re());
   }
 }
 
