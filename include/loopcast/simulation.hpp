@@ -29,6 +29,7 @@
 #pragma once
 
 #include "loopcast/budget.hpp"
+#include "loopcast/detail/event_queue.hpp"
 #include "loopcast/detail/message.hpp"
 #include "loopcast/errors.hpp"
 #include "loopcast/rate_limits.hpp"
@@ -214,25 +215,6 @@ inline std::pair<double, double> peak_window_demand(std::span<const charge_event
   return {best, best_start};
 }
 
-enum class event_kind : std::uint8_t {
-  send,          // the next attempt of the session's current request
-  complete,      // the request in flight ends (no engine: its end is known at admission)
-  decode_start   // engine: the request's prefill is done, it joins the decoding batch
-};
-
-struct event {
-  double t;
-  std::uint64_t seq;
-  std::uint32_t session;
-  event_kind kind;
-};
-// Min-heap on (t, seq): the earliest event first, ties in scheduling order.
-struct later {
-  bool operator()(const event& a, const event& b) const noexcept {
-    return a.t > b.t || (a.t == b.t && a.seq > b.seq);
-  }
-};
-
 // Engine: a decoding sequence, ordered by the virtual time at which it finishes.
 struct decoding {
   double v_end;
@@ -376,15 +358,20 @@ public:
     for (;;) {
       // An engine's next completion competes with the queued events (it wins ties).
       if (n_engines_ > 0 && finish_engine_before_next_event()) continue;
-      if (heap_.empty()) break;
-      std::pop_heap(heap_.begin(), heap_.end(), detail::later{});
-      const detail::event ev = heap_.back();
-      heap_.pop_back();
+      if (queue_.empty()) break;
+      // The event stays at the top while it is handled: the first event it schedules takes its
+      // place (one sift instead of a pop and a push); if it schedules none, it is popped after.
+      const detail::event ev = queue_.top();
+      top_handled_ = true;
       prefetch_ahead();
       switch (ev.kind) {
       case detail::event_kind::send: on_send(ev.session, ev.t); break;
       case detail::event_kind::complete: on_complete(ev.session, ev.t); break;
       case detail::event_kind::decode_start: on_decode_start(ev.session, ev.t); break;
+      }
+      if (top_handled_) {
+        queue_.pop();
+        top_handled_ = false;
       }
       if (opt_.progress && (seq_ & 0x3fff) == 0)
         opt_.progress(opt_.progress_context, out_.requests.size(), layout_.requests);
@@ -459,7 +446,7 @@ private:
     for (const auto& d : dep_)
       for (const auto& b : d.tgt->limits)
         out_.buckets.push_back({routed_ ? d.tgt->name + ":" + b.name : b.name, b.limit, b.period_s, 0, 0, 0, 0});
-    heap_.reserve(plans_.size() + 1);
+    queue_.reserve(plans_.size() + 1);
     for (std::uint32_t i = 0; i < plans_.size(); ++i) {
       if (ss_[i].nreq == 0) {
         ss_[i].res.start_s = ss_[i].res.end_s = plans_[i].start_s;
@@ -470,22 +457,24 @@ private:
   }
 
   // A fleet's sessions and scripts do not fit in the caches, and which one the next event touches
-  // is known only from the queue: while this event runs, fetch the next event's request (its
-  // session's state was fetched one event earlier) and the state of the one after (the earlier
-  // of the top's two children).
+  // is known only from the queue: while this event runs, fetch the state and the request of the
+  // session whose event comes next.
   void prefetch_ahead() const noexcept {
-    const std::size_t n = heap_.size();
-    if (n == 0) return;
-    const session_state& next = ss_[heap_.front().session];
-    __builtin_prefetch(next.reqs + next.next);
-    if (n == 1) return;
-    const std::size_t second = n > 2 && detail::later{}(heap_[1], heap_[2]) ? 2 : 1;
-    __builtin_prefetch(&ss_[heap_[second].session]);
+    const detail::event* next = queue_.second();
+    if (!next) return;
+    const session_state& s = ss_[next->session];
+    __builtin_prefetch(&s);
+    __builtin_prefetch(s.reqs + s.next);
   }
 
   void schedule(double t, std::uint32_t s, detail::event_kind k) {
-    heap_.push_back({t, seq_++, s, k});
-    std::push_heap(heap_.begin(), heap_.end(), detail::later{});
+    const detail::event e{t + 0.0, seq_++, s, k};  // + 0.0: a −0.0 start is +0.0 (event_queue's order)
+    if (top_handled_) {
+      queue_.replace_top(e);
+      top_handled_ = false;
+    } else {
+      queue_.push(e);
+    }
   }
 
   void record_attempt(const attempt_record& a, double t) {
@@ -910,7 +899,7 @@ private:
         first = &d;
       }
     }
-    if (!first || (!heap_.empty() && t_first > heap_.front().t)) return false;
+    if (!first || (!queue_.empty() && t_first > queue_.top().t)) return false;
     engine_finish(*first, t_first);
     return true;
   }
@@ -1037,7 +1026,8 @@ private:
   std::vector<std::optional<rng>> jitter_;  // each session's client jitter stream (cold, 2.5 KB each)
   std::vector<rng> noise_g_;
   simulation_result out_;
-  std::vector<detail::event> heap_;
+  detail::event_queue queue_;
+  bool top_handled_ = false;  // the queue's top is the event being handled (run)
   std::uint64_t seq_ = 0;
   std::uint64_t attempts_ = 0;  // over all sessions
   std::uint64_t budget_ = opt_.max_attempts > 0 ? opt_.max_attempts : std::numeric_limits<std::uint64_t>::max();
