@@ -14,6 +14,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -37,52 +38,87 @@ struct prefix_run {
   std::int64_t end_tokens; ///< the run covers prompt positions up to (excluding) this one
 };
 
+/// How long a lookup's answer holds for the same prompt (prefix_cache::lookup): until `until`
+/// (its cached blocks expire then), as long as lineage `lineage` is not written meanwhile (the run
+/// where the hit stopped short; none when every run was a full hit). Writes to the other lineages
+/// can only lengthen what they cache, so they do not change the answer before `until`.
+struct cache_hold {
+  static constexpr std::uint32_t no_lineage = ~std::uint32_t{0};
+  double until = std::numeric_limits<double>::infinity();
+  std::uint32_t lineage = no_lineage;
+  std::uint32_t version = 0;  ///< the lineage's write count at the lookup
+};
+
 /// The cache state of one organisation (shared by all its sessions).
 class prefix_cache {
 public:
   prefix_cache() = default;
-  prefix_cache(cache_config cfg, std::size_t lineages) : cfg_(cfg), steps_(lineages) {
+  prefix_cache(cache_config cfg, std::size_t lineages) : cfg_(cfg), steps_(lineages), writes_(lineages, 0) {
     for (auto& s : steps_) s.reserve(4);
+    // Blocks are counted by a shift when their size is a power of two (every preset's is).
+    const auto b = static_cast<std::uint64_t>(std::max<std::int64_t>(1, cfg_.block_tokens));
+    if ((b & (b - 1)) == 0) shift_ = std::countr_zero(b);
   }
 
   const cache_config& config() const noexcept { return cfg_; }
 
-  /// Cached prompt tokens for a prompt of `prompt_tokens` described by `runs`, at time t.
-  std::int64_t lookup(std::span<const prefix_run> runs, std::int64_t prompt_tokens,
-                      double t) const noexcept {
+  /// Cached prompt tokens for a prompt of `prompt_tokens` described by `runs`, at time t; `hold`,
+  /// when given, receives how long the answer holds (cache_hold, still_holds).
+  std::int64_t lookup(std::span<const prefix_run> runs, std::int64_t prompt_tokens, double t,
+                      cache_hold* hold = nullptr) const noexcept {
+    if (hold) *hold = cache_hold{};
     if (!cfg_.enabled || prompt_tokens < cfg_.min_tokens) return 0;
-    const std::int64_t B = cfg_.block_tokens;
-    const std::int64_t full_blocks = prompt_tokens / B;
+    const std::int64_t full_blocks = blocks(prompt_tokens);
     std::int64_t hit_blocks = 0;
     for (const auto& r : runs) {
-      const std::int64_t run_end = std::min(r.end_tokens / B, full_blocks);
+      const std::int64_t run_end = std::min(blocks(r.end_tokens), full_blocks);
       if (run_end <= hit_blocks) continue;
-      const std::int64_t cached_end = cached_blocks(r.lineage, t);
+      // The lineage's unexpired steps at t: blocks [0, cached_end); the run is a full hit until
+      // the first step that reaches run_end expires, a partial one until its last step does.
+      std::int64_t cached_end = 0;
+      double full_until = 0, last_until = std::numeric_limits<double>::infinity();
+      for (const auto& st : steps_[r.lineage]) {
+        if (st.expiry <= t) break;
+        cached_end = st.end_block;
+        last_until = st.expiry;
+        if (full_until == 0 && cached_end >= run_end) full_until = st.expiry;
+      }
       if (cached_end < run_end) {
         hit_blocks = std::max(hit_blocks, cached_end);
+        if (hold) {
+          hold->until = std::min(hold->until, last_until);
+          hold->lineage = r.lineage;
+          hold->version = writes_[r.lineage];
+        }
         break;
       }
+      if (hold) hold->until = std::min(hold->until, full_until);
       hit_blocks = run_end;
     }
-    const std::int64_t hit = hit_blocks * B;
+    const std::int64_t hit = hit_blocks * cfg_.block_tokens;
     return hit < cfg_.min_tokens ? 0 : hit;
+  }
+
+  /// Whether a lookup's answer, with this hold, is still the answer at time t (for the same prompt).
+  bool still_holds(const cache_hold& h, double t) const noexcept {
+    return t < h.until && (h.lineage == cache_hold::no_lineage || writes_[h.lineage] == h.version);
   }
 
   /// Whole-block tokens of the prompt that serving it will cache (its full blocks), in tokens.
   std::int64_t cacheable(std::int64_t prompt_tokens) const noexcept {
     if (!cfg_.enabled || prompt_tokens < cfg_.min_tokens) return 0;
-    return prompt_tokens / cfg_.block_tokens * cfg_.block_tokens;
+    return blocks(prompt_tokens) * cfg_.block_tokens;
   }
 
   /// Records that the prompt was served at time t: its whole blocks expire at t + ttl.
   void touch(std::span<const prefix_run> runs, std::int64_t prompt_tokens, double t) noexcept {
     if (!cfg_.enabled || prompt_tokens < cfg_.min_tokens) return;
-    const std::int64_t full_blocks = prompt_tokens / cfg_.block_tokens;
+    const std::int64_t full_blocks = blocks(prompt_tokens);
     const double expiry = t + cfg_.ttl_s;
     for (const auto& r : runs) {
-      const std::int64_t run_end = std::min(r.end_tokens / cfg_.block_tokens, full_blocks);
+      const std::int64_t run_end = std::min(blocks(r.end_tokens), full_blocks);
       if (run_end > 0) extend(r.lineage, run_end, expiry);
-      if (r.end_tokens / cfg_.block_tokens >= full_blocks) break;
+      if (blocks(r.end_tokens) >= full_blocks) break;
     }
   }
 
@@ -92,17 +128,14 @@ private:
     double expiry;           // ... expire at this time (strictly decreasing along the list)
   };
 
-  std::int64_t cached_blocks(std::uint32_t lineage, double t) const noexcept {
-    std::int64_t end = 0;
-    for (const auto& s : steps_[lineage]) {
-      if (s.expiry <= t) break;
-      end = s.end_block;
-    }
-    return end;
+  // Whole blocks in n tokens (n >= 0).
+  std::int64_t blocks(std::int64_t n) const noexcept {
+    return shift_ >= 0 ? n >> shift_ : n / cfg_.block_tokens;
   }
 
   // Blocks [0, end) of the lineage now expire at `expiry` (>= every expiry stored so far).
   void extend(std::uint32_t lineage, std::int64_t end, double expiry) noexcept {
+    ++writes_[lineage];
     auto& v = steps_[lineage];
     std::size_t keep = 0;
     while (keep < v.size() && v[keep].end_block <= end) ++keep;
@@ -114,6 +147,8 @@ private:
 
   cache_config cfg_{};
   std::vector<std::vector<step>> steps_;
+  std::vector<std::uint32_t> writes_;  // per lineage: how many times it was written (cache_hold)
+  int shift_ = -1;                     // log2 of block_tokens when a power of two
 };
 
 } // namespace loopcast

@@ -227,8 +227,9 @@ struct finishes_later {
   }
 };
 
-// A session's state, hot fields first: the loop reads the current request through `reqs` and
-// `runs` (copied from the script, so that no event goes through the script object itself).
+// A session's state, hot fields first (what a send and a 429 touch): the loop reads the current
+// request through `reqs` and `runs` (copied from the script, so that no event goes through the
+// script object itself). What its request in flight owes the buckets is kept apart (held_charge).
 struct session_state {
   const request_spec* reqs = nullptr;  // the script's requests
   const prefix_run* runs = nullptr;    // the script's prefix runs
@@ -240,23 +241,34 @@ struct session_state {
   std::int32_t attempt = 0;            // attempts of the current request so far
   std::uint8_t on = 0;                 // the route target of the current attempt (always 0 on one target)
   bool spilled = false;                // its next send stays on `on` (a spill), instead of picking afresh
+  session_result res;                  // (its counts and stall are what a 429 updates)
+  // The current request's last prompt split: its cached tokens (-1: none yet), on which target, and
+  // how long that answer holds (prefix_cache::lookup).
+  std::int64_t split_tokens = -1;
+  cache_hold split_hold;
+  std::uint8_t split_on = 0;
   // The request in flight.
   double t_admit = 0, t_first = 0;
   token_counts tokens;
   double cost = 0;
   std::size_t op_row = 0;          // bucket_ops index of its admission charge to bucket 0
   std::size_t attempt_row = 0;     // its timeline row
-  std::array<double, max_buckets> at_completion{};
-  std::array<std::uint64_t, max_buckets> ticket{};
-  std::array<std::size_t, max_buckets> log_index{};
   // Engine: the single-request prefill and decode times, the KV tokens reserved.
   double prefill_s = 0, decode_work_s = 0;
   std::int64_t kv_tokens = 0;
   std::int64_t spill_cached = 0;   // route: most prompt tokens a refused attempt of the request had cached,
   std::uint8_t cached_from = 0;    // on this target
-  session_result res;
 
   const request_spec& request() const noexcept { return reqs[next]; }
+};
+
+// What a request in flight owes one bucket at its end: the charge due then (a refund when
+// negative), the bucket's ticket for it and where its admission charge sits in the charge log.
+// Kept beside the sessions, one per bucket (simulation::held_), so that a session's state stays small.
+struct held_charge {
+  double at_completion = 0;
+  std::uint64_t ticket = 0;
+  std::size_t log_index = 0;
 };
 
 // Where each session's lineages sit in the shared prefix cache, and the sizes to reserve.
@@ -430,6 +442,8 @@ private:
         d.fails.assign(static_cast<std::size_t>(std::max(policy_.cooldown_after_fails, 0)), 0.0);
       }
     }
+    for (const auto& d : dep_) held_stride_ = std::max(held_stride_, d.nb);
+    held_.resize(plans_.size() * held_stride_);
     if (any_noise) {
       noise_g_.reserve(plans_.size());
       for (const auto& p : plans_) noise_g_.emplace_back(derive_seed(p.seed, 0x6e6f697365));
@@ -505,6 +519,8 @@ private:
     if (o != session_outcome::completed) s.res.stop_request = static_cast<std::int32_t>(s.next + 1);
     last_end_ = std::max(last_end_, t);
   }
+
+  detail::held_charge* held_of(std::uint32_t si) noexcept { return held_.data() + std::size_t{si} * held_stride_; }
 
   // The session's current request as lineage runs of the cache (in runs_).
   std::span<const prefix_run> runs_of(const session_state& s) noexcept {
@@ -588,8 +604,16 @@ private:
     ++s.res.attempts;
     ++attempts_;
     if (routed_) ++d.share.attempts;  // a route's per-target counts (one target needs none)
-    const std::span<const prefix_run> rs = runs_of(s);
-    const std::int64_t cached = d.cache.lookup(rs, req.prompt_tokens, t);
+    // A retry whose prompt split provably cannot have changed (cache_hold) skips the lookup: on a
+    // tier the fleet overwhelms most attempts are such retries.
+    std::int64_t cached;
+    if (s.split_tokens >= 0 && s.split_on == s.on && d.cache.still_holds(s.split_hold, t)) {
+      cached = s.split_tokens;
+    } else {
+      cached = d.cache.lookup(runs_of(s), req.prompt_tokens, t, &s.split_hold);
+      s.split_tokens = cached;
+      s.split_on = s.on;
+    }
     token_counts tk;
     tk.cache_read = cached;
     tk.cache_write =
@@ -658,7 +682,7 @@ private:
       wait = tgt.limits[bi].period_s;
     }
     if (wait > 0) return refuse(si, a, charge, worst, wait, refused_forever, t);
-    admit(si, a, charge, rs, cached, t);
+    admit(si, a, charge, cached, t);
   }
 
   // ---- HTTP 429: record it, charge the buckets that count refusals, spill, retry or give up -----
@@ -760,7 +784,7 @@ private:
 
   // ---- admitted: time and price the request, charge the buckets, start it ----------------------
   void admit(std::uint32_t si, attempt_record& a, const std::array<bucket_charge, max_buckets>& charge,
-             std::span<const prefix_run> rs, std::int64_t cached, double t) {
+             std::int64_t cached, double t) {
     session_state& s = ss_[si];
     deployment& d = dep_[s.on];
     const request_spec& req = s.request();
@@ -777,13 +801,14 @@ private:
     s.attempt_row = out_.attempts.size();
     record_attempt(a, t);  // bucket levels as the request found them, before its own charge
     s.op_row = out_.bucket_ops.size();
+    detail::held_charge* held = held_of(si);
     for (std::size_t b = 0; b < d.nb; ++b) {
       if (opt_.record_attempts)
         out_.bucket_ops.push_back(
             {t, charge[b].at_admission, t_end, 0, static_cast<std::uint16_t>(d.bucket_base + b), false});
-      s.ticket[b] = d.buckets[b].charge(charge[b].at_admission, t, t_end);
-      s.at_completion[b] = charge[b].at_completion;
-      s.log_index[b] = d.log[b].size();
+      held[b].ticket = d.buckets[b].charge(charge[b].at_admission, t, t_end);
+      held[b].at_completion = charge[b].at_completion;
+      held[b].log_index = d.log[b].size();
       d.log[b].push_back({t, charge[b].at_admission});
       auto& summary = out_.buckets[d.bucket_base + b];
       summary.charged += charge[b].at_admission + charge[b].at_completion;
@@ -797,7 +822,7 @@ private:
     if (in_flight_++ == 0) busy_since_ = t;
     if (routed_ && d.in_flight++ == 0) d.busy_since = t;
     if (d.eng) return engine_admit(d, si, tm, tk.total(), t);
-    d.cache.touch(rs, req.prompt_tokens, t_first);  // cached once its prefill is done; TTL from then
+    d.cache.touch(runs_of(s), req.prompt_tokens, t_first);  // cached once its prefill is done; TTL from then
     s.t_first = t_first;
     schedule(t_end, si, detail::event_kind::complete);
   }
@@ -852,14 +877,15 @@ private:
   void on_complete(std::uint32_t si, double t) {
     session_state& s = ss_[si];
     deployment& d = dep_[s.on];
+    const detail::held_charge* held = held_of(si);
     for (std::size_t b = 0; b < d.nb; ++b) {
-      const double delta = s.at_completion[b];
+      const double delta = held[b].at_completion;
       if (delta == 0.0) continue;
-      d.buckets[b].adjust(delta, t, s.t_admit, s.ticket[b]);
+      d.buckets[b].adjust(delta, t, s.t_admit, held[b].ticket);
       if (opt_.record_attempts)
         out_.bucket_ops.push_back(
             {t, delta, t, s.op_row + b, static_cast<std::uint16_t>(d.bucket_base + b), true});
-      if (delta < 0) d.log[b][s.log_index[b]].amount += delta;
+      if (delta < 0) d.log[b][held[b].log_index].amount += delta;
       else d.log[b].push_back({t, delta});
     }
     if (--in_flight_ == 0) out_.busy_s += t - busy_since_;
@@ -875,6 +901,7 @@ private:
       d.share.cost_usd += s.cost;
     }
     last_end_ = std::max(last_end_, t);
+    s.split_tokens = -1;  // the next request has a prompt of its own
     if (++s.next == s.nreq) {
       finish(s, session_outcome::completed, t);
     } else {
@@ -1023,6 +1050,8 @@ private:
   bool routed_ = false;
   route_policy policy_;
   std::vector<session_state> ss_;
+  std::vector<detail::held_charge> held_;  // per session, held_stride_ of them: its request in flight's
+  std::size_t held_stride_ = 0;            // (the most buckets of one deployment)
   std::vector<std::optional<rng>> jitter_;  // each session's client jitter stream (cold, 2.5 KB each)
   std::vector<rng> noise_g_;
   simulation_result out_;

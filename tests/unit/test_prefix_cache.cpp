@@ -85,3 +85,67 @@ TEST(PrefixCache, DisabledCachesNothing) {
   EXPECT_EQ(c.lookup(p, 1000, 1), 0);
   EXPECT_EQ(c.cacheable(1000), 0);
 }
+
+// A lookup's hold (cache_hold) says how long its answer stands: by hand, a full hit holds until
+// its blocks expire whatever other prompts write, and a partial one until its lineage is written.
+TEST(PrefixCache, AHoldLastsUntilTheHitsBlocksExpireOrItsLineageIsWritten) {
+  prefix_cache c(cfg(100, 0, 300), 2);
+  const std::vector<prefix_run> system{{0, 1000}};
+  c.touch(system, 1000, 0);      // lineage 0: 10 blocks until 300 s
+  const std::vector<prefix_run> prompt{{0, 1000}, {1, 1550}};
+  cache_hold h;
+  EXPECT_EQ(c.lookup(prompt, 1550, 10, &h), 1000);  // the system prompt hits; lineage 1 has nothing
+  EXPECT_EQ(h.until, 300);
+  EXPECT_EQ(h.lineage, 1u);
+  EXPECT_TRUE(c.still_holds(h, 299.9));
+  EXPECT_FALSE(c.still_holds(h, 300));                // the system prompt's blocks expire
+  c.touch(system, 1000, 20);                          // rewriting lineage 0 only lengthens the hit
+  EXPECT_TRUE(c.still_holds(h, 250));
+  c.touch(prompt, 1550, 30);                          // lineage 1 written: the answer may change
+  EXPECT_FALSE(c.still_holds(h, 31));
+  EXPECT_EQ(c.lookup(prompt, 1550, 31, &h), 1500);   // every run a full hit: no lineage to watch
+  EXPECT_EQ(h.lineage, cache_hold::no_lineage);
+  EXPECT_EQ(h.until, 330);
+  prefix_cache off(cfg(100, 2000, 300), 1);           // below the minimum: nothing, for ever
+  EXPECT_EQ(off.lookup(system, 1000, 0, &h), 0);
+  EXPECT_TRUE(off.still_holds(h, 1e12));
+}
+
+// The hold never lies: over random prompts, writes and times, a later lookup of a prompt whose
+// hold still stands gives the same answer (the simulation then skips the lookup). Block sizes that
+// are and are not powers of two.
+TEST(PrefixCache, AnAnswerThatStillHoldsIsTheAnswer) {
+  std::uint64_t x = 12345;
+  auto next = [&x](std::uint64_t n) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (x >> 33) % n;
+  };
+  for (const std::int64_t block : {std::int64_t{128}, std::int64_t{100}}) {
+    prefix_cache c(cfg(block, 256, 60), 4);
+    struct remembered {
+      std::vector<prefix_run> runs;
+      std::int64_t prompt, answer;
+      cache_hold hold;
+    };
+    std::vector<remembered> seen;
+    double t = 0;
+    int checked = 0;
+    for (int step = 0; step < 20000; ++step) {
+      t += static_cast<double>(next(2000)) / 100.0;  // 0 to 20 s apart
+      std::vector<prefix_run> runs{{0, static_cast<std::int64_t>(200 + next(800))}};
+      runs.push_back({static_cast<std::uint32_t>(1 + next(3)), runs[0].end_tokens + static_cast<std::int64_t>(next(3000))});
+      const std::int64_t prompt = runs.back().end_tokens - static_cast<std::int64_t>(next(50));
+      if (next(3) == 0) c.touch(runs, prompt, t);
+      for (auto& r : seen)
+        if (c.still_holds(r.hold, t)) {
+          ASSERT_EQ(c.lookup(r.runs, r.prompt, t), r.answer) << "block " << block << ", step " << step;
+          ++checked;
+        }
+      remembered r{runs, prompt, 0, {}};
+      r.answer = c.lookup(runs, prompt, t, &r.hold);
+      seen.push_back(r);
+      if (seen.size() > 8) seen.erase(seen.begin());
+    }
+    EXPECT_GT(checked, 1000) << "block " << block;  // the property was exercised
+  }
+}
