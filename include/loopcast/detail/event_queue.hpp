@@ -76,11 +76,20 @@ public:
 private:
   static constexpr std::size_t arity = 4;
 
+  // The earliest of node i's children (it has at least one). Which child wins is as good as random,
+  // so a node with all four picks it by a tournament of selects rather than by branches.
   std::size_t min_child(std::size_t i, std::size_t n) const noexcept {
     const std::size_t first = arity * i + 1;
-    const std::size_t end = first + arity < n ? first + arity : n;
+    if (first + arity <= n) {
+      const order_key_t k0 = order_key(h_[first]), k1 = order_key(h_[first + 1]);
+      const order_key_t k2 = order_key(h_[first + 2]), k3 = order_key(h_[first + 3]);
+      const bool b01 = k1 < k0, b23 = k3 < k2;
+      const order_key_t m01 = b01 ? k1 : k0, m23 = b23 ? k3 : k2;
+      const std::size_t i01 = first + b01, i23 = first + 2 + b23;
+      return m23 < m01 ? i23 : i01;
+    }
     std::size_t best = first;
-    for (std::size_t c = first + 1; c < end; ++c)
+    for (std::size_t c = first + 1; c < n; ++c)
       if (earlier(h_[c], h_[best])) best = c;
     return best;
   }
