@@ -310,6 +310,7 @@ struct deployment {
   prefix_cache cache;
   std::vector<std::vector<charge_event>> log;  // per bucket: every charge, in time order
   bool has_noise = false;
+  bool counts_refusals = false;  // a bucket counts refused requests (count_rejected)
   // A local engine (none when the run replays recorded speed).
   const engine_config* eng = nullptr;
   std::int64_t kv_pool = 0;
@@ -427,6 +428,8 @@ private:
       // unchanged); seeded only when a target has noise (seeding a generator is not free).
       d.has_noise = !opt_.recorded_speed && (d.tgt->speed.noise_sigma > 0 || d.tgt->speed.noise_median != 1);
       any_noise = any_noise || d.has_noise;
+      d.counts_refusals = std::any_of(d.tgt->limits.begin(), d.tgt->limits.end(),
+                                      [](const bucket_config& c) { return c.count_rejected; });
       d.log.resize(d.nb);
       for (auto& l : d.log) l.reserve(total + 16);
       d.eng = d.tgt->engine && !opt_.recorded_speed ? &*d.tgt->engine : nullptr;
@@ -750,6 +753,7 @@ private:
 
   // The buckets that count refused requests take one (weighted) now.
   void charge_refusal(deployment& d, double t) {
+    if (!d.counts_refusals) return;  // most targets: a 429 charges nothing
     for (std::size_t b = 0; b < d.nb; ++b)
       if (d.tgt->limits[b].count_rejected) {
         const double w = d.tgt->limits[b].weight;  // one request, weighted
