@@ -205,3 +205,42 @@ TEST(Workload, CacheBreaksKeepTheRunsBounded) {
   EXPECT_EQ(s.requests[30].runs_count, 32u);
   EXPECT_EQ(s.requests[31].runs_count, 2u);
 }
+
+// A generator that tabulates its per-turn factors (a fleet's) gives the scripts generate_session
+// gives, request for request, inside and past its table (5 turns of 40), with log-normal draws,
+// a front-load, a tool-time ramp, bands and compactions.
+TEST(Workload, ATabulatingGeneratorGivesTheSameScripts) {
+  auto w = fixed_workload();
+  w.turns = fixed_dist{40};
+  w.output_tokens = lognormal_dist{200, 800};
+  w.reasoning_tokens = lognormal_dist{300, 3000};
+  w.tool_result_tokens = lognormal_dist{1500, 6000};
+  w.tool_time_s = lognormal_dist{0.5, 2.0};
+  w.front_load_factor = 6;
+  w.front_load_decay_turns = 4;
+  w.tool_time_ramp_factor = 5;
+  w.tool_time_ramp_turns = 9;
+  w.context_window_tokens = 30000;
+  w.compaction.enabled = true;
+  w.compaction.at_fraction = 0.8;
+  w.compaction.summary_tokens = lognormal_dist{2000, 3000};
+  const session_generator tabulating(w, 5);
+  for (const bool bands : {false, true}) {
+    if (bands) w.tool_result_bands = {{1, lognormal_dist{4000, 8000}}, {10, lognormal_dist{700, 2000}}};
+    const session_generator with_bands(w, 5);
+    const session_generator& g = bands ? with_bands : tabulating;
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+      const auto a = g(seed), b = generate_session(w, seed);
+      ASSERT_EQ(a.requests.size(), b.requests.size()) << "seed " << seed;
+      ASSERT_GT(a.requests.size(), 40u);  // compactions add requests
+      for (std::size_t i = 0; i < a.requests.size(); ++i) {
+        EXPECT_EQ(a.requests[i].prompt_tokens, b.requests[i].prompt_tokens) << "seed " << seed << " request " << i;
+        EXPECT_EQ(a.requests[i].output_tokens, b.requests[i].output_tokens);
+        EXPECT_EQ(a.requests[i].reasoning_tokens, b.requests[i].reasoning_tokens);
+        EXPECT_EQ(a.requests[i].delay_before_s, b.requests[i].delay_before_s);
+        EXPECT_EQ(a.requests[i].compaction, b.requests[i].compaction);
+      }
+      EXPECT_EQ(a.lineages, b.lineages);
+    }
+  }
+}
