@@ -39,7 +39,7 @@ void BM_FleetMonteCarlo(benchmark::State& state) {
   state.counters["attempts/request"] = requests > 0 ? static_cast<double>(attempts) / static_cast<double>(requests) : 0.0;
 }
 BENCHMARK(BM_FleetMonteCarlo)
-    ->Args({10, 1000})->Args({100, 1000})->Args({1000, 1000})->Args({1000, 1})
+    ->Args({10, 1000})->Args({100, 1000})->Args({1000, 1000})->Args({200, 1})->Args({1000, 1})
     ->ArgNames({"sessions", "limits_x"})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // 8 seeds of 100 sessions × 200 turns on 1, 2 and 4 threads (rows identical; wall clock shrinks).
