@@ -53,7 +53,7 @@ public:
     for (rng* g : gs)
       if (g->seeded_ != 1) return;  // only fresh generators: each then seeds the rest itself
     for (std::size_t i = 1; i <= m; ++i)
-      for (rng* g : gs) g->mt_[i] = 6364136223846793005ULL * (g->mt_[i - 1] ^ (g->mt_[i - 1] >> 62)) + i;
+      for (rng* g : gs) g->mt_[i] = seed_word(g->mt_[i - 1], i);
     for (rng* g : gs) g->seeded_ = m + 1;
   }
 
@@ -65,8 +65,11 @@ private:
   // The seeding recurrence up to word `upto` (exclusive); the words it reads are still the seeding
   // values, since it runs m words ahead of the regeneration.
   void seed_to(std::size_t upto) noexcept {
-    for (; seeded_ < upto; ++seeded_)
-      mt_[seeded_] = 6364136223846793005ULL * (mt_[seeded_ - 1] ^ (mt_[seeded_ - 1] >> 62)) + seeded_;
+    for (; seeded_ < upto; ++seeded_) mt_[seeded_] = seed_word(mt_[seeded_ - 1], seeded_);
+  }
+  // Seeding word i from word i − 1 (the standard's initialisation).
+  static constexpr std::uint64_t seed_word(std::uint64_t previous, std::size_t i) noexcept {
+    return 6364136223846793005ULL * (previous ^ (previous >> 62)) + i;
   }
 
   std::array<std::uint64_t, n> mt_{};
