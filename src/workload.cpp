@@ -32,11 +32,11 @@ std::int32_t turns_cap(const workload& w) {
 session_script generate_session(const workload& w, std::uint64_t seed) { return session_generator(w)(seed); }
 
 session_generator::session_generator(const workload& w, std::int32_t tabulated_turns)
-    : w_(&w), output_(w.output_tokens), reasoning_(w.reasoning_tokens), tool_(w.tool_result_tokens),
+    : w_(&w), turns_cap_(turns_cap(w)), output_(w.output_tokens), reasoning_(w.reasoning_tokens), tool_(w.tool_result_tokens),
       tool_time_(w.tool_time_s), summary_(w.compaction.summary_tokens) {
   bands_.reserve(w.tool_result_bands.size());
   for (const auto& b : w.tool_result_bands) bands_.emplace_back(b.tokens);
-  const auto n = static_cast<std::size_t>(std::max(0, std::min(tabulated_turns, turns_cap(w))));
+  const auto n = static_cast<std::size_t>(std::max(0, std::min(tabulated_turns, turns_cap_)));
   front_.reserve(n);
   ramp_.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -71,7 +71,7 @@ session_script session_generator::operator()(std::uint64_t seed) const {
   if (w.compaction.late_share > 0) g_window.emplace(derive_seed(seed, 9));
 
   // Per session: the number of turns and the tool-result scale (Gaussian copula), the task.
-  const std::int64_t cap = turns_cap(w);
+  const std::int64_t cap = turns_cap_;
   std::int32_t turns = 0;
   double z = 0;  // the session's normal score (its turns' quantile is Φ(z))
   if (const auto* f = std::get_if<fixed_dist>(&w.turns)) {

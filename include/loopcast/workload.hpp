@@ -122,6 +122,7 @@ private:
   double ramp(std::int32_t turn) const;   // the tool time's ramp factor at turn (from 1)
 
   const workload* w_;
+  std::int32_t turns_cap_;                // turns_cap(w), which for a distribution of turns is a quantile
   sampler output_, reasoning_, tool_, tool_time_, summary_;
   std::vector<sampler> bands_;            // one per w.tool_result_bands entry
   std::vector<double> front_, ramp_;      // per turn, turn 1 at index 0
