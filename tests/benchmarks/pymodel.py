@@ -29,18 +29,24 @@ class TokenBucket:
         self.eps = 1e-9 * max(1.0, limit)
         self.t_last = 0.0
 
+    def level_at(self, t: float) -> float:
+        """The level at t, worked out from the last charge or adjustment (a read changes nothing)."""
+        if t > self.t_last:
+            return min(self.limit, self.level + self.rate * (t - self.t_last))
+        return self.level
+
     def refill(self, t: float) -> None:
         if t > self.t_last:
-            self.level = min(self.limit, self.level + self.rate * (t - self.t_last))
+            self.level = self.level_at(t)
             self.t_last = t
 
     def wait_for(self, q: float, t: float) -> float:
         if q > self.limit + self.eps:
             return math.inf  # larger than the whole capacity: refused for good
-        self.refill(t)
-        if self.level >= q - self.eps:
+        level = self.level_at(t)
+        if level >= q - self.eps:
             return 0.0
-        return (q - self.level) / self.rate
+        return (q - level) / self.rate
 
     def charge(self, q: float, t: float) -> None:
         self.refill(t)

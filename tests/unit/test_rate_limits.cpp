@@ -67,6 +67,35 @@ TEST(TokenBucket, LateChargeCanGoIntoDebt) {
 }
 
 // Fixed window, 10 per 60 s from the session start.
+// Asking a bucket changes nothing: every algorithm, charged the same way, with and without a read
+// before each operation and in between (a 429 storm reads on every attempt), has the same levels
+// and waits to the last bit. Levels near empty, where the refill's rounding shows.
+TEST(Buckets, ReadsDoNotChangeTheLevel) {
+  for (const auto alg : {bucket_algorithm::token_bucket, bucket_algorithm::fixed_window,
+                         bucket_algorithm::sliding_window}) {
+    bucket read(tokens_bucket(450000, 600, alg)), quiet(tokens_bucket(450000, 600, alg));
+    std::uint64_t x = 12345;
+    auto next = [&x] { return (x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 11; };
+    double t = 0;
+    for (int i = 0; i < 2000; ++i) {
+      const double t0 = t;
+      t += static_cast<double>(next() % 1000) * 1e-3 + 1e-7;
+      for (int k = 1; k <= 3; ++k) (void)read.used(t0 + (t - t0) * k / 4);  // only `read` is asked in between
+      const double q = 1000 + static_cast<double>(next() % 9000);
+      ASSERT_EQ(read.wait_for(q, t), quiet.wait_for(q, t)) << to_string(alg) << ", step " << i;
+      if (quiet.wait_for(q, t) == 0) {
+        const auto ticket = read.charge(q, t, t + 1);
+        quiet.charge(q, t, t + 1);
+        (void)read.used(t + 0.3);
+        read.adjust(-q / 3, t + 0.5, t, ticket);
+        quiet.adjust(-q / 3, t + 0.5, t, ticket);
+        t += 0.5;
+      }
+      ASSERT_EQ(read.used(t), quiet.used(t)) << to_string(alg) << ", step " << i;
+    }
+  }
+}
+
 TEST(FixedWindow, ResetsAtPeriodBoundaries) {
   bucket b(tokens_bucket(10, 60, bucket_algorithm::fixed_window));
   b.charge(8, 1, 0);
