@@ -60,6 +60,8 @@ struct retry_policy {
 
   /// The client's reaction to the n-th 429 of one request (decide_retry below).
   retry_decision decide(int n, double retry_after_s, rng& g) const noexcept;
+  /// Whether decide() may draw from its stream (only a jitter does).
+  bool draws_jitter() const noexcept { return jitter != jitter_kind::none; }
   /// A client that never gives up (a request never admitted would be retried forever).
   bool retries_forever() const noexcept { return max_retries < 0; }
 };

@@ -40,6 +40,7 @@
 #include <array>
 #include <cmath>
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -227,26 +228,28 @@ struct finishes_later {
   }
 };
 
-// A session's state, hot fields first (what a send and a 429 touch): the loop reads the current
-// request through `reqs` and `runs` (copied from the script, so that no event goes through the
-// script object itself). What its request in flight owes the buckets is kept apart (held_charge).
+// A session's state, hot fields first: what a send and a 429 touch lie in its first two cache lines
+// (the pointers, the request's index and attempt, its last prompt split in line 0; its counts and
+// stall, `res`, in line 1). The loop reads the current request through `reqs` and `runs` (copied
+// from the script, so that no event goes through the script object itself). What its request in
+// flight owes the buckets is kept apart (held_charge).
 struct session_state {
   const request_spec* reqs = nullptr;  // the script's requests
   const prefix_run* runs = nullptr;    // the script's prefix runs
-  std::uint32_t nreq = 0;              // requests in the script
-  std::uint32_t shared_lineages = 0;   // the script's lineage ids below this are its family's
-  std::uint32_t shared_base = 0;       // global id of the script's lineage 0
-  std::uint32_t private_base = 0;      // global id of the script's first private lineage
   std::uint32_t next = 0;              // index of the request being sent
   std::int32_t attempt = 0;            // attempts of the current request so far
-  std::uint8_t on = 0;                 // the route target of the current attempt (always 0 on one target)
-  bool spilled = false;                // its next send stays on `on` (a spill), instead of picking afresh
-  session_result res;                  // (its counts and stall are what a 429 updates)
   // The current request's last prompt split: its cached tokens (-1: none yet), on which target, and
   // how long that answer holds (prefix_cache::lookup).
   std::int64_t split_tokens = -1;
   cache_hold split_hold;
+  std::uint32_t nreq = 0;              // requests in the script
+  std::uint8_t on = 0;                 // the route target of the current attempt (always 0 on one target)
+  bool spilled = false;                // its next send stays on `on` (a spill), instead of picking afresh
   std::uint8_t split_on = 0;
+  std::uint32_t shared_lineages = 0;   // the script's lineage ids below this are its family's
+  std::uint32_t shared_base = 0;       // global id of the script's lineage 0
+  std::uint32_t private_base = 0;      // global id of the script's first private lineage
+  session_result res;                  // (its counts and stall are what a 429 updates)
   // The request in flight.
   double t_admit = 0, t_first = 0;
   token_counts tokens;
@@ -261,6 +264,8 @@ struct session_state {
 
   const request_spec& request() const noexcept { return reqs[next]; }
 };
+static_assert(offsetof(session_state, split_on) < 64 && offsetof(session_state, res) + offsetof(session_result, stall_s) < 128,
+              "a send's and a 429's fields stay in the first two cache lines");
 
 // What a request in flight owes one bucket at its end: the charge due then (a refund when
 // negative), the bucket's ticket for it and where its admission charge sits in the charge log.
@@ -403,7 +408,7 @@ private:
   // ---- set-up: sessions, noise streams, results, the first sends (the only allocations) -------
   void set_up() {
     ss_.reserve(plans_.size());
-    jitter_.resize(plans_.size());  // each seeded at the session's first 429
+    if (client_draws_jitter()) jitter_.resize(plans_.size());  // each seeded at the session's first 429
     std::uint32_t private_base = layout_.shared;
     for (const auto& p : plans_) {
       session_state s;
@@ -625,15 +630,24 @@ private:
     tk.output = req.output_tokens;
     tk.reasoning = req.reasoning_tokens;
 
-    attempt_record a;
+    // The attempt's record and its charges are scratch kept in the simulation: every field is set
+    // here (so nothing is cleared wholesale on each of a storm's attempts), and only the first nb
+    // charges are read.
+    attempt_record& a = attempt_;
     a.session = si;
     a.request = static_cast<std::int32_t>(s.next + 1);
     a.turn = req.turn;
     a.attempt = s.attempt;
+    a.status = attempt_status::ok;
     a.compaction = req.compaction;
+    a.refused_by = -1;
     a.target = s.on;
     a.t_send = a.t_first_token = a.t_end = t;
+    a.retry_after_s = -1;
+    a.wait_s = 0;
     a.tokens = tk;
+    a.cost_usd = 0;
+    static_assert(sizeof(attempt_record) == 112, "a new attempt_record field must be set here");
 
     if (tk.total() > tgt.context_window_tokens) {
       a.status = attempt_status::context_overflow;
@@ -649,7 +663,7 @@ private:
     }
 
     // Admission: every bucket must take its admission charge now.
-    std::array<bucket_charge, max_buckets> charge{};
+    std::array<bucket_charge, max_buckets>& charge = charge_;
     double wait = 0;
     std::int16_t worst = -1;
     bool too_large = false;
@@ -716,11 +730,7 @@ private:
         return;
       }
     }
-    // The jitter stream is made when first needed (most sessions never see a 429, and its state
-    // is 2.5 KB): the draws are the same as if it were made up front.
-    auto& jitter = jitter_[si];
-    if (!jitter) jitter.emplace(plans_[si].seed);
-    const retry_decision dec = client_.decide(s.attempt, a.retry_after_s, *jitter);
+    const retry_decision dec = client_.decide(s.attempt, a.retry_after_s, jitter_of(si));
     a.wait_s = dec.retry ? dec.wait_s : 0.0;
     record_attempt(a, t);
     charge_refusal(d, t);
@@ -749,6 +759,29 @@ private:
     s.res.stop_need = c.at_admission;
     s.res.stop_capacity = d.tgt->limits[bi].limit;
     s.res.stop_never_admitted = never;
+  }
+
+  // Whether the client may draw from a jitter stream: a client law without draws_jitter() may.
+  bool client_draws_jitter() const noexcept {
+    if constexpr (requires(const Client& c) {
+                    { c.draws_jitter() } -> std::same_as<bool>;
+                  })
+      return client_.draws_jitter();
+    else
+      return true;
+  }
+
+  // Session si's jitter stream, made at its first 429 (most sessions never see one, and its state
+  // is 2.5 KB): the draws are the same as if it were made up front. A client that never draws gets
+  // one shared stream it never draws from, so that a 429 storm does not touch each session's.
+  rng& jitter_of(std::uint32_t si) {
+    if (!client_draws_jitter()) {
+      if (!no_jitter_) no_jitter_.emplace(0);
+      return *no_jitter_;
+    }
+    auto& j = jitter_[si];
+    if (!j) j.emplace(plans_[si].seed);
+    return *j;
   }
 
   // The buckets that count refused requests take one (weighted) now.
@@ -1057,6 +1090,9 @@ private:
   std::vector<detail::held_charge> held_;  // per session, held_stride_ of them: its request in flight's
   std::size_t held_stride_ = 0;            // (the most buckets of one deployment)
   std::vector<std::optional<rng>> jitter_;  // each session's client jitter stream (cold, 2.5 KB each)
+  std::optional<rng> no_jitter_;            // what a client that never draws is given (never drawn)
+  attempt_record attempt_;                  // on_send's scratch: the attempt being decided
+  std::array<bucket_charge, max_buckets> charge_;  // and its charge on each bucket
   std::vector<rng> noise_g_;
   simulation_result out_;
   detail::event_queue queue_;
