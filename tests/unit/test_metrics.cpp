@@ -46,15 +46,15 @@ TEST(Metrics, EffectiveAndDecodeThroughputWithFilters) {
   EXPECT_NEAR(m.cache_hit_rate, 89000.0 / 102000.0, 1e-12);
 }
 
-// The Monte Carlo rows' medians (by selection) equal the full metrics' (by sorting), for an even
-// and an odd number of samples.
+// The Monte Carlo rows' medians (by selection) equal the full metrics' (by sorting), for even and
+// odd numbers of samples from 1 to 131, with ties.
 TEST(Metrics, MediansBySelectionEqualTheSortedOnes) {
   std::vector<request_sample> v;
-  for (int i = 0; i < 41; ++i) {
-    const double d = 0.5 + 0.37 * ((i * 17) % 41);  // a permutation of the durations
+  for (int i = 0; i < 131; ++i) {
+    const double d = 0.5 + 0.37 * ((i * 17) % 41);  // durations with ties
     v.push_back({0, 10.0 * i, 10.0 * i + 0.1 * ((i * 7) % 13), 10.0 * i + d, 1000, 0, 60 + i});
   }
-  for (std::size_t n : {41u, 40u, 1u}) {
+  for (std::size_t n : {131u, 66u, 65u, 64u, 63u, 41u, 40u, 3u, 2u, 1u}) {
     const std::span<const request_sample> s(v.data(), n);
     const auto full = compute_request_metrics(s);
     const auto med = compute_request_medians(s);
