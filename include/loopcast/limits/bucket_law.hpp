@@ -8,7 +8,9 @@
 //   adjust(delta, t, t_admit, ticket)   at the request's end t: refund (delta < 0) or late charge
 //   used(t)                   units in use at t, for the timeline and the first 429's report
 // The built-in buckets (bucket.hpp) follow it; so can a planning tool's own law (see
-// examples/cpp/custom_models.cpp), passed to simulate_with() (simulation.hpp).
+// examples/cpp/custom_models.cpp), passed to simulate_with() (simulation.hpp). The built-in ones'
+// reads (wait_for, used) change nothing: their state moves only with charge() and adjust(), so
+// replaying a run's operations (level_curve.hpp) gives the levels the run saw, to the last bit.
 #pragma once
 
 #include <concepts>
