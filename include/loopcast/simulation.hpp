@@ -267,10 +267,12 @@ struct session_state {
 static_assert(offsetof(session_state, split_on) < 64 && offsetof(session_state, res) + offsetof(session_result, stall_s) < 128,
               "a send's and a 429's fields stay in the first two cache lines");
 
-// What a request in flight owes one bucket at its end: the charge due then (a refund when
-// negative), the bucket's ticket for it and where its admission charge sits in the charge log.
+// A session's request on one bucket: what it is charged at admission and at its end (a refund when
+// negative) — worked out at a send and kept while its retries can only repeat them — and, once it
+// is in flight, the bucket's ticket for it and where its admission charge sits in the charge log.
 // Kept beside the sessions, one per bucket (simulation::held_), so that a session's state stays small.
 struct held_charge {
+  double at_admission = 0;
   double at_completion = 0;
   std::uint64_t ticket = 0;
   std::size_t log_index = 0;
@@ -615,7 +617,8 @@ private:
     // A retry whose prompt split provably cannot have changed (cache_hold) skips the lookup: on a
     // tier the fleet overwhelms most attempts are such retries.
     std::int64_t cached;
-    if (s.split_tokens >= 0 && s.split_on == s.on && d.cache.still_holds(s.split_hold, t)) {
+    const bool split_held = s.split_tokens >= 0 && s.split_on == s.on && d.cache.still_holds(s.split_hold, t);
+    if (split_held) {
       cached = s.split_tokens;
     } else {
       cached = d.cache.lookup(runs_of(s), req.prompt_tokens, t, &s.split_hold);
@@ -630,9 +633,8 @@ private:
     tk.output = req.output_tokens;
     tk.reasoning = req.reasoning_tokens;
 
-    // The attempt's record and its charges are scratch kept in the simulation: every field is set
-    // here (so nothing is cleared wholesale on each of a storm's attempts), and only the first nb
-    // charges are read.
+    // The attempt's record is scratch kept in the simulation: every field is set here (so nothing
+    // is cleared wholesale on each of a storm's attempts).
     attempt_record& a = attempt_;
     a.session = si;
     a.request = static_cast<std::int32_t>(s.next + 1);
@@ -662,13 +664,18 @@ private:
       return;
     }
 
-    // Admission: every bucket must take its admission charge now.
-    std::array<bucket_charge, max_buckets>& charge = charge_;
+    // Admission: every bucket must take its admission charge now. The charges depend only on the
+    // split and the request: a retry with the split held has them from the attempt before.
+    detail::held_charge* charge = held_of(si);
     double wait = 0;
     std::int16_t worst = -1;
     bool too_large = false;
     for (std::size_t b = 0; b < d.nb; ++b) {
-      charge[b] = charge_for(tgt.limits[b], tk, req.max_tokens);
+      if (!split_held) {
+        const bucket_charge c = charge_for(tgt.limits[b], tk, req.max_tokens);
+        charge[b].at_admission = c.at_admission;
+        charge[b].at_completion = c.at_completion;
+      }
       const double w = d.buckets[b].wait_for(charge[b].at_admission, t);
       if (w == never_admitted) {
         too_large = true;
@@ -691,7 +698,7 @@ private:
           remember_cache(s, cached);
           if (spill(s, t)) return schedule(t, si, detail::event_kind::send);
         }
-        note_stop(s, d, bi, charge[bi], true);
+        note_stop(s, d, bi, charge[bi].at_admission, true);
         finish(s, session_outcome::request_too_large, t);
         return;
       }
@@ -703,7 +710,7 @@ private:
   }
 
   // ---- HTTP 429: record it, charge the buckets that count refusals, spill, retry or give up -----
-  void refuse(std::uint32_t si, attempt_record& a, const std::array<bucket_charge, max_buckets>& charge,
+  void refuse(std::uint32_t si, attempt_record& a, const detail::held_charge* charge,
               std::int16_t worst, double wait, bool refused_forever, double t) {
     session_state& s = ss_[si];
     deployment& d = dep_[s.on];
@@ -740,7 +747,7 @@ private:
                                         s.attempt + 1 >= detail::max_attempts_per_request);
     if (!dec.retry || hopeless) {
       const auto bi = static_cast<std::size_t>(worst);
-      note_stop(s, d, bi, charge[bi], refused_forever);
+      note_stop(s, d, bi, charge[bi].at_admission, refused_forever);
       finish(s, refused_forever && dec.retry ? session_outcome::request_too_large : session_outcome::died_after_retries,
              t);
       return;
@@ -753,10 +760,9 @@ private:
 
   // The bucket that stopped the session: what it needed of the bucket, its capacity, and whether
   // the bucket can never admit it.
-  static void note_stop(session_state& s, const deployment& d, std::size_t bi, const bucket_charge& c,
-                        bool never) noexcept {
+  static void note_stop(session_state& s, const deployment& d, std::size_t bi, double need, bool never) noexcept {
     s.res.stop_bucket = static_cast<std::int16_t>(d.bucket_base + bi);
-    s.res.stop_need = c.at_admission;
+    s.res.stop_need = need;
     s.res.stop_capacity = d.tgt->limits[bi].limit;
     s.res.stop_never_admitted = never;
   }
@@ -820,8 +826,7 @@ private:
   }
 
   // ---- admitted: time and price the request, charge the buckets, start it ----------------------
-  void admit(std::uint32_t si, attempt_record& a, const std::array<bucket_charge, max_buckets>& charge,
-             std::int64_t cached, double t) {
+  void admit(std::uint32_t si, attempt_record& a, detail::held_charge* held, std::int64_t cached, double t) {
     session_state& s = ss_[si];
     deployment& d = dep_[s.on];
     const request_spec& req = s.request();
@@ -838,17 +843,15 @@ private:
     s.attempt_row = out_.attempts.size();
     record_attempt(a, t);  // bucket levels as the request found them, before its own charge
     s.op_row = out_.bucket_ops.size();
-    detail::held_charge* held = held_of(si);
     for (std::size_t b = 0; b < d.nb; ++b) {
       if (opt_.record_attempts)
         out_.bucket_ops.push_back(
-            {t, charge[b].at_admission, t_end, 0, static_cast<std::uint16_t>(d.bucket_base + b), false});
-      held[b].ticket = d.buckets[b].charge(charge[b].at_admission, t, t_end);
-      held[b].at_completion = charge[b].at_completion;
+            {t, held[b].at_admission, t_end, 0, static_cast<std::uint16_t>(d.bucket_base + b), false});
+      held[b].ticket = d.buckets[b].charge(held[b].at_admission, t, t_end);
       held[b].log_index = d.log[b].size();
-      d.log[b].push_back({t, charge[b].at_admission});
+      d.log[b].push_back({t, held[b].at_admission});
       auto& summary = out_.buckets[d.bucket_base + b];
-      summary.charged += charge[b].at_admission + charge[b].at_completion;
+      summary.charged += held[b].at_admission + held[b].at_completion;
       if (d.tgt->limits[b].algorithm == bucket_algorithm::concurrency)  // peak = most in flight
         summary.peak_demand = std::max(summary.peak_demand, d.buckets[b].used(t));
     }
@@ -1092,7 +1095,6 @@ private:
   std::vector<std::optional<rng>> jitter_;  // each session's client jitter stream (cold, 2.5 KB each)
   std::optional<rng> no_jitter_;            // what a client that never draws is given (never drawn)
   attempt_record attempt_;                  // on_send's scratch: the attempt being decided
-  std::array<bucket_charge, max_buckets> charge_;  // and its charge on each bucket
   std::vector<rng> noise_g_;
   simulation_result out_;
   detail::event_queue queue_;
