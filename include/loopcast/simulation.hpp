@@ -231,8 +231,8 @@ struct finishes_later {
 // A session's state, hot fields first: what a send and a 429 touch lie in its first two cache lines
 // (the pointers, the request's index and attempt, its last prompt split in line 0; its counts and
 // stall, `res`, in line 1). The loop reads the current request through `reqs` and `runs` (copied
-// from the script, so that no event goes through the script object itself). What its request in
-// flight owes the buckets is kept apart (held_charge).
+// from the script, so that no event goes through the script object itself). Its current request's
+// charges on each bucket are kept apart (held_charge).
 struct session_state {
   const request_spec* reqs = nullptr;  // the script's requests
   const prefix_run* runs = nullptr;    // the script's prefix runs
@@ -617,11 +617,13 @@ private:
     // A retry whose prompt split provably cannot have changed (cache_hold) skips the lookup: on a
     // tier the fleet overwhelms most attempts are such retries.
     std::int64_t cached;
+    std::span<const prefix_run> rs;  // the request's runs, when a lookup worked them out (admit reuses them)
     const bool split_held = s.split_tokens >= 0 && s.split_on == s.on && d.cache.still_holds(s.split_hold, t);
     if (split_held) {
       cached = s.split_tokens;
     } else {
-      cached = d.cache.lookup(runs_of(s), req.prompt_tokens, t, &s.split_hold);
+      rs = runs_of(s);
+      cached = d.cache.lookup(rs, req.prompt_tokens, t, &s.split_hold);
       s.split_tokens = cached;
       s.split_on = s.on;
     }
@@ -665,7 +667,9 @@ private:
     }
 
     // Admission: every bucket must take its admission charge now. The charges depend only on the
-    // split and the request: a retry with the split held has them from the attempt before.
+    // split and the request: a retry with the split held has them from the attempt before (which
+    // worked them out with the split, up to the bucket where this loop stops again: a context
+    // overflow or a never-admitted charge repeats with the same split).
     detail::held_charge* charge = held_of(si);
     double wait = 0;
     std::int16_t worst = -1;
@@ -706,7 +710,7 @@ private:
       wait = tgt.limits[bi].period_s;
     }
     if (wait > 0) return refuse(si, a, charge, worst, wait, refused_forever, t);
-    admit(si, a, charge, cached, t);
+    admit(si, a, charge, rs, cached, t);
   }
 
   // ---- HTTP 429: record it, charge the buckets that count refusals, spill, retry or give up -----
@@ -826,7 +830,9 @@ private:
   }
 
   // ---- admitted: time and price the request, charge the buckets, start it ----------------------
-  void admit(std::uint32_t si, attempt_record& a, detail::held_charge* held, std::int64_t cached, double t) {
+  // `rs`: the request's runs if on_send worked them out (empty when its split was held).
+  void admit(std::uint32_t si, attempt_record& a, detail::held_charge* held, std::span<const prefix_run> rs,
+             std::int64_t cached, double t) {
     session_state& s = ss_[si];
     deployment& d = dep_[s.on];
     const request_spec& req = s.request();
@@ -862,7 +868,8 @@ private:
     if (in_flight_++ == 0) busy_since_ = t;
     if (routed_ && d.in_flight++ == 0) d.busy_since = t;
     if (d.eng) return engine_admit(d, si, tm, tk.total(), t);
-    d.cache.touch(runs_of(s), req.prompt_tokens, t_first);  // cached once its prefill is done; TTL from then
+    // Cached once its prefill is done; TTL from then.
+    d.cache.touch(rs.data() ? rs : runs_of(s), req.prompt_tokens, t_first);
     s.t_first = t_first;
     schedule(t_end, si, detail::event_kind::complete);
   }
@@ -1090,7 +1097,7 @@ private:
   bool routed_ = false;
   route_policy policy_;
   std::vector<session_state> ss_;
-  std::vector<detail::held_charge> held_;  // per session, held_stride_ of them: its request in flight's
+  std::vector<detail::held_charge> held_;  // per session, held_stride_ of them: its current request's charges
   std::size_t held_stride_ = 0;            // (the most buckets of one deployment)
   std::vector<std::optional<rng>> jitter_;  // each session's client jitter stream (cold, 2.5 KB each)
   std::optional<rng> no_jitter_;            // what a client that never draws is given (never drawn)
