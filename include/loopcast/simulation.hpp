@@ -13,7 +13,10 @@
 //   3. admission: each bucket's wait for its admission charge; a charge a bucket never admits
 //      follows its oversize rule (refuse → request_too_large; rate_limited → a 429 on every
 //      attempt); any wait > 0 → a 429 with retry_after = the largest wait (refuse); the client
-//      retries or gives up.
+//      retries or gives up. Where a 429 changes nothing shared (token buckets whose reads are
+//      pure, nothing charged for a refusal, a client without jitter, no timeline), the retries
+//      wait in detail::retry_set and the 429s due before the next other event are handled in one
+//      batch (refuse_waiting, sim_options::coalesce_refusals), with the same results to the bit.
 //   4. admitted (admit): buckets charged; TTFT and decode from the speed law; the prompt's whole
 //      blocks are cached (or refreshed) with expiry t_first_token + ttl; at t_end (on_complete)
 //      refunds and late charges apply and the next request is sent after its delay.
@@ -31,6 +34,7 @@
 #include "loopcast/budget.hpp"
 #include "loopcast/detail/event_queue.hpp"
 #include "loopcast/detail/message.hpp"
+#include "loopcast/detail/retry_set.hpp"
 #include "loopcast/errors.hpp"
 #include "loopcast/rate_limits.hpp"
 #include "loopcast/route.hpp"
@@ -38,6 +42,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <concepts>
 #include <cstddef>
@@ -45,6 +50,7 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -378,12 +384,22 @@ public:
     for (;;) {
       // An engine's next completion competes with the queued events (it wins ties).
       if (n_engines_ > 0 && finish_engine_before_next_event()) continue;
-      if (queue_.empty()) break;
-      // The event stays at the top while it is handled: the first event it schedules takes its
-      // place (one sift instead of a pop and a push); if it schedules none, it is popped after.
-      const detail::event ev = queue_.top();
-      top_handled_ = true;
-      prefetch_ahead();
+      detail::event ev;
+      const detail::order_key_t next_queued = queue_.empty() ? detail::retry_set::no_key : detail::order_key(queue_.top());
+      if (retries_.earliest_key() < next_queued) {
+        // The next event is a refused request's retry (coalesce_): first the 429s due before the
+        // next other event, in one batch; then that event, if it is a retry, as usual.
+        if (out_.first_429 && !refuse_waiting(next_queued)) break;
+        if (!(retries_.earliest_key() < next_queued)) continue;
+        ev = retries_.take_earliest();
+      } else {
+        if (queue_.empty()) break;
+        // The event stays at the top while it is handled: the first event it schedules takes its
+        // place (one sift instead of a pop and a push); if it schedules none, it is popped after.
+        ev = queue_.top();
+        top_handled_ = true;
+        prefetch_ahead();
+      }
       switch (ev.kind) {
       case detail::event_kind::send: on_send(ev.session, ev.t); break;
       case detail::event_kind::complete: on_complete(ev.session, ev.t); break;
@@ -471,6 +487,24 @@ private:
       for (const auto& b : d.tgt->limits)
         out_.buckets.push_back({routed_ ? d.tgt->name + ":" + b.name : b.name, b.limit, b.period_s, 0, 0, 0, 0});
     queue_.reserve(plans_.size() + 1);
+    // (The windows' and the concurrency limit's reads move them to the time asked, so a batch, which
+    // asks at its retries' times in no order, is kept to token buckets, whose reads are pure.)
+    coalesce_ = opt_.coalesce_refusals && std::is_same_v<Bucket, bucket> && !routed_ && n_engines_ == 0 &&
+                !dep_[0].counts_refusals && !opt_.record_attempts && !client_draws_jitter() &&
+                std::all_of(dep_[0].tgt->limits.begin(), dep_[0].tgt->limits.end(),
+                            [](const bucket_config& c) { return c.algorithm == bucket_algorithm::token_bucket; });
+    if (coalesce_) {
+      retries_.reserve(plans_.size());
+      batch_.resize(plans_.size());
+      due_.reserve(plans_.size());
+      tie_bits_.resize(std::bit_ceil(2 * plans_.size()));
+      tie_seen_.resize(tie_bits_.size());
+      tie_count_.resize(tie_bits_.size());
+      slot_of_.resize(plans_.size());
+      tied_.reserve(plans_.size());
+      by_key_.reserve(plans_.size());
+      moved_.reserve(plans_.size());
+    }
     for (std::uint32_t i = 0; i < plans_.size(); ++i) {
       if (ss_[i].nreq == 0) {
         ss_[i].res.start_s = ss_[i].res.end_s = plans_[i].start_s;
@@ -759,7 +793,152 @@ private:
     ++s.attempt;
     s.res.stall_s += dec.wait_s;
     if (routed_) d.share.stall_s += dec.wait_s;
-    schedule(t + dec.wait_s, si, detail::event_kind::send);
+    if (coalesce_) retries_.push(t + dec.wait_s + 0.0, seq_++, si);  // + 0.0 as in schedule()
+    else schedule(t + dec.wait_s, si, detail::event_kind::send);
+  }
+
+  // ---- a herd: the 429s due before the next other event, in one batch -------------------------
+  // With coalesce_, a refusal changes nothing that another attempt reads (no bucket counts it, the
+  // buckets' reads are pure, the client draws nothing): between two other events the buckets and
+  // the cache stand still, and each waiting retry's answer depends on its time alone. Those that are
+  // 429s again — the split held, every bucket's wait finite, one of them positive, the client
+  // retrying — and that come before `next_queued` (the queue's next event), before the first retry
+  // that is not such a 429, and no later than the earliest retry they schedule, are what the event
+  // loop would handle next, one by one. They are handled here as it would handle them: in their
+  // order (their new retries take sequence numbers in it), to the attempt budget. Returns false when
+  // the budget ran out (the run is cut off).
+  bool refuse_waiting(detail::order_key_t next_queued) {
+    deployment& d = dep_[0];
+    const bool retry_after = d.tgt->sends_retry_after;
+    const std::span<detail::order_key_t> keys = retries_.keys();
+    const std::span<const std::uint32_t> sessions = retries_.sessions();
+    const std::size_t n = keys.size();
+    rng& no_jitter = jitter_of(0);  // never drawn from (coalesce_)
+    detail::order_key_t bound = next_queued;  // the earliest event that is not such a 429
+    // The earliest retry scheduled so far: a waiting retry later than it cannot be due (its retry
+    // comes first), nor can it move the bound before a due one. Skipping those is what keeps a
+    // batch's work near its 429s.
+    double earliest_retry = std::numeric_limits<double>::infinity();
+    due_.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!(keys[i] < bound)) continue;
+      const double t = detail::time_of(keys[i]);
+      if (t > earliest_retry) continue;
+      refusal& r = batch_[i];
+      const session_state& s = ss_[sessions[i]];
+      bool again = s.split_tokens >= 0 && s.split_on == 0 && s.attempt + 1 < detail::max_attempts_per_request;
+      r.new_hold = again && !d.cache.still_holds(s.split_hold, t);
+      if (r.new_hold) {
+        // The cache may have moved on since the last lookup: the same split (the charges held) is
+        // the same attempt, with a new hold; another split is left to on_send.
+        again = d.cache.lookup(runs_of(s), s.request().prompt_tokens, t, &r.hold) == s.split_tokens;
+      }
+      double wait = 0;
+      std::int16_t worst = -1;
+      if (again) {
+        const detail::held_charge* charge = held_of(sessions[i]);
+        for (std::size_t b = 0; b < d.nb; ++b) {
+          const double w = d.buckets[b].wait_for(charge[b].at_admission, t);
+          if (w == never_admitted) {
+            again = false;
+            break;
+          }
+          if (w > wait) {
+            wait = w;
+            worst = static_cast<std::int16_t>(b);
+          }
+        }
+        again = again && wait > 0;
+      }
+      retry_decision dec{false, 0.0};
+      if (again) {
+        dec = client_.decide(s.attempt, retry_after ? wait : -1.0, no_jitter);
+        again = dec.retry;
+      }
+      if (!again) {
+        bound = keys[i];
+        continue;
+      }
+      r.worst = worst;
+      r.wait_s = dec.wait_s;
+      r.retry_t = t + dec.wait_s + 0.0;
+      earliest_retry = std::min(earliest_retry, r.retry_t);
+      due_.push_back({keys[i], static_cast<std::uint32_t>(i)});
+    }
+    // The 429s: before the bound, and no later than the earliest retry they schedule (a retry
+    // scheduled here comes after every waiting one at the same time).
+    earliest_retry = std::numeric_limits<double>::infinity();
+    for (const auto& u : due_)
+      if (u.key < bound) earliest_retry = std::min(earliest_retry, batch_[u.index].retry_t);
+    std::erase_if(due_, [&](const due_retry& u) { return !(u.key < bound) || detail::time_of(u.key) > earliest_retry; });
+    if (due_.empty()) return true;
+    // Their retries take sequence numbers in the order the event loop would handle them (their
+    // keys). Which of two retries at different times was scheduled first never matters, so the
+    // order is worked out only where two of them fall at the same time, or where the budget cuts.
+    const bool cut = budget_ - attempts_ <= due_.size();
+    if (cut) std::sort(due_.begin(), due_.end(), [](const due_retry& x, const due_retry& y) { return x.key < y.key; });
+    else order_ties();
+    const std::uint64_t seq0 = seq_;
+    const std::size_t m = cut ? static_cast<std::size_t>(budget_ - attempts_) : due_.size();
+    for (std::size_t k = 0; k < m; ++k) {
+      const std::uint32_t i = due_[k].index;
+      const refusal& r = batch_[i];
+      session_state& s = ss_[sessions[i]];
+      ++s.res.attempts;
+      ++attempts_;
+      ++s.res.rate_limited;
+      ++out_.buckets[static_cast<std::size_t>(r.worst)].refusals;
+      ++s.attempt;
+      s.res.stall_s += r.wait_s;
+      if (r.new_hold) s.split_hold = r.hold;
+      keys[i] = detail::order_key(r.retry_t, seq_++);
+    }
+    retries_.find_earliest();
+    if (opt_.progress && (seq0 >> 14) != (seq_ >> 14))
+      opt_.progress(opt_.progress_context, out_.requests.size(), layout_.requests);
+    if (cut) cut_off(detail::time_of(due_[m - 1].key));
+    return !cut;
+  }
+
+  // Orders due_ so that retries at the same time are in their waiting retries' order (the order the
+  // event loop schedules them in); the others keep their places. Such ties are few (a few per
+  // cent of a herd's 429s), so only they are sorted. Equal times are found by an open-addressing
+  // set of the times' bits, emptied by a new generation.
+  void order_ties() {
+    if (++tie_generation_ == 0) {
+      std::fill(tie_seen_.begin(), tie_seen_.end(), 0u);
+      tie_generation_ = 1;
+    }
+    const std::size_t mask = tie_bits_.size() - 1;
+    bool any = false;
+    for (std::size_t k = 0; k < due_.size(); ++k) {
+      const auto bits = std::bit_cast<std::uint64_t>(batch_[due_[k].index].retry_t);
+      std::size_t h = static_cast<std::size_t>((bits * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+      while (tie_seen_[h] == tie_generation_ && tie_bits_[h] != bits) h = (h + 1) & mask;
+      if (tie_seen_[h] == tie_generation_) {
+        ++tie_count_[h];
+        any = true;
+      } else {
+        tie_seen_[h] = tie_generation_;
+        tie_bits_[h] = bits;
+        tie_count_[h] = 1;
+      }
+      slot_of_[k] = static_cast<std::uint32_t>(h);
+    }
+    if (!any) return;
+    tied_.clear();
+    for (std::size_t k = 0; k < due_.size(); ++k)
+      if (tie_count_[slot_of_[k]] > 1)
+        tied_.push_back({std::bit_cast<std::uint64_t>(batch_[due_[k].index].retry_t), due_[k].key, static_cast<std::uint32_t>(k)});
+    // by_key_: each time's retries in key order; tied_: the same groups, their places in due_ in order.
+    by_key_.assign(tied_.begin(), tied_.end());
+    std::sort(by_key_.begin(), by_key_.end(),
+              [](const tied_retry& x, const tied_retry& y) { return x.bits != y.bits ? x.bits < y.bits : x.key < y.key; });
+    std::sort(tied_.begin(), tied_.end(),
+              [](const tied_retry& x, const tied_retry& y) { return x.bits != y.bits ? x.bits < y.bits : x.place < y.place; });
+    moved_.clear();
+    for (const auto& u : by_key_) moved_.push_back(due_[u.place]);
+    for (std::size_t j = 0; j < tied_.size(); ++j) due_[tied_[j].place] = moved_[j];
   }
 
   // The bucket that stopped the session: what it needed of the bucket, its capacity, and whether
@@ -1107,6 +1286,33 @@ private:
   detail::event_queue queue_;
   bool top_handled_ = false;  // the queue's top is the event being handled (run)
   std::uint64_t seq_ = 0;
+  // Refused requests' retries, with coalesce_ (else they are queued): refuse_waiting's batches.
+  struct refusal {
+    double retry_t, wait_s;  // its retry and the client's wait, if it is a 429 again
+    cache_hold hold;         // its split's new hold (new_hold: the last one had run out)
+    std::int16_t worst;      // the bucket with the longest wait
+    bool new_hold;
+  };
+  struct due_retry {
+    detail::order_key_t key;
+    std::uint32_t index;
+  };
+  bool coalesce_ = false;
+  detail::retry_set retries_;
+  std::vector<refusal> batch_;   // per waiting retry
+  std::vector<due_retry> due_;   // the batch's 429s
+  struct tied_retry {
+    std::uint64_t bits;  // its retry's time
+    detail::order_key_t key;
+    std::uint32_t place;  // in due_
+  };
+  std::vector<std::uint64_t> tie_bits_;  // order_ties' set: retry times' bits, the generation that
+  std::vector<std::uint32_t> tie_seen_;  // set each slot, and how many of the batch's retries
+  std::vector<std::uint32_t> tie_count_; // fall at that time
+  std::uint32_t tie_generation_ = 0;
+  std::vector<std::uint32_t> slot_of_;   // per due_ entry: its time's slot
+  std::vector<tied_retry> tied_, by_key_;
+  std::vector<due_retry> moved_;
   std::uint64_t attempts_ = 0;  // over all sessions
   std::uint64_t budget_ = opt_.max_attempts > 0 ? opt_.max_attempts : std::numeric_limits<std::uint64_t>::max();
   // Totals.
