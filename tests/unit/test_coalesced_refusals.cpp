@@ -211,7 +211,7 @@ TEST(CoalescedRefusals, WindowsAndConcurrency) {
   const auto concurrent = reference_fleet(25, 15, 8, [](target& t) {
     bucket_config c;
     c.name = "concurrency";
-    c.unit = bucket_unit::requests;
+    c.unit = bucket_unit::concurrent_requests;
     c.algorithm = bucket_algorithm::concurrency;
     c.limit = 3;
     t.limits.push_back(c);
