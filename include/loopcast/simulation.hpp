@@ -388,8 +388,9 @@ public:
       const detail::order_key_t next_queued = queue_.empty() ? detail::retry_set::no_key : detail::order_key(queue_.top());
       if (retries_.earliest_key() < next_queued) {
         // The next event is a refused request's retry (coalesce_): first the 429s due before the
-        // next other event, in one batch; then that event, if it is a retry, as usual.
-        if (out_.first_429 && !refuse_waiting(next_queued)) break;
+        // next other event, in one batch; then that event, if it is a retry, as usual. (The run's
+        // first 429 was one refuse() handled: a retry waits here only after it.)
+        if (!refuse_waiting(next_queued)) break;
         if (!(retries_.earliest_key() < next_queued)) continue;
         ev = retries_.take_earliest();
       } else {
@@ -702,29 +703,16 @@ private:
 
     // Admission: every bucket must take its admission charge now. The charges depend only on the
     // split and the request: a retry with the split held has them from the attempt before (which
-    // worked them out with the split, up to the bucket where this loop stops again: a context
-    // overflow or a never-admitted charge repeats with the same split).
+    // worked them out with the split; a context overflow repeats with the same split).
     detail::held_charge* charge = held_of(si);
-    double wait = 0;
-    std::int16_t worst = -1;
-    bool too_large = false;
-    for (std::size_t b = 0; b < d.nb; ++b) {
-      if (!split_held) {
+    if (!split_held)
+      for (std::size_t b = 0; b < d.nb; ++b) {
         const bucket_charge c = charge_for(tgt.limits[b], tk, req.max_tokens);
         charge[b].at_admission = c.at_admission;
         charge[b].at_completion = c.at_completion;
       }
-      const double w = d.buckets[b].wait_for(charge[b].at_admission, t);
-      if (w == never_admitted) {
-        too_large = true;
-        worst = static_cast<std::int16_t>(b);
-        break;
-      }
-      if (w > wait) {
-        wait = w;
-        worst = static_cast<std::int16_t>(b);
-      }
-    }
+    auto [wait, worst] = longest_wait(d, charge, t);
+    const bool too_large = wait == never_admitted;
     bool refused_forever = false;  // oversize rule rate_limited: a 429 now and on every retry
     if (too_large) {
       const auto bi = static_cast<std::size_t>(worst);
@@ -745,6 +733,23 @@ private:
     }
     if (wait > 0) return refuse(si, a, charge, worst, wait, refused_forever, t);
     admit(si, a, charge, rs, cached, t);
+  }
+
+  // The longest of the buckets' waits at t for their admission charges, and the bucket that has it
+  // (-1: none waits); never_admitted, with its bucket, at the first bucket that never admits its charge.
+  // (Inlined: a herd calls it once per 429, from on_send or from a batch.)
+  struct admission_wait {
+    double wait;
+    std::int16_t worst;
+  };
+  [[gnu::always_inline]] static admission_wait longest_wait(deployment& d, const detail::held_charge* charge, double t) noexcept {
+    admission_wait a{0.0, -1};
+    for (std::size_t b = 0; b < d.nb; ++b) {
+      const double w = d.buckets[b].wait_for(charge[b].at_admission, t);
+      if (w == never_admitted) return {never_admitted, static_cast<std::int16_t>(b)};
+      if (w > a.wait) a = {w, static_cast<std::int16_t>(b)};
+    }
+    return a;
   }
 
   // ---- HTTP 429: record it, charge the buckets that count refusals, spill, retry or give up -----
@@ -833,33 +838,21 @@ private:
         // the same attempt, with a new hold; another split is left to on_send.
         again = d.cache.lookup(runs_of(s), s.request().prompt_tokens, t, &r.hold) == s.split_tokens;
       }
-      double wait = 0;
-      std::int16_t worst = -1;
+      admission_wait aw{0.0, -1};
       if (again) {
-        const detail::held_charge* charge = held_of(sessions[i]);
-        for (std::size_t b = 0; b < d.nb; ++b) {
-          const double w = d.buckets[b].wait_for(charge[b].at_admission, t);
-          if (w == never_admitted) {
-            again = false;
-            break;
-          }
-          if (w > wait) {
-            wait = w;
-            worst = static_cast<std::int16_t>(b);
-          }
-        }
-        again = again && wait > 0;
+        aw = longest_wait(d, held_of(sessions[i]), t);
+        again = aw.wait != never_admitted && aw.wait > 0;
       }
       retry_decision dec{false, 0.0};
       if (again) {
-        dec = client_.decide(s.attempt, retry_after ? wait : -1.0, no_jitter);
+        dec = client_.decide(s.attempt, retry_after ? aw.wait : -1.0, no_jitter);
         again = dec.retry;
       }
       if (!again) {
         bound = keys[i];
         continue;
       }
-      r.worst = worst;
+      r.worst = aw.worst;
       r.wait_s = dec.wait_s;
       r.retry_t = t + dec.wait_s + 0.0;
       earliest_retry = std::min(earliest_retry, r.retry_t);
@@ -929,7 +922,7 @@ private:
     tied_.clear();
     for (std::size_t k = 0; k < due_.size(); ++k)
       if (tie_count_[slot_of_[k]] > 1)
-        tied_.push_back({std::bit_cast<std::uint64_t>(batch_[due_[k].index].retry_t), due_[k].key, static_cast<std::uint32_t>(k)});
+        tied_.push_back({tie_bits_[slot_of_[k]], due_[k].key, static_cast<std::uint32_t>(k)});
     // by_key_: each time's retries in key order; tied_: the same groups, their places in due_ in order.
     by_key_.assign(tied_.begin(), tied_.end());
     std::sort(by_key_.begin(), by_key_.end(),

@@ -31,9 +31,12 @@ struct event {
 /// (schedule() adds +0.0, so a −0.0 becomes +0.0), and the bits of non-negative doubles order as
 /// the numbers do: one 128-bit comparison of (time bits, seq) is the same order, without branches.
 __extension__ using order_key_t = unsigned __int128;  // GCC's and Clang's 128-bit integer
-inline order_key_t order_key(const event& e) noexcept {
-  return (static_cast<order_key_t>(std::bit_cast<std::uint64_t>(e.t)) << 64) | e.seq;
+inline order_key_t order_key(double t, std::uint64_t seq) noexcept {
+  return (static_cast<order_key_t>(std::bit_cast<std::uint64_t>(t)) << 64) | seq;
 }
+inline order_key_t order_key(const event& e) noexcept { return order_key(e.t, e.seq); }
+/// The time of a key (its sequence number is the key's low 64 bits).
+inline double time_of(order_key_t k) noexcept { return std::bit_cast<double>(static_cast<std::uint64_t>(k >> 64)); }
 inline bool earlier(const event& a, const event& b) noexcept { return order_key(a) < order_key(b); }
 
 class event_queue {

@@ -10,18 +10,12 @@
 
 #include "loopcast/detail/event_queue.hpp"
 
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
 
 namespace loopcast::detail {
-
-inline order_key_t order_key(double t, std::uint64_t seq) noexcept {
-  return (static_cast<order_key_t>(std::bit_cast<std::uint64_t>(t)) << 64) | seq;
-}
-inline double time_of(order_key_t k) noexcept { return std::bit_cast<double>(static_cast<std::uint64_t>(k >> 64)); }
 
 class retry_set {
 public:
