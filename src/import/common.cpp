@@ -74,7 +74,8 @@ std::optional<nlohmann::json> parse_line(std::string_view text, std::int64_t lin
   if (text.find_first_not_of(" \t\r") == std::string_view::npos) return std::nullopt;  // blank
   auto r = parse_json_text<nlohmann::json>(text, max_json_depth, /*refuse_duplicates=*/false);
   if (r.value) return std::move(r.value);
-  log.skip(line, "not JSON", r.message.substr(0, 160));
+  // (a syntax error's column: its byte in the line)
+  log.skip(line, "not JSON", (r.syntax ? fmt::format("column {}: {}", r.byte, r.message) : r.message).substr(0, 160));
   return std::nullopt;
 }
 
@@ -241,7 +242,10 @@ nlohmann::json read_json_document(const std::string& path, std::uintmax_t max_by
   auto r = parse_json_text<nlohmann::json>(text, max_json_depth, /*refuse_duplicates=*/false);
   if (r.value) return std::move(*r.value);
   if (r.too_deep) throw trace_error(path, 0, fmt::format("JSON nested deeper than {} levels", max_json_depth));
-  if (r.syntax) throw trace_error(path, static_cast<long>(line_column(text, r.byte).first), "not valid JSON: " + r.message);
+  if (r.syntax) {
+    const auto [line, column] = line_column(text, r.byte);
+    throw trace_error(path, static_cast<long>(line), fmt::format("not valid JSON at column {}: {}", column, r.message));
+  }
   throw trace_error(path, 0, "not valid JSON: " + r.message);
 }
 

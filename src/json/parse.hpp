@@ -78,7 +78,12 @@ public:
     out_.syntax = true;
     out_.byte = position;
     std::string msg = e.what();
-    if (auto p = msg.find("parse error"); p != std::string::npos) msg = msg.substr(p);
+    // "[json.exception.parse_error.101] parse error at line 3, column 11: what": the caller names
+    // the place (throw_parse_problem), so only "what" is kept.
+    if (auto p = msg.find("parse error"); p != std::string::npos) {
+      const auto colon = msg.find(": ", p);
+      msg = colon != std::string::npos ? msg.substr(colon + 2) : msg.substr(p);
+    }
     else if (auto q = msg.find("] "); q != std::string::npos) msg = msg.substr(q + 2);
     out_.message = msg;
     return false;

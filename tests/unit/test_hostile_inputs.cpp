@@ -185,6 +185,27 @@ TEST(Hostile, AnInvalidPresetInTheLibraryNamesItsFile) {
   } catch (const config_error& e) {
     EXPECT_EQ(std::string(e.what()), f.string() + ": duplicate key \"name\" (each key may appear once)");
   }
+  // The index reads headers by a fast parse of the whole file; what it refuses, the strict reader
+  // parses again and names: a key given twice below the top, a syntax error past the header, a
+  // header value of the wrong shape.
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {R"({"kind":"client","name":"a","backoff":{"base_s":1,"base_s":2}})",
+       ": /backoff: duplicate key \"base_s\" (each key may appear once)"},
+      {"{\"kind\":\"client\",\"name\":\"a\",\n \"backoff\": {\"base_s\": 1,}}",
+       ": not valid JSON at line 2, column 26: syntax error while parsing object key - unexpected '}'; expected string literal"},
+      {R"({"kind":"client","name":"a b"})", ": /name: expected a name without spaces or slashes, found \"a b\""},
+      {R"({"kind":"client","name":"a","source":[]})", ": /source: expected an array of at least 1 element, found 0"},
+      {R"([{"kind":"client"}])", ": expected an object, found an array"},
+  };
+  for (const auto& [text, message] : cases) {
+    s.write("bad.json", text);
+    try {
+      preset_library lib({s.dir});
+      ADD_FAILURE() << text;
+    } catch (const config_error& e) {
+      EXPECT_EQ(std::string(e.what()), f.string() + message) << text;
+    }
+  }
 }
 
 // 4. Block counts that overflow, and price-list counts beyond int64.
@@ -470,7 +491,7 @@ TEST(Hostile, FastReadersFollowTheStrictReadersRules) {
     (void)import_trace(broken, trace_format::kv_cache_tester);
     FAIL();
   } catch (const trace_error& e) {
-    EXPECT_EQ(std::string(e.what()), broken.string() + ":2: not valid JSON: parse error at line 2, column 20: syntax error "
+    EXPECT_EQ(std::string(e.what()), broken.string() + ":2: not valid JSON at column 20: syntax error "
                                                        "while parsing object key - unexpected ']'; expected string literal")
         << e.what();
   }

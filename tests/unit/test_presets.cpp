@@ -146,8 +146,9 @@ TEST(PresetErrors, InfiniteAndNaN) {
 }
 
 TEST(PresetErrors, SyntaxErrorNamesLineAndColumn) {
-  EXPECT_EQ(target_error("{\n  \"kind\": \"target\",\n  \"name\": oops\n}").substr(0, 50),
-            "bad.json: not valid JSON at line 3, column 11: par");
+  EXPECT_EQ(target_error("{\n  \"kind\": \"target\",\n  \"name\": oops\n}"),
+            "bad.json: not valid JSON at line 3, column 11: syntax error while parsing value - invalid literal; "
+            "last read: '\"name\": o'");
 }
 
 TEST(PresetErrors, ZeroTtlWithCachingOn) {

@@ -260,7 +260,9 @@ TEST(ImportBadInput, TruncatedAndNonJsonLinesAreSkippedWithTheirLine) {
   EXPECT_EQ(t.summary.skipped.at("not JSON"), 2);
   EXPECT_EQ(t.summary.issues.at(0).line, 12);
   EXPECT_EQ(t.summary.issues.at(1).line, 21);
-  EXPECT_EQ(t.summary.issues.at(0).reason.rfind("not JSON: ", 0), 0u);
+  EXPECT_EQ(t.summary.issues.at(0).reason.rfind("not JSON: column ", 0), 0u);
+  EXPECT_EQ(t.summary.issues.at(1).reason,
+            "not JSON: column 2: syntax error while parsing value - invalid literal; last read: 'th'");
   // Response msg_01NU… survives through line 13 (line 12 is lost): still 4 requests.
   EXPECT_EQ(t.request_count(), 4u);
 }
