@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <simdjson.h>
 
 #include <algorithm>
 #include <array>
@@ -19,6 +20,9 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <optional>
+#include <string_view>
+#include <vector>
 #include <unistd.h>
 
 namespace loopcast {
@@ -80,6 +84,84 @@ scenario load_scenario_file(const std::filesystem::path& f, const preset_library
 }
 
 // ---- the library ---------------------------------------------------------------------------------
+namespace {
+
+// The index reads each file's header only: its kind, name, description, provenance and a target's
+// provider, tier and model. These keys, taken from a fast parse of the whole file, become a
+// document of their own, which the same readers check (a header's keys are top-level, so their
+// messages name the same pointers).
+constexpr std::array<std::string_view, 10> header_keys{"kind",     "name",  "description", "source", "read_on",
+                                                       "verified", "notes", "provider",    "tier",   "model"};
+constexpr std::size_t max_preset_depth = 64;  // as the strict reader (json/reader.cpp)
+
+bool has_repeated_key(simdjson::dom::element e) {
+  if (simdjson::dom::array a; !e.get_array().get(a)) {
+    for (const auto v : a)
+      if (has_repeated_key(v)) return true;
+    return false;
+  }
+  simdjson::dom::object o;
+  if (e.get_object().get(o)) return false;
+  // A preset's objects are small: their keys compared pairwise, on the stack (sorted past 16).
+  constexpr std::size_t small = 16;
+  std::array<std::string_view, small> few;
+  std::vector<std::string_view> many;
+  std::size_t n = 0;
+  for (const auto field : o) {
+    if (has_repeated_key(field.value)) return true;
+    if (n < small) {
+      if (std::find(few.begin(), few.begin() + static_cast<std::ptrdiff_t>(n), field.key) != few.begin() + static_cast<std::ptrdiff_t>(n)) return true;
+      few[n] = field.key;
+    } else {
+      if (many.empty()) many.assign(few.begin(), few.end());
+      many.push_back(field.key);
+    }
+    ++n;
+  }
+  std::sort(many.begin(), many.end());
+  return std::adjacent_find(many.begin(), many.end()) != many.end();
+}
+
+// A value read by simdjson, as the strict reader's document holds it.
+nlohmann::json to_json(simdjson::dom::element e) {
+  if (simdjson::dom::array a; !e.get_array().get(a)) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto v : a) out.push_back(to_json(v));
+    return out;
+  }
+  if (simdjson::dom::object o; !e.get_object().get(o)) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto field : o) out[std::string(field.key)] = to_json(field.value);
+    return out;
+  }
+  if (std::string_view v; !e.get_string().get(v)) return std::string(v);
+  if (bool v; !e.get_bool().get(v)) return v;
+  if (std::int64_t v; e.is_int64() && !e.get_int64().get(v)) return v;
+  if (std::uint64_t v; e.is_uint64() && !e.get_uint64().get(v)) return v;
+  if (double v; !e.get_double().get(v)) return v;
+  return nullptr;
+}
+
+// The file's header keys as a document, when simdjson reads the whole file (syntax, UTF-8,
+// nesting) and no object in it repeats a key; nullopt otherwise, and the strict reader then parses
+// the file and says what is wrong with it.
+std::optional<nlohmann::json> header_of(const std::string& text, simdjson::dom::parser& parser) {
+  if (parser.capacity() < text.size() || parser.max_depth() != max_preset_depth)
+    if (parser.allocate(text.size(), max_preset_depth)) return std::nullopt;
+  const simdjson::padded_string padded(text);
+  simdjson::dom::element doc;
+  if (parser.parse(padded).get(doc) || has_repeated_key(doc)) return std::nullopt;
+  simdjson::dom::object root;
+  if (doc.get_object().get(root)) return std::nullopt;
+  nlohmann::json header = nlohmann::json::object();
+  for (const auto field : root)
+    if (std::find(header_keys.begin(), header_keys.end(), field.key) != header_keys.end())
+      header[std::string(field.key)] = to_json(field.value);
+  return header;
+}
+
+} // namespace
+
 preset_library::preset_library(std::vector<std::filesystem::path> dirs) : dirs_(std::move(dirs)) {
   for (const auto& dir : dirs_) {
     std::error_code ec;
@@ -91,10 +173,12 @@ preset_library::preset_library(std::vector<std::filesystem::path> dirs) : dirs_(
       if (it->is_regular_file() && it->path().extension() == ".json") files.push_back(it->path());
     if (ec) throw config_error(dir.string(), "", fmt::format("cannot list presets: {}", ec.message()));
     std::sort(files.begin(), files.end());
+    simdjson::dom::parser parser;
     for (const auto& f : files) {
       const std::string file = f.string();  // outlives the nodes that point to it
       const auto text = read_text_file(file);
-      const auto j = detail::parse_json(text, file);
+      auto header = header_of(text, parser);
+      const auto j = header ? std::move(*header) : detail::parse_json(text, file);  // (throws what is wrong)
       const node root(j, "", file);
       preset_entry e;
       e.kind = read_enum<preset_kind>(root.at("kind"));
