@@ -25,7 +25,8 @@
 // target's own (limits/bucket.hpp, speed.hpp, retry.hpp); `simulate_with()` runs a tool's own
 // bucket law (limits/bucket_law.hpp), speed law or client law (below). Everything that can be
 // wrong with the input is checked before the loop (detail::check_simulation); the loop itself
-// neither throws nor allocates beyond the results it records, whose storage is reserved up front.
+// neither throws nor allocates beyond the results it records, whose storage is reserved up front
+// (the herd's batches reserve theirs once, at the run's first refused retry).
 //
 // This header, like everything it includes, is header-only: a tool that links loopcast::core
 // (CMake) or includes <loopcast/core.hpp> simulates without linking the compiled library.
@@ -424,7 +425,7 @@ private:
   using session_state = detail::session_state;
   using deployment = detail::deployment<Bucket, Speed>;
 
-  // ---- set-up: sessions, noise streams, results, the first sends (the only allocations) -------
+  // ---- set-up: sessions, noise streams, results, the first sends (the allocations but one) ----
   void set_up() {
     ss_.reserve(plans_.size());
     if (client_draws_jitter()) jitter_.resize(plans_.size());  // each seeded at the session's first 429
@@ -494,18 +495,6 @@ private:
                 !dep_[0].counts_refusals && !opt_.record_attempts && !client_draws_jitter() &&
                 std::all_of(dep_[0].tgt->limits.begin(), dep_[0].tgt->limits.end(),
                             [](const bucket_config& c) { return c.algorithm == bucket_algorithm::token_bucket; });
-    if (coalesce_) {
-      retries_.reserve(plans_.size());
-      batch_.resize(plans_.size());
-      due_.reserve(plans_.size());
-      tie_bits_.resize(std::bit_ceil(2 * plans_.size()));
-      tie_seen_.resize(tie_bits_.size());
-      tie_count_.resize(tie_bits_.size());
-      slot_of_.resize(plans_.size());
-      tied_.reserve(plans_.size());
-      by_key_.reserve(plans_.size());
-      moved_.reserve(plans_.size());
-    }
     for (std::uint32_t i = 0; i < plans_.size(); ++i) {
       if (ss_[i].nreq == 0) {
         ss_[i].res.start_s = ss_[i].res.end_s = plans_[i].start_s;
@@ -513,6 +502,21 @@ private:
       }
       schedule(plans_[i].start_s + ss_[i].reqs[0].delay_before_s, i, detail::event_kind::send);
     }
+  }
+
+  // The batches' storage, made at the run's first refused retry (most runs of one session never
+  // have one): every session can wait at once.
+  [[gnu::noinline]] void reserve_batches() {
+    retries_.reserve(plans_.size());
+    batch_.resize(plans_.size());
+    due_.reserve(plans_.size());
+    tie_bits_.resize(std::bit_ceil(2 * plans_.size()));
+    tie_seen_.resize(tie_bits_.size());
+    tie_count_.resize(tie_bits_.size());
+    slot_of_.resize(plans_.size());
+    tied_.reserve(plans_.size());
+    by_key_.reserve(plans_.size());
+    moved_.reserve(plans_.size());
   }
 
   // A fleet's sessions and scripts do not fit in the caches, and which one the next event touches
@@ -798,8 +802,9 @@ private:
     ++s.attempt;
     s.res.stall_s += dec.wait_s;
     if (routed_) d.share.stall_s += dec.wait_s;
-    if (coalesce_) retries_.push(t + dec.wait_s + 0.0, seq_++, si);  // + 0.0 as in schedule()
-    else schedule(t + dec.wait_s, si, detail::event_kind::send);
+    if (!coalesce_) return schedule(t + dec.wait_s, si, detail::event_kind::send);
+    if (batch_.empty()) reserve_batches();
+    retries_.push(t + dec.wait_s + 0.0, seq_++, si);  // + 0.0 as in schedule()
   }
 
   // ---- a herd: the 429s due before the next other event, in one batch -------------------------
