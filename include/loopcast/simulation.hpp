@@ -386,14 +386,16 @@ public:
       // An engine's next completion competes with the queued events (it wins ties).
       if (n_engines_ > 0 && finish_engine_before_next_event()) continue;
       detail::event ev;
-      const detail::order_key_t next_queued = queue_.empty() ? detail::retry_set::no_key : detail::order_key(queue_.top());
+      const detail::order_key_t next_queued = queue_.empty() ? waiting_set::no_key : detail::order_key(queue_.top());
       if (retries_.earliest_key() < next_queued) {
         // The next event is a refused request's retry (coalesce_): first the 429s due before the
         // next other event, in one batch; then that event, if it is a retry, as usual. (The run's
         // first 429 was one refuse() handled: a retry waits here only after it.)
         if (!refuse_waiting(next_queued)) break;
         if (!(retries_.earliest_key() < next_queued)) continue;
-        ev = retries_.take_earliest();
+        waiting_retry w;
+        ev = retries_.take_earliest(w);
+        write_back(ss_[ev.session], w);
       } else {
         if (queue_.empty()) break;
         // The event stays at the top while it is handled: the first event it schedules takes its
@@ -507,15 +509,14 @@ private:
   // The batches' storage, made at the run's first refused retry (most runs of one session never
   // have one): every session can wait at once.
   [[gnu::noinline]] void reserve_batches() {
-    retries_.reserve(plans_.size());
+    retries_.reserve(plans_.size(), dep_[0].nb);
     batch_.resize(plans_.size());
     due_.reserve(plans_.size());
-    tie_bits_.resize(std::bit_ceil(2 * plans_.size()));
-    tie_seen_.resize(tie_bits_.size());
-    tie_count_.resize(tie_bits_.size());
+    tie_slots_.resize(std::max<std::size_t>(64, std::bit_ceil(2 * plans_.size())));
     slot_of_.resize(plans_.size());
     tied_.reserve(plans_.size());
-    by_key_.reserve(plans_.size());
+    group_starts_.reserve(plans_.size() + 1);
+    places_.reserve(plans_.size());
     moved_.reserve(plans_.size());
   }
 
@@ -550,6 +551,8 @@ private:
   // The attempt budget ran out at t: the sessions still running end there (their requests in
   // flight are not served), and the busy time runs to t.
   [[gnu::noinline]] void cut_off(double t) noexcept {
+    const auto waiting = retries_.payloads();
+    for (std::size_t i = 0; i < waiting.size(); ++i) write_back(ss_[retries_.sessions()[i]], waiting[i]);
     out_.cut_off = true;
     out_.cut_off_s = t;
     for (auto& s : ss_) {
@@ -747,9 +750,14 @@ private:
     std::int16_t worst;
   };
   [[gnu::always_inline]] static admission_wait longest_wait(deployment& d, const detail::held_charge* charge, double t) noexcept {
+    return longest_wait_of(d, [charge](std::size_t b) { return charge[b].at_admission; }, t);
+  }
+  // The same, the admission charge on bucket b being charge_on(b).
+  template <class Charge>
+  [[gnu::always_inline]] static admission_wait longest_wait_of(deployment& d, Charge charge_on, double t) noexcept {
     admission_wait a{0.0, -1};
     for (std::size_t b = 0; b < d.nb; ++b) {
-      const double w = d.buckets[b].wait_for(charge[b].at_admission, t);
+      const double w = d.buckets[b].wait_for(charge_on(b), t);
       if (w == never_admitted) return {never_admitted, static_cast<std::int16_t>(b)};
       if (w > a.wait) a = {w, static_cast<std::int16_t>(b)};
     }
@@ -804,7 +812,9 @@ private:
     if (routed_) d.share.stall_s += dec.wait_s;
     if (!coalesce_) return schedule(t + dec.wait_s, si, detail::event_kind::send);
     if (batch_.empty()) reserve_batches();
-    retries_.push(t + dec.wait_s + 0.0, seq_++, si);  // + 0.0 as in schedule()
+    const std::span<double> charges = retries_.push(t + dec.wait_s + 0.0, seq_++, si,  // + 0.0 as in schedule()
+                                                    {s.split_hold, s.res.stall_s, s.attempt, s.res.attempts, s.res.rate_limited});
+    for (std::size_t b = 0; b < d.nb; ++b) charges[b] = charge[b].at_admission;
   }
 
   // ---- a herd: the 429s due before the next other event, in one batch -------------------------
@@ -822,6 +832,7 @@ private:
     const bool retry_after = d.tgt->sends_retry_after;
     const std::span<detail::order_key_t> keys = retries_.keys();
     const std::span<const std::uint32_t> sessions = retries_.sessions();
+    const std::span<waiting_retry> waiting = retries_.payloads();
     const std::size_t n = keys.size();
     rng& no_jitter = jitter_of(0);  // never drawn from (coalesce_)
     detail::order_key_t bound = next_queued;  // the earliest event that is not such a 429
@@ -835,22 +846,25 @@ private:
       const double t = detail::time_of(keys[i]);
       if (t > earliest_retry) continue;
       refusal& r = batch_[i];
-      const session_state& s = ss_[sessions[i]];
-      bool again = s.split_tokens >= 0 && s.split_on == 0 && s.attempt + 1 < detail::max_attempts_per_request;
-      r.new_hold = again && !d.cache.still_holds(s.split_hold, t);
+      const waiting_retry& w = waiting[i];
+      // (Its request's split is known, on target 0: a retry waits here only after on_send's lookup.)
+      bool again = w.attempt + 1 < detail::max_attempts_per_request;
+      r.new_hold = again && !d.cache.still_holds(w.hold, t);
       if (r.new_hold) {
         // The cache may have moved on since the last lookup: the same split (the charges held) is
         // the same attempt, with a new hold; another split is left to on_send.
+        const session_state& s = ss_[sessions[i]];
         again = d.cache.lookup(runs_of(s), s.request().prompt_tokens, t, &r.hold) == s.split_tokens;
       }
       admission_wait aw{0.0, -1};
       if (again) {
-        aw = longest_wait(d, held_of(sessions[i]), t);
+        const double* charges = retries_.numbers(i);
+        aw = longest_wait_of(d, [charges](std::size_t b) { return charges[b]; }, t);
         again = aw.wait != never_admitted && aw.wait > 0;
       }
       retry_decision dec{false, 0.0};
       if (again) {
-        dec = client_.decide(s.attempt, retry_after ? aw.wait : -1.0, no_jitter);
+        dec = client_.decide(w.attempt, retry_after ? aw.wait : -1.0, no_jitter);
         again = dec.retry;
       }
       if (!again) {
@@ -861,7 +875,7 @@ private:
       r.wait_s = dec.wait_s;
       r.retry_t = t + dec.wait_s + 0.0;
       earliest_retry = std::min(earliest_retry, r.retry_t);
-      due_.push_back({keys[i], static_cast<std::uint32_t>(i)});
+      due_.push_back({keys[i], std::bit_cast<std::uint64_t>(r.retry_t), static_cast<std::uint32_t>(i)});
     }
     // The 429s: before the bound, and no later than the earliest retry they schedule (a retry
     // scheduled here comes after every waiting one at the same time).
@@ -881,14 +895,14 @@ private:
     for (std::size_t k = 0; k < m; ++k) {
       const std::uint32_t i = due_[k].index;
       const refusal& r = batch_[i];
-      session_state& s = ss_[sessions[i]];
-      ++s.res.attempts;
+      waiting_retry& w = waiting[i];
+      ++w.attempts;
       ++attempts_;
-      ++s.res.rate_limited;
+      ++w.rate_limited;
       ++out_.buckets[static_cast<std::size_t>(r.worst)].refusals;
-      ++s.attempt;
-      s.res.stall_s += r.wait_s;
-      if (r.new_hold) s.split_hold = r.hold;
+      ++w.attempt;
+      w.stall_s += r.wait_s;
+      if (r.new_hold) w.hold = r.hold;
       keys[i] = detail::order_key(r.retry_t, seq_++);
     }
     retries_.find_earliest();
@@ -899,44 +913,74 @@ private:
   }
 
   // Orders due_ so that retries at the same time are in their waiting retries' order (the order the
-  // event loop schedules them in); the others keep their places. Such ties are few (a few per
-  // cent of a herd's 429s), so only they are sorted. Equal times are found by an open-addressing
-  // set of the times' bits, emptied by a new generation.
+  // event loop schedules them in); the others keep their places. Equal times are found by an
+  // open-addressing set of the times' bits, emptied by a new generation (a time equal to the one
+  // before it in due_, the usual case in a herd, skips the probe). Each group of equal times is
+  // gathered in due_'s order (a counting sort on the groups) and sorted by key only when its places
+  // do not already hold it in key order: a group that waits together keeps its order from batch to
+  // batch, since its retries take their sequence numbers in that order.
   void order_ties() {
     if (++tie_generation_ == 0) {
-      std::fill(tie_seen_.begin(), tie_seen_.end(), 0u);
+      for (auto& slot : tie_slots_) slot.generation = 0;
       tie_generation_ = 1;
     }
-    const std::size_t mask = tie_bits_.size() - 1;
+    // A table twice the batch's size (at least 64 slots), so that it stays in the nearest cache.
+    const std::size_t mask = std::max<std::size_t>(64, std::bit_ceil(2 * due_.size())) - 1;
     bool any = false;
+    std::uint64_t last_bits = 0;
+    tie_slot* last = nullptr;
     for (std::size_t k = 0; k < due_.size(); ++k) {
-      const auto bits = std::bit_cast<std::uint64_t>(batch_[due_[k].index].retry_t);
-      std::size_t h = static_cast<std::size_t>((bits * 0x9e3779b97f4a7c15ull) >> 32) & mask;
-      while (tie_seen_[h] == tie_generation_ && tie_bits_[h] != bits) h = (h + 1) & mask;
-      if (tie_seen_[h] == tie_generation_) {
-        ++tie_count_[h];
+      const std::uint64_t bits = due_[k].retry_bits;
+      tie_slot* slot = last;
+      if (slot && bits == last_bits) {
+        ++slot->count;
         any = true;
       } else {
-        tie_seen_[h] = tie_generation_;
-        tie_bits_[h] = bits;
-        tie_count_[h] = 1;
+        std::size_t h = static_cast<std::size_t>((bits * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+        // Without a branch on whether the time is new (which a herd makes unpredictable): `&`, not
+        // `&&`, and the slot written either way.
+        while ((tie_slots_[h].generation == tie_generation_) & (tie_slots_[h].bits != bits)) h = (h + 1) & mask;
+        slot = &tie_slots_[h];
+        const bool seen = slot->generation == tie_generation_;
+        *slot = {bits, tie_generation_, seen ? slot->count + 1 : 1u};
+        any |= seen;
+        last_bits = bits;
+        last = slot;
       }
-      slot_of_[k] = static_cast<std::uint32_t>(h);
+      slot_of_[k] = static_cast<std::uint32_t>(slot - tie_slots_.data());
     }
     if (!any) return;
-    tied_.clear();
-    for (std::size_t k = 0; k < due_.size(); ++k)
-      if (tie_count_[slot_of_[k]] > 1)
-        tied_.push_back({tie_bits_[slot_of_[k]], due_[k].key, static_cast<std::uint32_t>(k)});
-    // by_key_: each time's retries in key order; tied_: the same groups, their places in due_ in order.
-    by_key_.assign(tied_.begin(), tied_.end());
-    std::sort(by_key_.begin(), by_key_.end(),
-              [](const tied_retry& x, const tied_retry& y) { return x.bits != y.bits ? x.bits < y.bits : x.key < y.key; });
-    std::sort(tied_.begin(), tied_.end(),
-              [](const tied_retry& x, const tied_retry& y) { return x.bits != y.bits ? x.bits < y.bits : x.place < y.place; });
-    moved_.clear();
-    for (const auto& u : by_key_) moved_.push_back(due_[u.place]);
-    for (std::size_t j = 0; j < tied_.size(); ++j) due_[tied_[j].place] = moved_[j];
+    // The groups side by side in tied_, in the order of their first retries: a group's slot then
+    // counts where its next retry goes (marked placed).
+    constexpr std::uint32_t placed = 1u << 31;
+    group_starts_.clear();
+    std::uint32_t total = 0;
+    for (std::size_t k = 0; k < due_.size(); ++k) {
+      tie_slot& slot = tie_slots_[slot_of_[k]];
+      if (slot.count > 1 && !(slot.count & placed)) {
+        group_starts_.push_back(total);
+        const std::uint32_t n = slot.count;
+        slot.count = total | placed;
+        total += n;
+      }
+    }
+    group_starts_.push_back(total);
+    tied_.resize(total);
+    for (std::size_t k = 0; k < due_.size(); ++k) {
+      tie_slot& slot = tie_slots_[slot_of_[k]];
+      if (slot.count & placed) tied_[slot.count++ & ~placed] = {due_[k].key, static_cast<std::uint32_t>(k)};
+    }
+    const auto by_key = [](const tied_retry& x, const tied_retry& y) { return x.key < y.key; };
+    for (std::size_t g = 0; g + 1 < group_starts_.size(); ++g) {
+      const auto first = tied_.begin() + group_starts_[g], end = tied_.begin() + group_starts_[g + 1];
+      if (std::is_sorted(first, end, by_key)) continue;  // its places already hold it in key order
+      places_.clear();
+      for (auto it = first; it != end; ++it) places_.push_back(it->place);  // ascending
+      std::sort(first, end, by_key);
+      moved_.clear();
+      for (auto it = first; it != end; ++it) moved_.push_back(due_[it->place]);
+      for (std::size_t j = 0; j < places_.size(); ++j) due_[places_[j]] = moved_[j];
+    }
   }
 
   // The bucket that stopped the session: what it needed of the bucket, its capacity, and whether
@@ -1293,23 +1337,43 @@ private:
   };
   struct due_retry {
     detail::order_key_t key;
+    std::uint64_t retry_bits;  // its retry's time (batch_[index].retry_t)
     std::uint32_t index;
   };
   bool coalesce_ = false;
-  detail::retry_set retries_;
+  // A waiting retry's session fields that a batch reads and updates, kept beside its key while it
+  // waits (the session's own are brought up to date when it leaves: write_back); its admission
+  // charges are the set's numbers.
+  struct waiting_retry {
+    cache_hold hold;  // split_hold
+    double stall_s;   // res.stall_s
+    std::int32_t attempt, attempts, rate_limited;  // attempt, res.attempts, res.rate_limited
+  };
+  using waiting_set = detail::retry_set<waiting_retry>;
+  static void write_back(session_state& s, const waiting_retry& w) noexcept {
+    s.split_hold = w.hold;
+    s.res.stall_s = w.stall_s;
+    s.attempt = w.attempt;
+    s.res.attempts = w.attempts;
+    s.res.rate_limited = w.rate_limited;
+  }
+  waiting_set retries_;
   std::vector<refusal> batch_;   // per waiting retry
   std::vector<due_retry> due_;   // the batch's 429s
   struct tied_retry {
-    std::uint64_t bits;  // its retry's time
     detail::order_key_t key;
     std::uint32_t place;  // in due_
   };
-  std::vector<std::uint64_t> tie_bits_;  // order_ties' set: retry times' bits, the generation that
-  std::vector<std::uint32_t> tie_seen_;  // set each slot, and how many of the batch's retries
-  std::vector<std::uint32_t> tie_count_; // fall at that time
+  struct tie_slot {           // order_ties' set: a retry time's bits, the generation that set the
+    std::uint64_t bits;       // slot, and how many of the batch's retries fall at that time (then
+    std::uint32_t generation; // where its group's next one goes in tied_)
+    std::uint32_t count;
+  };
+  std::vector<tie_slot> tie_slots_;
   std::uint32_t tie_generation_ = 0;
   std::vector<std::uint32_t> slot_of_;   // per due_ entry: its time's slot
-  std::vector<tied_retry> tied_, by_key_;
+  std::vector<tied_retry> tied_;         // the groups of equal times, each in due_'s order
+  std::vector<std::uint32_t> group_starts_, places_;
   std::vector<due_retry> moved_;
   std::uint64_t attempts_ = 0;  // over all sessions
   std::uint64_t budget_ = opt_.max_attempts > 0 ? opt_.max_attempts : std::numeric_limits<std::uint64_t>::max();
