@@ -67,15 +67,12 @@ struct retry_policy {
 };
 
 
-/// The client's reaction to the n-th 429 of one request (n = retries already made, from 0).
-/// `retry_after_s` < 0 means the provider sent none. Draws from g only when jitter is used.
-inline retry_decision decide_retry(const retry_policy& p, int n, double retry_after_s,
-                                   rng& g) noexcept {
-  if (p.max_retries >= 0 && n >= p.max_retries) return {false, 0.0};
-  if (p.honour_retry_after && retry_after_s >= 0) {
-    if (retry_after_s <= p.retry_after_cap_s) return {true, retry_after_s};
-    if (p.over_cap == over_cap_action::give_up) return {false, 0.0};
-  }
+namespace detail {
+// decide_retry past a retry-after it honours: a give-up over the cap, or the back-off (kept out of
+// line, so that the usual answer of a herd's client inlines).
+[[gnu::noinline]] inline retry_decision decide_backoff(const retry_policy& p, int n, double retry_after_s,
+                                                      rng& g) noexcept {
+  if (p.honour_retry_after && retry_after_s >= 0 && p.over_cap == over_cap_action::give_up) return {false, 0.0};
   const double delay = std::min(p.base_s * std::pow(p.multiplier, n), p.max_s);
   if (delay > p.give_up_above_s) return {false, 0.0};
   switch (p.jitter) {
@@ -85,6 +82,16 @@ inline retry_decision decide_retry(const retry_policy& p, int n, double retry_af
   case jitter_kind::scaled_75: return {true, delay * (0.75 + 0.25 * uniform01(g))};
   }
   return {true, delay};
+}
+} // namespace detail
+
+/// The client's reaction to the n-th 429 of one request (n = retries already made, from 0).
+/// `retry_after_s` < 0 means the provider sent none. Draws from g only when jitter is used.
+inline retry_decision decide_retry(const retry_policy& p, int n, double retry_after_s,
+                                   rng& g) noexcept {
+  if (p.max_retries >= 0 && n >= p.max_retries) return {false, 0.0};
+  if (p.honour_retry_after && retry_after_s >= 0 && retry_after_s <= p.retry_after_cap_s) return {true, retry_after_s};
+  return detail::decide_backoff(p, n, retry_after_s, g);
 }
 
 inline retry_decision retry_policy::decide(int n, double retry_after_s, rng& g) const noexcept {

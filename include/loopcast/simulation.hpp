@@ -750,14 +750,14 @@ private:
     std::int16_t worst;
   };
   [[gnu::always_inline]] static admission_wait longest_wait(deployment& d, const detail::held_charge* charge, double t) noexcept {
-    return longest_wait_of(d, [charge](std::size_t b) { return charge[b].at_admission; }, t);
+    return longest_of(d.nb, [&d, charge, t](std::size_t b) { return d.buckets[b].wait_for(charge[b].at_admission, t); });
   }
-  // The same, the admission charge on bucket b being charge_on(b).
-  template <class Charge>
-  [[gnu::always_inline]] static admission_wait longest_wait_of(deployment& d, Charge charge_on, double t) noexcept {
+  // The same, bucket b's wait being wait_on(b).
+  template <class Wait>
+  [[gnu::always_inline]] static admission_wait longest_of(std::size_t nb, Wait wait_on) noexcept {
     admission_wait a{0.0, -1};
-    for (std::size_t b = 0; b < d.nb; ++b) {
-      const double w = d.buckets[b].wait_for(charge_on(b), t);
+    for (std::size_t b = 0; b < nb; ++b) {
+      const double w = wait_on(b);
       if (w == never_admitted) return {never_admitted, static_cast<std::int16_t>(b)};
       if (w > a.wait) a = {w, static_cast<std::int16_t>(b)};
     }
@@ -859,7 +859,10 @@ private:
       admission_wait aw{0.0, -1};
       if (again) {
         const double* charges = retries_.numbers(i);
-        aw = longest_wait_of(d, [charges](std::size_t b) { return charges[b]; }, t);
+        if constexpr (std::is_same_v<Bucket, bucket>)  // (coalesce_: token buckets only)
+          aw = longest_of(d.nb, [&d, charges, t](std::size_t b) { return d.buckets[b].token_bucket_wait_for(charges[b], t); });
+        else
+          aw = longest_of(d.nb, [&d, charges, t](std::size_t b) { return d.buckets[b].wait_for(charges[b], t); });
         again = aw.wait != never_admitted && aw.wait > 0;
       }
       retry_decision dec{false, 0.0};

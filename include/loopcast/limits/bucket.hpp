@@ -34,11 +34,12 @@ public:
   /// Seconds to wait from t until a charge of q could be admitted (0 = now, never_admitted = a
   /// charge above the capacity that the oversize rule does not admit).
   double wait_for(double q, double t) noexcept {
-    if (q > cfg_.limit + eps_ && cfg_.algorithm != bucket_algorithm::concurrency) {
-      if (cfg_.oversize != oversize_rule::debt) return never_admitted;
-      return std::visit([t](auto& s) noexcept { return s.wait_until_empty(t); }, state_);
-    }
-    return std::visit([q, t](auto& s) noexcept { return s.wait_for(q, t); }, state_);
+    return std::visit([this, q, t](auto& s) noexcept { return wait_in(s, q, t); }, state_);
+  }
+  /// The same as wait_for, for a bucket whose algorithm is bucket_algorithm::token_bucket (without
+  /// the dispatch on the algorithm: a herd's batch asks its buckets once per 429).
+  double token_bucket_wait_for(double q, double t) noexcept {
+    return wait_in(*std::get_if<limits::token_bucket>(&state_), q, t);
   }
 
   /// Charges q units at time t; `t_release` is when the request completes (concurrency only).
@@ -62,6 +63,15 @@ public:
   }
 
 private:
+  template <class State>
+  double wait_in(State& s, double q, double t) const noexcept {
+    if (q > cfg_.limit + eps_ && cfg_.algorithm != bucket_algorithm::concurrency) {
+      if (cfg_.oversize != oversize_rule::debt) return never_admitted;
+      return s.wait_until_empty(t);
+    }
+    return s.wait_for(q, t);
+  }
+
   using state = std::variant<limits::token_bucket, limits::fixed_window, limits::sliding_window, limits::concurrency>;
   static state make(const bucket_config& c, double start_unix_s) {
     switch (c.algorithm) {
