@@ -918,7 +918,7 @@ private:
   // Orders due_ so that retries at the same time are in their waiting retries' order (the order the
   // event loop schedules them in); the others keep their places. Equal times are found by an
   // open-addressing set of the times' bits, emptied by a new generation (a time equal to the one
-  // before it in due_, the usual case in a herd, skips the probe). Each group of equal times is
+  // before it in due_ skips the probe). Each group of equal times is
   // gathered in due_'s order (a counting sort on the groups) and sorted by key only when its places
   // do not already hold it in key order: a group that waits together keeps its order from batch to
   // batch, since its retries take their sequence numbers in that order.

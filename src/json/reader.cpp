@@ -12,7 +12,6 @@
 namespace loopcast::detail {
 
 namespace {
-constexpr int max_depth = 64;
 
 using json_parse_impl::escape_token;  // a key as a JSON pointer token (RFC 6901)
 
@@ -20,7 +19,7 @@ std::string fmt_number(double x) { return fmt::format("{}", x); }
 
 template <class Json>
 [[noreturn]] void throw_parse_problem(const json_parse_result<Json>& r, std::string_view text, const std::string& file) {
-  if (r.too_deep) throw config_error(file, "", fmt::format("JSON nested deeper than {} levels", max_depth));
+  if (r.too_deep) throw config_error(file, "", fmt::format("JSON nested deeper than {} levels", max_strict_json_depth));
   if (r.duplicate) throw config_error(file, r.pointer, r.message);
   if (r.syntax) {
     const auto [line, col] = line_column(text, r.byte);
@@ -31,13 +30,13 @@ template <class Json>
 } // namespace
 
 nlohmann::json parse_json(std::string_view text, const std::string& file) {
-  auto r = parse_json_text<nlohmann::json>(text, max_depth, /*refuse_duplicates=*/true);
+  auto r = parse_json_text<nlohmann::json>(text, max_strict_json_depth, /*refuse_duplicates=*/true);
   if (r.value) return std::move(*r.value);
   throw_parse_problem(r, text, file);
 }
 
 nlohmann::ordered_json parse_ordered_json(std::string_view text, const std::string& file) {
-  auto r = parse_json_text<nlohmann::ordered_json>(text, max_depth, /*refuse_duplicates=*/true);
+  auto r = parse_json_text<nlohmann::ordered_json>(text, max_strict_json_depth, /*refuse_duplicates=*/true);
   if (r.value) return std::move(*r.value);
   throw_parse_problem(r, text, file);
 }

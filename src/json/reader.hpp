@@ -16,8 +16,11 @@
 
 namespace loopcast::detail {
 
-/// Parses text as JSON (nesting at most 64 deep, in linear time); syntax errors name the line and
-/// column, a duplicate key the JSON pointer of its object.
+/// How deep parse_json nests at most.
+inline constexpr int max_strict_json_depth = 64;
+
+/// Parses text as JSON (nesting at most max_strict_json_depth deep, in linear time); syntax errors
+/// name the line and column, a duplicate key the JSON pointer of its object.
 nlohmann::json parse_json(std::string_view text, const std::string& file);
 /// The same, keeping the keys' order.
 nlohmann::ordered_json parse_ordered_json(std::string_view text, const std::string& file);

@@ -92,7 +92,7 @@ namespace {
 // messages name the same pointers).
 constexpr std::array<std::string_view, 10> header_keys{"kind",     "name",  "description", "source", "read_on",
                                                        "verified", "notes", "provider",    "tier",   "model"};
-constexpr std::size_t max_preset_depth = 64;  // as the strict reader (json/reader.cpp)
+constexpr std::size_t max_preset_depth = detail::max_strict_json_depth;  // as the strict reader's
 
 bool has_repeated_key(simdjson::dom::element e) {
   if (simdjson::dom::array a; !e.get_array().get(a)) {
