@@ -41,12 +41,17 @@ struct prefix_run {
 /// How long a lookup's answer holds for the same prompt (prefix_cache::lookup): until `until`
 /// (its cached blocks expire then), as long as lineage `lineage` is not written meanwhile (the run
 /// where the hit stopped short; none when every run was a full hit). Writes to the other lineages
-/// can only lengthen what they cache, so they do not change the answer before `until`.
+/// can only lengthen what they cache, so they do not change the answer before `until`. When
+/// `until` is the expiry of one fully hit run alone (`renew_lineage`, whose first `renew_blocks`
+/// blocks it needs), a rewrite of that run may have pushed it back: still_holds() looks there
+/// before it gives up (a shared system prompt, which every other session's request refreshes).
 struct cache_hold {
   static constexpr std::uint32_t no_lineage = ~std::uint32_t{0};
   double until = std::numeric_limits<double>::infinity();
   std::uint32_t lineage = no_lineage;
   std::uint32_t version = 0;  ///< the lineage's write count at the lookup
+  std::uint32_t renew_lineage = no_lineage;
+  std::uint32_t renew_blocks = 0;
 };
 
 /// The cache state of one organisation (shared by all its sessions).
@@ -70,6 +75,10 @@ public:
     if (!cfg_.enabled || prompt_tokens < cfg_.min_tokens) return 0;
     const std::int64_t full_blocks = blocks(prompt_tokens);
     std::int64_t hit_blocks = 0;
+    // The fully hit run whose expiry bounds the hold, and whether any other run bounds it too.
+    std::uint32_t bound_lineage = cache_hold::no_lineage;
+    std::int64_t bound_blocks = 0;
+    bool bounds = false;
     for (const auto& r : runs) {
       const std::int64_t run_end = std::min(blocks(r.end_tokens), full_blocks);
       if (run_end <= hit_blocks) continue;
@@ -86,22 +95,34 @@ public:
       if (cached_end < run_end) {
         hit_blocks = std::max(hit_blocks, cached_end);
         if (hold) {
+          if (last_until < std::numeric_limits<double>::infinity()) bounds = true;
           hold->until = std::min(hold->until, last_until);
           hold->lineage = r.lineage;
           hold->version = writes_[r.lineage];
         }
         break;
       }
-      if (hold) hold->until = std::min(hold->until, full_until);
+      if (hold) {
+        if (bound_lineage != cache_hold::no_lineage) bounds = true;
+        bound_lineage = r.lineage;
+        bound_blocks = run_end;
+        hold->until = std::min(hold->until, full_until);
+      }
       hit_blocks = run_end;
+    }
+    if (hold && !bounds && bound_lineage != cache_hold::no_lineage && bound_blocks <= std::numeric_limits<std::uint32_t>::max()) {
+      hold->renew_lineage = bound_lineage;
+      hold->renew_blocks = static_cast<std::uint32_t>(bound_blocks);
     }
     const std::int64_t hit = hit_blocks * cfg_.block_tokens;
     return hit < cfg_.min_tokens ? 0 : hit;
   }
 
-  /// Whether a lookup's answer, with this hold, is still the answer at time t (for the same prompt).
-  bool still_holds(const cache_hold& h, double t) const noexcept {
-    return t < h.until && (h.lineage == cache_hold::no_lineage || writes_[h.lineage] == h.version);
+  /// Whether a lookup's answer, with this hold, is still the answer at time t (for the same prompt);
+  /// a hold that ran out but can be renewed (cache_hold) is renewed.
+  bool still_holds(cache_hold& h, double t) const noexcept {
+    if (h.lineage != cache_hold::no_lineage && writes_[h.lineage] != h.version) return false;
+    return t < h.until || renew(h, t);
   }
 
   /// Whole-block tokens of the prompt that serving it will cache (its full blocks), in tokens.
@@ -123,6 +144,19 @@ public:
   }
 
 private:
+  // The hold's one bounding run is a full hit at t while the first step (the latest written) that
+  // covers its blocks has not expired: the lookup would find the same answer, held until then.
+  [[gnu::noinline]] bool renew(cache_hold& h, double t) const noexcept {
+    if (h.renew_lineage == cache_hold::no_lineage) return false;
+    for (const auto& st : steps_[h.renew_lineage])
+      if (st.end_block >= h.renew_blocks) {
+        if (!(st.expiry > t)) return false;
+        h.until = st.expiry;
+        return true;
+      }
+    return false;
+  }
+
   struct step {
     std::int64_t end_block;  // blocks [previous step's end, end_block) ...
     double expiry;           // ... expire at this time (strictly decreasing along the list)

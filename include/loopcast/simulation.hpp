@@ -13,10 +13,10 @@
 //   3. admission: each bucket's wait for its admission charge; a charge a bucket never admits
 //      follows its oversize rule (refuse → request_too_large; rate_limited → a 429 on every
 //      attempt); any wait > 0 → a 429 with retry_after = the largest wait (refuse); the client
-//      retries or gives up. Where a 429 changes nothing shared (token buckets whose reads are
-//      pure, nothing charged for a refusal, a client without jitter, no timeline), the retries
-//      wait in detail::retry_set and the 429s due before the next other event are handled in one
-//      batch (refuse_waiting, sim_options::coalesce_refusals), with the same results to the bit.
+//      retries or gives up. On one target whose 429s charge nothing, without a timeline, the
+//      retries wait in detail::retry_queue, in key order, and the 429s due before the next other
+//      event are handled in one loop over them (refuse_waiting, sim_options::coalesce_refusals),
+//      in the event loop's order, with the same results to the bit.
 //   4. admitted (admit): buckets charged; TTFT and decode from the speed law; the prompt's whole
 //      blocks are cached (or refreshed) with expiry t_first_token + ttl; at t_end (on_complete)
 //      refunds and late charges apply and the next request is sent after its delay.
@@ -35,7 +35,7 @@
 #include "loopcast/budget.hpp"
 #include "loopcast/detail/event_queue.hpp"
 #include "loopcast/detail/message.hpp"
-#include "loopcast/detail/retry_set.hpp"
+#include "loopcast/detail/retry_queue.hpp"
 #include "loopcast/errors.hpp"
 #include "loopcast/rate_limits.hpp"
 #include "loopcast/route.hpp"
@@ -393,9 +393,9 @@ public:
         // first 429 was one refuse() handled: a retry waits here only after it.)
         if (!refuse_waiting(next_queued)) break;
         if (!(retries_.earliest_key() < next_queued)) continue;
-        waiting_retry w;
-        ev = retries_.take_earliest(w);
-        write_back(ss_[ev.session], w);
+        const auto e = retries_.take_front();  // (settled by the batch)
+        ev = {e.time(), e.seq, e.session, detail::event_kind::send};
+        write_back(ss_[e.session], retries_.payload(e.session));
       } else {
         if (queue_.empty()) break;
         // The event stays at the top while it is handled: the first event it schedules takes its
@@ -493,10 +493,13 @@ private:
     queue_.reserve(plans_.size() + 1);
     // (The windows' and the concurrency limit's reads move them to the time asked, so a batch, which
     // asks at its retries' times in no order, is kept to token buckets, whose reads are pure.)
+    // (A client that draws jitter draws in the batch as on_send would, in the same order; the
+    // preset-driven one never draws when it gives up, which the batch leaves to on_send.)
     coalesce_ = opt_.coalesce_refusals && std::is_same_v<Bucket, bucket> && !routed_ && n_engines_ == 0 &&
-                !dep_[0].counts_refusals && !opt_.record_attempts && !client_draws_jitter() &&
-                std::all_of(dep_[0].tgt->limits.begin(), dep_[0].tgt->limits.end(),
-                            [](const bucket_config& c) { return c.algorithm == bucket_algorithm::token_bucket; });
+                !dep_[0].counts_refusals && !opt_.record_attempts &&
+                (!client_draws_jitter() || std::is_same_v<Client, retry_policy>);
+    token_buckets_ = std::all_of(dep_[0].tgt->limits.begin(), dep_[0].tgt->limits.end(),
+                                 [](const bucket_config& c) { return c.algorithm == bucket_algorithm::token_bucket; });
     for (std::uint32_t i = 0; i < plans_.size(); ++i) {
       if (ss_[i].nreq == 0) {
         ss_[i].res.start_s = ss_[i].res.end_s = plans_[i].start_s;
@@ -510,14 +513,9 @@ private:
   // have one): every session can wait at once.
   [[gnu::noinline]] void reserve_batches() {
     retries_.reserve(plans_.size(), dep_[0].nb);
-    batch_.resize(plans_.size());
-    due_.reserve(plans_.size());
-    tie_slots_.resize(std::max<std::size_t>(64, std::bit_ceil(2 * plans_.size())));
-    slot_of_.resize(plans_.size());
-    tied_.reserve(plans_.size());
-    group_starts_.reserve(plans_.size() + 1);
-    places_.reserve(plans_.size());
-    moved_.reserve(plans_.size());
+    scheduled_.reserve(plans_.size());
+    aside_.reserve(plans_.size());
+    merged_scheduled_.reserve(plans_.size());
   }
 
   // A fleet's sessions and scripts do not fit in the caches, and which one the next event touches
@@ -551,8 +549,7 @@ private:
   // The attempt budget ran out at t: the sessions still running end there (their requests in
   // flight are not served), and the busy time runs to t.
   [[gnu::noinline]] void cut_off(double t) noexcept {
-    const auto waiting = retries_.payloads();
-    for (std::size_t i = 0; i < waiting.size(); ++i) write_back(ss_[retries_.sessions()[i]], waiting[i]);
+    for (const auto& e : retries_.settle()) write_back(ss_[e.session], retries_.payload(e.session));
     out_.cut_off = true;
     out_.cut_off_s = t;
     for (auto& s : ss_) {
@@ -811,179 +808,131 @@ private:
     s.res.stall_s += dec.wait_s;
     if (routed_) d.share.stall_s += dec.wait_s;
     if (!coalesce_) return schedule(t + dec.wait_s, si, detail::event_kind::send);
-    if (batch_.empty()) reserve_batches();
+    if (scheduled_.capacity() == 0) reserve_batches();
     const std::span<double> charges = retries_.push(t + dec.wait_s + 0.0, seq_++, si,  // + 0.0 as in schedule()
                                                     {s.split_hold, s.res.stall_s, s.attempt, s.res.attempts, s.res.rate_limited});
     for (std::size_t b = 0; b < d.nb; ++b) charges[b] = charge[b].at_admission;
   }
 
   // ---- a herd: the 429s due before the next other event, in one batch -------------------------
-  // With coalesce_, a refusal changes nothing that another attempt reads (no bucket counts it, the
-  // buckets' reads are pure, the client draws nothing): between two other events the buckets and
-  // the cache stand still, and each waiting retry's answer depends on its time alone. Those that are
-  // 429s again — the split held, every bucket's wait finite, one of them positive, the client
-  // retrying — and that come before `next_queued` (the queue's next event), before the first retry
-  // that is not such a 429, and no later than the earliest retry they schedule, are what the event
-  // loop would handle next, one by one. They are handled here as it would handle them: in their
-  // order (their new retries take sequence numbers in it), to the attempt budget. Returns false when
-  // the budget ran out (the run is cut off).
+  // With coalesce_, the waiting retries due before `next_queued` (the queue's next event) are taken
+  // in key order, as the event loop would take them, as long as each is a 429 again — the split
+  // held (or a fresh lookup giving the same split), every bucket's wait finite, one of them
+  // positive, the client retrying — in a loop that reads what each needs beside its key (its
+  // payload and charges) instead of the session's state. The retries they schedule take their
+  // sequence numbers in that order; a waiting retry later than the earliest of them waits until
+  // they are merged in behind the others. The first retry that is not such a 429 is left at the
+  // front, for the event loop. Returns false when the attempt budget ran out (the run is cut off).
   bool refuse_waiting(detail::order_key_t next_queued) {
     deployment& d = dep_[0];
     const bool retry_after = d.tgt->sends_retry_after;
-    const std::span<detail::order_key_t> keys = retries_.keys();
-    const std::span<const std::uint32_t> sessions = retries_.sessions();
-    const std::span<waiting_retry> waiting = retries_.payloads();
-    const std::size_t n = keys.size();
-    rng& no_jitter = jitter_of(0);  // never drawn from (coalesce_)
-    detail::order_key_t bound = next_queued;  // the earliest event that is not such a 429
-    // The earliest retry scheduled so far: a waiting retry later than it cannot be due (its retry
-    // comes first), nor can it move the bound before a due one. Skipping those is what keeps a
-    // batch's work near its 429s.
-    double earliest_retry = std::numeric_limits<double>::infinity();
-    due_.clear();
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!(keys[i] < bound)) continue;
-      const double t = detail::time_of(keys[i]);
-      if (t > earliest_retry) continue;
-      refusal& r = batch_[i];
-      const waiting_retry& w = waiting[i];
-      // (Its request's split is known, on target 0: a retry waits here only after on_send's lookup.)
-      bool again = w.attempt + 1 < detail::max_attempts_per_request;
-      r.new_hold = again && !d.cache.still_holds(w.hold, t);
-      if (r.new_hold) {
-        // The cache may have moved on since the last lookup: the same split (the charges held) is
-        // the same attempt, with a new hold; another split is left to on_send.
-        const session_state& s = ss_[sessions[i]];
-        again = d.cache.lookup(runs_of(s), s.request().prompt_tokens, t, &r.hold) == s.split_tokens;
-      }
-      admission_wait aw{0.0, -1};
-      if (again) {
-        const double* charges = retries_.numbers(i);
-        if constexpr (std::is_same_v<Bucket, bucket>)  // (coalesce_: token buckets only)
-          aw = longest_of(d.nb, [&d, charges, t](std::size_t b) { return d.buckets[b].token_bucket_wait_for(charges[b], t); });
-        else
-          aw = longest_of(d.nb, [&d, charges, t](std::size_t b) { return d.buckets[b].wait_for(charges[b], t); });
-        again = aw.wait != never_admitted && aw.wait > 0;
-      }
-      retry_decision dec{false, 0.0};
-      if (again) {
-        dec = client_.decide(w.attempt, retry_after ? aw.wait : -1.0, no_jitter);
-        again = dec.retry;
-      }
-      if (!again) {
-        bound = keys[i];
-        continue;
-      }
-      r.worst = aw.worst;
-      r.wait_s = dec.wait_s;
-      r.retry_t = t + dec.wait_s + 0.0;
-      earliest_retry = std::min(earliest_retry, r.retry_t);
-      due_.push_back({keys[i], std::bit_cast<std::uint64_t>(r.retry_t), static_cast<std::uint32_t>(i)});
-    }
-    // The 429s: before the bound, and no later than the earliest retry they schedule (a retry
-    // scheduled here comes after every waiting one at the same time).
-    earliest_retry = std::numeric_limits<double>::infinity();
-    for (const auto& u : due_)
-      if (u.key < bound) earliest_retry = std::min(earliest_retry, batch_[u.index].retry_t);
-    std::erase_if(due_, [&](const due_retry& u) { return !(u.key < bound) || detail::time_of(u.key) > earliest_retry; });
-    if (due_.empty()) return true;
-    // Their retries take sequence numbers in the order the event loop would handle them (their
-    // keys). Which of two retries at different times was scheduled first never matters, so the
-    // order is worked out only where two of them fall at the same time, or where the budget cuts.
-    const bool cut = budget_ - attempts_ <= due_.size();
-    if (cut) std::sort(due_.begin(), due_.end(), [](const due_retry& x, const due_retry& y) { return x.key < y.key; });
-    else order_ties();
     const std::uint64_t seq0 = seq_;
-    const std::size_t m = cut ? static_cast<std::size_t>(budget_ - attempts_) : due_.size();
-    for (std::size_t k = 0; k < m; ++k) {
-      const std::uint32_t i = due_[k].index;
-      const refusal& r = batch_[i];
-      waiting_retry& w = waiting[i];
-      ++w.attempts;
-      ++attempts_;
-      ++w.rate_limited;
-      ++out_.buckets[static_cast<std::size_t>(r.worst)].refusals;
-      ++w.attempt;
-      w.stall_s += r.wait_s;
-      if (r.new_hold) w.hold = r.hold;
-      keys[i] = detail::order_key(r.retry_t, seq_++);
+    for (;;) {
+      const std::span<const waiting_entry> run = retries_.settle();
+      // The earliest retry scheduled so far: a waiting retry later than it comes after it.
+      double earliest_retry = std::numeric_limits<double>::infinity();
+      double last_retry = 0;  // the last one scheduled
+      bool sorted = true;     // scheduled_ is in key order
+      scheduled_.clear();
+      // The pass's 429s by the bucket that refused them, and its attempts, added up after it (kept
+      // out of memory the loop writes).
+      std::array<std::uint64_t, max_buckets> refused{};
+      std::uint64_t made = 0;
+      const std::uint64_t room = budget_ - attempts_;
+      std::size_t i = 0;
+      bool passed_one = false, cut = false;
+      for (; i < run.size(); ++i) {
+        const waiting_entry& e = run[i];
+        if (!(e.key() < next_queued)) break;
+        const double t = e.time();
+        if (t > earliest_retry) {
+          passed_one = true;
+          break;
+        }
+        const std::uint32_t si = e.session;
+        waiting_retry& w = retries_.payload(si);
+        if (w.attempt + 1 >= detail::max_attempts_per_request) break;
+        cache_hold hold;
+        const bool new_hold = !d.cache.still_holds(w.hold, t);
+        if (new_hold) {
+          // The cache may have moved on since the last lookup: the same split (the charges held) is
+          // the same attempt, with a new hold; another split is left to on_send.
+          const session_state& s = ss_[si];
+          if (d.cache.lookup(runs_of(s), s.request().prompt_tokens, t, &hold) != s.split_tokens) break;
+        }
+        const double* charges = retries_.numbers(si);
+        admission_wait aw;
+        if constexpr (std::is_same_v<Bucket, bucket>) {
+          if (token_buckets_)
+            aw = longest_of(d.nb, [&d, charges, t](std::size_t b) { return d.buckets[b].token_bucket_wait_for(charges[b], t); });
+          else
+            aw = longest_of(d.nb, [&d, charges, t](std::size_t b) { return d.buckets[b].wait_for(charges[b], t); });
+        } else {
+          aw = longest_of(d.nb, [&d, charges, t](std::size_t b) { return d.buckets[b].wait_for(charges[b], t); });
+        }
+        if (aw.wait == never_admitted || !(aw.wait > 0)) break;
+        const retry_decision dec = client_.decide(w.attempt, retry_after ? aw.wait : -1.0, jitter_of(si));
+        if (!dec.retry) break;  // (a client that gives up draws nothing: on_send asks it again)
+        // A 429 again: what on_send and refuse() would do.
+        ++w.attempts;
+        ++made;
+        ++w.rate_limited;
+        ++refused[static_cast<std::size_t>(aw.worst)];
+        ++w.attempt;
+        w.stall_s += dec.wait_s;
+        if (new_hold) w.hold = hold;
+        const double retry_t = t + dec.wait_s + 0.0;  // + 0.0 as in schedule()
+        // (Equal times: the later sequence number.)
+        sorted = sorted && retry_t >= last_retry;
+        last_retry = retry_t;
+        scheduled_.push_back(waiting_set::make_entry(retry_t, seq_++, si));
+        earliest_retry = std::min(earliest_retry, retry_t);
+        if (made == room) {
+          ++i;
+          cut = true;
+          break;
+        }
+      }
+      attempts_ += made;
+      for (std::size_t b = 0; b < d.nb; ++b) out_.buckets[b].refusals += static_cast<double>(refused[b]);
+      if (!sorted) sort_scheduled();
+      const double last_t = i > 0 ? run[i - 1].time() : 0.0;
+      retries_.advance(i, scheduled_);
+      if (cut) {
+        cut_off(last_t);
+        return false;
+      }
+      if (!passed_one) break;
     }
-    retries_.find_earliest();
     if (opt_.progress && (seq0 >> 14) != (seq_ >> 14))
       opt_.progress(opt_.progress_context, out_.requests.size(), layout_.requests);
-    if (cut) cut_off(detail::time_of(due_[m - 1].key));
-    return !cut;
+    return true;
   }
 
-  // Orders due_ so that retries at the same time are in their waiting retries' order (the order the
-  // event loop schedules them in); the others keep their places. Equal times are found by an
-  // open-addressing set of the times' bits, emptied by a new generation (a time equal to the one
-  // before it in due_ skips the probe). Each group of equal times is
-  // gathered in due_'s order (a counting sort on the groups) and sorted by key only when its places
-  // do not already hold it in key order: a group that waits together keeps its order from batch to
-  // batch, since its retries take their sequence numbers in that order.
-  void order_ties() {
-    if (++tie_generation_ == 0) {
-      for (auto& slot : tie_slots_) slot.generation = 0;
-      tie_generation_ = 1;
-    }
-    // A table twice the batch's size (at least 64 slots), so that it stays in the nearest cache.
-    const std::size_t mask = std::max<std::size_t>(64, std::bit_ceil(2 * due_.size())) - 1;
-    bool any = false;
-    std::uint64_t last_bits = 0;
-    tie_slot* last = nullptr;
-    for (std::size_t k = 0; k < due_.size(); ++k) {
-      const std::uint64_t bits = due_[k].retry_bits;
-      tie_slot* slot = last;
-      if (slot && bits == last_bits) {
-        ++slot->count;
-        any = true;
+  // Puts scheduled_ in key order. Retries refused together are scheduled nearly in the order they
+  // were refused in, so the few that break it (a later retry before an earlier one: one of the two
+  // is set aside, the one whose neighbours stay in order without it) are sorted apart and merged back.
+  [[gnu::noinline]] void sort_scheduled() {
+    constexpr auto by_key = waiting_set::by_key;
+    aside_.clear();
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < scheduled_.size(); ++k) {
+      const waiting_entry x = scheduled_[k];
+      if (kept == 0 || !by_key(x, scheduled_[kept - 1])) {
+        scheduled_[kept++] = x;
+      } else if (kept == 1 || !by_key(x, scheduled_[kept - 2])) {
+        aside_.push_back(scheduled_[kept - 1]);  // the one before stood out
+        scheduled_[kept - 1] = x;
       } else {
-        std::size_t h = static_cast<std::size_t>((bits * 0x9e3779b97f4a7c15ull) >> 32) & mask;
-        // Without a branch on whether the time is new (which a herd makes unpredictable): `&`, not
-        // `&&`, and the slot written either way.
-        while ((tie_slots_[h].generation == tie_generation_) & (tie_slots_[h].bits != bits)) h = (h + 1) & mask;
-        slot = &tie_slots_[h];
-        const bool seen = slot->generation == tie_generation_;
-        *slot = {bits, tie_generation_, seen ? slot->count + 1 : 1u};
-        any |= seen;
-        last_bits = bits;
-        last = slot;
-      }
-      slot_of_[k] = static_cast<std::uint32_t>(slot - tie_slots_.data());
-    }
-    if (!any) return;
-    // The groups side by side in tied_, in the order of their first retries: a group's slot then
-    // counts where its next retry goes (marked placed).
-    constexpr std::uint32_t placed = 1u << 31;
-    group_starts_.clear();
-    std::uint32_t total = 0;
-    for (std::size_t k = 0; k < due_.size(); ++k) {
-      tie_slot& slot = tie_slots_[slot_of_[k]];
-      if (slot.count > 1 && !(slot.count & placed)) {
-        group_starts_.push_back(total);
-        const std::uint32_t n = slot.count;
-        slot.count = total | placed;
-        total += n;
+        aside_.push_back(x);
       }
     }
-    group_starts_.push_back(total);
-    tied_.resize(total);
-    for (std::size_t k = 0; k < due_.size(); ++k) {
-      tie_slot& slot = tie_slots_[slot_of_[k]];
-      if (slot.count & placed) tied_[slot.count++ & ~placed] = {due_[k].key, static_cast<std::uint32_t>(k)};
-    }
-    const auto by_key = [](const tied_retry& x, const tied_retry& y) { return x.key < y.key; };
-    for (std::size_t g = 0; g + 1 < group_starts_.size(); ++g) {
-      const auto first = tied_.begin() + group_starts_[g], end = tied_.begin() + group_starts_[g + 1];
-      if (std::is_sorted(first, end, by_key)) continue;  // its places already hold it in key order
-      places_.clear();
-      for (auto it = first; it != end; ++it) places_.push_back(it->place);  // ascending
-      std::sort(first, end, by_key);
-      moved_.clear();
-      for (auto it = first; it != end; ++it) moved_.push_back(due_[it->place]);
-      for (std::size_t j = 0; j < places_.size(); ++j) due_[places_[j]] = moved_[j];
-    }
+    if (aside_.empty()) return;
+    std::sort(aside_.begin(), aside_.end(), by_key);
+    merged_scheduled_.resize(scheduled_.size());
+    std::merge(scheduled_.begin(), scheduled_.begin() + static_cast<std::ptrdiff_t>(kept), aside_.begin(), aside_.end(),
+               merged_scheduled_.begin(), by_key);
+    scheduled_.swap(merged_scheduled_);
   }
 
   // The bucket that stopped the session: what it needed of the bucket, its capacity, and whether
@@ -1331,19 +1280,8 @@ private:
   detail::event_queue queue_;
   bool top_handled_ = false;  // the queue's top is the event being handled (run)
   std::uint64_t seq_ = 0;
-  // Refused requests' retries, with coalesce_ (else they are queued): refuse_waiting's batches.
-  struct refusal {
-    double retry_t, wait_s;  // its retry and the client's wait, if it is a 429 again
-    cache_hold hold;         // its split's new hold (new_hold: the last one had run out)
-    std::int16_t worst;      // the bucket with the longest wait
-    bool new_hold;
-  };
-  struct due_retry {
-    detail::order_key_t key;
-    std::uint64_t retry_bits;  // its retry's time (batch_[index].retry_t)
-    std::uint32_t index;
-  };
   bool coalesce_ = false;
+  bool token_buckets_ = false;  // every bucket of target 0 is a token bucket
   // A waiting retry's session fields that a batch reads and updates, kept beside its key while it
   // waits (the session's own are brought up to date when it leaves: write_back); its admission
   // charges are the set's numbers.
@@ -1352,7 +1290,8 @@ private:
     double stall_s;   // res.stall_s
     std::int32_t attempt, attempts, rate_limited;  // attempt, res.attempts, res.rate_limited
   };
-  using waiting_set = detail::retry_set<waiting_retry>;
+  using waiting_set = detail::retry_queue<waiting_retry>;
+  using waiting_entry = typename waiting_set::entry;
   static void write_back(session_state& s, const waiting_retry& w) noexcept {
     s.split_hold = w.hold;
     s.res.stall_s = w.stall_s;
@@ -1361,23 +1300,8 @@ private:
     s.res.rate_limited = w.rate_limited;
   }
   waiting_set retries_;
-  std::vector<refusal> batch_;   // per waiting retry
-  std::vector<due_retry> due_;   // the batch's 429s
-  struct tied_retry {
-    detail::order_key_t key;
-    std::uint32_t place;  // in due_
-  };
-  struct tie_slot {           // order_ties' set: a retry time's bits, the generation that set the
-    std::uint64_t bits;       // slot, and how many of the batch's retries fall at that time (then
-    std::uint32_t generation; // where its group's next one goes in tied_)
-    std::uint32_t count;
-  };
-  std::vector<tie_slot> tie_slots_;
-  std::uint32_t tie_generation_ = 0;
-  std::vector<std::uint32_t> slot_of_;   // per due_ entry: its time's slot
-  std::vector<tied_retry> tied_;         // the groups of equal times, each in due_'s order
-  std::vector<std::uint32_t> group_starts_, places_;
-  std::vector<due_retry> moved_;
+  std::vector<waiting_entry> scheduled_;  // the retries a batch schedules
+  std::vector<waiting_entry> aside_, merged_scheduled_;  // sort_scheduled's
   std::uint64_t attempts_ = 0;  // over all sessions
   std::uint64_t budget_ = opt_.max_attempts > 0 ? opt_.max_attempts : std::numeric_limits<std::uint64_t>::max();
   // Totals.

@@ -36,10 +36,12 @@ struct sim_options {
   /// are not served) and simulation_result::cut_off is set. It bounds the work of a run on a tier
   /// the fleet overwhelms, where every admission costs many 429s (Monte Carlo, sweeps, solve).
   std::uint64_t max_attempts = 0;
-  /// On one target whose 429s charge nothing, with a client that draws no jitter and no timeline
-  /// recorded, the retries that are refused again are handled in batches between the events that
-  /// change a bucket (docs/architecture.md, "What a herd costs"). The results are the same to the
-  /// last bit either way; false handles each attempt as its own event (what the tests compare with).
+  /// On one target whose 429s charge nothing (no count_rejected bucket), with the built-in buckets,
+  /// no engine and no timeline recorded, the retries that are refused again are handled in one loop
+  /// between the events that change a bucket, in the event loop's order (docs/architecture.md,
+  /// "What a herd costs"); a client law of a tool's own that draws jitter is left out. The results
+  /// are the same to the last bit either way; false handles each attempt as its own event (what the
+  /// tests compare with).
   bool coalesce_refusals = true;
   /// Progress of a long run (nullptr: none): called about every 16,384 events, from the simulating
   /// thread, with the requests served so far and the scripted requests of every session.

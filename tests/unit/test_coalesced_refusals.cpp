@@ -233,6 +233,25 @@ TEST(CoalescedRefusals, BackOffWithoutRetryAfterAndClientsThatGiveUp) {
   EXPECT_GT(died, 0);
 }
 
+// Clients that draw jitter (Claude Code's: 10 retries, back-off × U[0.75, 1]) draw in the same
+// order both ways: with retry-after honoured (no draws) and without it (a draw per 429), where
+// sessions die after their tenth retry.
+TEST(CoalescedRefusals, ClientsThatDrawJitter) {
+  const preset_library lib({models});
+  auto f = reference_fleet(60, 15, 11);
+  f.client = lib.load_client("claude-code");
+  ASSERT_TRUE(f.client.draws_jitter());
+  for (const bool retry_after : {true, false}) {
+    SCOPED_TRACE(retry_after ? "retry-after" : "back-off");
+    f.tgt.sends_retry_after = retry_after;
+    const auto r = expect_both_ways_same(f);
+    EXPECT_GT(refusals(r), 500);
+    std::int64_t died = 0;
+    for (const auto& s : r.sessions) died += s.outcome == session_outcome::died_after_retries;
+    EXPECT_GT(died, 0);
+  }
+}
+
 // A cache whose entries expire while requests wait: retries find a different prompt split.
 TEST(CoalescedRefusals, ACacheThatExpiresWhileRequestsWait) {
   const auto f = reference_fleet(30, 15, 10, [](target& t) { t.cache.ttl_s = 20; });

@@ -99,13 +99,20 @@ TEST(PrefixCache, AHoldLastsUntilTheHitsBlocksExpireOrItsLineageIsWritten) {
   EXPECT_EQ(h.lineage, 1u);
   EXPECT_TRUE(c.still_holds(h, 299.9));
   EXPECT_FALSE(c.still_holds(h, 300));                // the system prompt's blocks expire
+  EXPECT_EQ(h.renew_lineage, 0u);                     // ... unless lineage 0 is rewritten
+  EXPECT_EQ(h.renew_blocks, 10u);
   c.touch(system, 1000, 20);                          // rewriting lineage 0 only lengthens the hit
   EXPECT_TRUE(c.still_holds(h, 250));
+  EXPECT_EQ(h.until, 300);
+  EXPECT_TRUE(c.still_holds(h, 310));                 // the hit now lasts until 320: renewed
+  EXPECT_EQ(h.until, 320);
+  EXPECT_FALSE(c.still_holds(h, 320));
   c.touch(prompt, 1550, 30);                          // lineage 1 written: the answer may change
   EXPECT_FALSE(c.still_holds(h, 31));
   EXPECT_EQ(c.lookup(prompt, 1550, 31, &h), 1500);   // every run a full hit: no lineage to watch
   EXPECT_EQ(h.lineage, cache_hold::no_lineage);
   EXPECT_EQ(h.until, 330);
+  EXPECT_EQ(h.renew_lineage, cache_hold::no_lineage);  // two runs bound it: no renewal
   prefix_cache off(cfg(100, 2000, 300), 1);           // below the minimum: nothing, for ever
   EXPECT_EQ(off.lookup(system, 1000, 0, &h), 0);
   EXPECT_TRUE(off.still_holds(h, 1e12));
