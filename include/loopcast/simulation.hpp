@@ -827,13 +827,25 @@ private:
     deployment& d = dep_[0];
     const bool retry_after = d.tgt->sends_retry_after;
     const std::uint64_t seq0 = seq_;
+    // Token buckets read by value: nothing charges them during a batch.
+    std::array<bucket::token_reading, max_buckets> readings;
+    if constexpr (std::is_same_v<Bucket, bucket>)
+      if (token_buckets_)
+        for (std::size_t b = 0; b < d.nb; ++b) readings[b] = d.buckets[b].read_token_bucket();
     for (;;) {
       const std::span<const waiting_entry> run = retries_.settle();
+      // The retries due before the queue's next event.
+      const std::size_t due = static_cast<std::size_t>(
+          std::partition_point(run.begin(), run.end(), [next_queued](const waiting_entry& e) { return e.key() < next_queued; }) -
+          run.begin());
       // The earliest retry scheduled so far: a waiting retry later than it comes after it.
       double earliest_retry = std::numeric_limits<double>::infinity();
-      double last_retry = 0;  // the last one scheduled
-      bool sorted = true;     // scheduled_ is in key order
+      // The retries it schedules, in key order: retries refused together are scheduled nearly in the
+      // order they were refused in, so the few that break it (a retry before the last one: it is set
+      // aside, or the last one is, when it alone stood out) wait in aside_, to be sorted and merged in.
       scheduled_.clear();
+      aside_.clear();
+      double last_t = 0, before_last_t = 0;  // the times of scheduled_'s last two
       // The pass's 429s by the bucket that refused them, and its attempts, added up after it (kept
       // out of memory the loop writes).
       std::array<std::uint64_t, max_buckets> refused{};
@@ -841,9 +853,8 @@ private:
       const std::uint64_t room = budget_ - attempts_;
       std::size_t i = 0;
       bool passed_one = false, cut = false;
-      for (; i < run.size(); ++i) {
+      for (; i < due; ++i) {
         const waiting_entry& e = run[i];
-        if (!(e.key() < next_queued)) break;
         const double t = e.time();
         if (t > earliest_retry) {
           passed_one = true;
@@ -864,7 +875,7 @@ private:
         admission_wait aw;
         if constexpr (std::is_same_v<Bucket, bucket>) {
           if (token_buckets_)
-            aw = longest_of(d.nb, [&d, charges, t](std::size_t b) { return d.buckets[b].token_bucket_wait_for(charges[b], t); });
+            aw = longest_of(d.nb, [&readings, charges, t](std::size_t b) { return readings[b].wait_for(charges[b], t); });
           else
             aw = longest_of(d.nb, [&d, charges, t](std::size_t b) { return d.buckets[b].wait_for(charges[b], t); });
         } else {
@@ -882,10 +893,23 @@ private:
         w.stall_s += dec.wait_s;
         if (new_hold) w.hold = hold;
         const double retry_t = t + dec.wait_s + 0.0;  // + 0.0 as in schedule()
-        // (Equal times: the later sequence number.)
-        sorted = sorted && retry_t >= last_retry;
-        last_retry = retry_t;
-        scheduled_.push_back(waiting_set::make_entry(retry_t, seq_++, si));
+        // (Equal times: the later sequence number, so after. The entry is written field by field
+        // where it goes: a copy of one built just before would wait for its stores.)
+        waiting_entry* slot;
+        if (scheduled_.empty() || retry_t >= last_t) {
+          slot = &scheduled_.emplace_back();
+          before_last_t = last_t;
+          last_t = retry_t;
+        } else if (scheduled_.size() == 1 || retry_t >= before_last_t) {
+          aside_.push_back(scheduled_.back());
+          slot = &scheduled_.back();
+          last_t = retry_t;
+        } else {
+          slot = &aside_.emplace_back();
+        }
+        slot->time_bits = std::bit_cast<std::uint64_t>(retry_t);
+        slot->seq = seq_++;
+        slot->session = si;
         earliest_retry = std::min(earliest_retry, retry_t);
         if (made == room) {
           ++i;
@@ -895,11 +919,11 @@ private:
       }
       attempts_ += made;
       for (std::size_t b = 0; b < d.nb; ++b) out_.buckets[b].refusals += static_cast<double>(refused[b]);
-      if (!sorted) sort_scheduled();
-      const double last_t = i > 0 ? run[i - 1].time() : 0.0;
+      if (!aside_.empty()) merge_aside();
+      const double cut_t = i > 0 ? run[i - 1].time() : 0.0;
       retries_.advance(i, scheduled_);
       if (cut) {
-        cut_off(last_t);
+        cut_off(cut_t);
         return false;
       }
       if (!passed_one) break;
@@ -909,29 +933,12 @@ private:
     return true;
   }
 
-  // Puts scheduled_ in key order. Retries refused together are scheduled nearly in the order they
-  // were refused in, so the few that break it (a later retry before an earlier one: one of the two
-  // is set aside, the one whose neighbours stay in order without it) are sorted apart and merged back.
-  [[gnu::noinline]] void sort_scheduled() {
-    constexpr auto by_key = waiting_set::by_key;
-    aside_.clear();
-    std::size_t kept = 0;
-    for (std::size_t k = 0; k < scheduled_.size(); ++k) {
-      const waiting_entry x = scheduled_[k];
-      if (kept == 0 || !by_key(x, scheduled_[kept - 1])) {
-        scheduled_[kept++] = x;
-      } else if (kept == 1 || !by_key(x, scheduled_[kept - 2])) {
-        aside_.push_back(scheduled_[kept - 1]);  // the one before stood out
-        scheduled_[kept - 1] = x;
-      } else {
-        aside_.push_back(x);
-      }
-    }
-    if (aside_.empty()) return;
-    std::sort(aside_.begin(), aside_.end(), by_key);
-    merged_scheduled_.resize(scheduled_.size());
-    std::merge(scheduled_.begin(), scheduled_.begin() + static_cast<std::ptrdiff_t>(kept), aside_.begin(), aside_.end(),
-               merged_scheduled_.begin(), by_key);
+  // The retries a batch set aside, sorted, merged into scheduled_.
+  [[gnu::noinline]] void merge_aside() {
+    std::sort(aside_.begin(), aside_.end(), waiting_set::by_key);
+    merged_scheduled_.resize(scheduled_.size() + aside_.size());
+    std::merge(scheduled_.begin(), scheduled_.end(), aside_.begin(), aside_.end(), merged_scheduled_.begin(),
+               waiting_set::by_key);
     scheduled_.swap(merged_scheduled_);
   }
 
@@ -1301,7 +1308,7 @@ private:
   }
   waiting_set retries_;
   std::vector<waiting_entry> scheduled_;  // the retries a batch schedules
-  std::vector<waiting_entry> aside_, merged_scheduled_;  // sort_scheduled's
+  std::vector<waiting_entry> aside_, merged_scheduled_;  // the retries a batch set aside; merge_aside's output
   std::uint64_t attempts_ = 0;  // over all sessions
   std::uint64_t budget_ = opt_.max_attempts > 0 ? opt_.max_attempts : std::numeric_limits<std::uint64_t>::max();
   // Totals.

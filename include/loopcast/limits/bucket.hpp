@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <variant>
 
 namespace loopcast {
@@ -27,19 +28,29 @@ public:
 
   /// A fixed window anchored at the epoch needs the Unix time of simulated t = 0.
   explicit bucket(bucket_config cfg, double start_unix_s = 0)
-      : cfg_(std::move(cfg)), eps_(1e-9 * std::max(1.0, cfg_.limit)), state_(make(cfg_, start_unix_s)) {}
+      : cfg_(std::move(cfg)), state_(make(cfg_, start_unix_s)), oversize_above_(oversize_above(cfg_)),
+        debt_(cfg_.oversize == oversize_rule::debt) {}
 
   const bucket_config& config() const noexcept { return cfg_; }
 
   /// Seconds to wait from t until a charge of q could be admitted (0 = now, never_admitted = a
   /// charge above the capacity that the oversize rule does not admit).
   double wait_for(double q, double t) noexcept {
-    return std::visit([this, q, t](auto& s) noexcept { return wait_in(s, q, t); }, state_);
+    return std::visit([this, q, t](auto& s) noexcept { return wait_in(s, q, t, oversize_above_, debt_); }, state_);
   }
-  /// The same as wait_for, for a bucket whose algorithm is bucket_algorithm::token_bucket (without
-  /// the dispatch on the algorithm: a herd's batch asks its buckets once per 429).
-  double token_bucket_wait_for(double q, double t) noexcept {
-    return wait_in(*std::get_if<limits::token_bucket>(&state_), q, t);
+
+  /// A token bucket's reads by value (limits::token_bucket::reading) with its oversize rule: until
+  /// the bucket's next charge or adjustment, reading.wait_for(q, t) is wait_for(q, t), to the bit,
+  /// without the dispatch on the algorithm (a herd's batch asks its buckets once per 429).
+  struct token_reading {
+    limits::token_bucket::reading state;
+    double oversize_above;  // a larger charge follows the oversize rule
+    bool debt;              // ... which is debt (else never admitted)
+    double wait_for(double q, double t) const noexcept { return wait_in(state, q, t, oversize_above, debt); }
+  };
+  /// For a bucket whose algorithm is bucket_algorithm::token_bucket.
+  token_reading read_token_bucket() const noexcept {
+    return {std::get_if<limits::token_bucket>(&state_)->read(), oversize_above_, debt_};
   }
 
   /// Charges q units at time t; `t_release` is when the request completes (concurrency only).
@@ -63,12 +74,11 @@ public:
   }
 
 private:
+  // A charge above the capacity follows the oversize rule (never admitted, or debt: admitted once
+  // the bucket is full); a concurrency limit has none (oversize_above is infinite).
   template <class State>
-  double wait_in(State& s, double q, double t) const noexcept {
-    if (q > cfg_.limit + eps_ && cfg_.algorithm != bucket_algorithm::concurrency) {
-      if (cfg_.oversize != oversize_rule::debt) return never_admitted;
-      return s.wait_until_empty(t);
-    }
+  static double wait_in(State& s, double q, double t, double oversize_above, bool debt) noexcept {
+    if (q > oversize_above) return debt ? s.wait_until_empty(t) : never_admitted;
     return s.wait_for(q, t);
   }
 
@@ -83,9 +93,16 @@ private:
     return limits::token_bucket(c, start_unix_s);
   }
 
+  // The capacity and the admission tolerance against rounding (infinite for a concurrency limit).
+  static double oversize_above(const bucket_config& c) noexcept {
+    if (c.algorithm == bucket_algorithm::concurrency) return std::numeric_limits<double>::infinity();
+    return c.limit + 1e-9 * std::max(1.0, c.limit);
+  }
+
   bucket_config cfg_;
-  double eps_;  // admission tolerance against rounding, in units
   state state_;
+  double oversize_above_;
+  bool debt_;              // the oversize rule is debt
 };
 static_assert(bucket_law<bucket>);
 

@@ -13,49 +13,57 @@ namespace loopcast::limits {
 class token_bucket {
 public:
   explicit token_bucket(const bucket_config& c, double /*start_unix_s*/ = 0) noexcept
-      : limit_(c.limit), level_(c.limit), rate_(c.limit / c.period_s), eps_(1e-9 * std::max(1.0, c.limit)) {}
+      : r_{c.limit, c.limit, c.limit / c.period_s, 1e-9 * std::max(1.0, c.limit), 0.0} {}
 
-  // Reads (wait_for, wait_until_empty, used) do not change the bucket: the level at t is worked
-  // out from the last charge or adjustment, so that a run's levels depend only on its charges,
-  // never on how often the bucket was asked (a 429 storm asks it on every attempt).
-  double wait_for(double q, double t) const noexcept {
-    const double level = level_at(t);
-    if (level >= q - eps_) return 0.0;
-    return (q - level) / rate_;
-  }
-  /// Until the bucket is full again (the oversize rule `debt` admits then).
-  double wait_until_empty(double t) const noexcept {
-    const double level = level_at(t);
-    return level >= limit_ - eps_ ? 0.0 : (limit_ - level) / rate_;
-  }
+  /// What the bucket's reads depend on, by value: its level at its last charge or adjustment. The
+  /// reads (wait_for, wait_until_empty, used) work the level at t out from it, so they do not change
+  /// the bucket, and a run's levels depend only on its charges, never on how often the bucket was
+  /// asked (a 429 storm asks it on every attempt). Until the next charge or adjustment, a reading
+  /// taken now answers as the bucket would, to the bit (a herd's batch keeps one per bucket).
+  struct reading {
+    double limit;
+    double level;   // available units at t_last
+    double rate;    // refill rate, units per second
+    double eps;     // admission tolerance against rounding, in units
+    double t_last;  // time of the last refill
+
+    /// level + rate·(t − t_last), capped at the capacity.
+    double level_at(double t) const noexcept { return t > t_last ? std::min(limit, level + rate * (t - t_last)) : level; }
+    double wait_for(double q, double t) const noexcept {
+      const double l = level_at(t);
+      if (l >= q - eps) return 0.0;
+      return (q - l) / rate;
+    }
+    /// Until the bucket is full again (the oversize rule `debt` admits then).
+    double wait_until_empty(double t) const noexcept {
+      const double l = level_at(t);
+      return l >= limit - eps ? 0.0 : (limit - l) / rate;
+    }
+  };
+  const reading& read() const noexcept { return r_; }
+
+  double wait_for(double q, double t) const noexcept { return r_.wait_for(q, t); }
+  double wait_until_empty(double t) const noexcept { return r_.wait_until_empty(t); }
   std::uint64_t charge(double q, double t, double /*t_release*/) noexcept {
     refill(t);
-    level_ -= q;
+    r_.level -= q;
     return 0;
   }
   void adjust(double delta, double t, double /*t_admit*/, std::uint64_t /*ticket*/) noexcept {
     refill(t);
-    level_ = std::min(limit_, level_ - delta);
+    r_.level = std::min(r_.limit, r_.level - delta);
   }
-  double used(double t) const noexcept { return limit_ - level_at(t); }
+  double used(double t) const noexcept { return r_.limit - r_.level_at(t); }
 
 private:
-  // level + rate·(t − t_last), capped at the capacity.
-  double level_at(double t) const noexcept {
-    return t > t_last_ ? std::min(limit_, level_ + rate_ * (t - t_last_)) : level_;
-  }
   void refill(double t) noexcept {
-    if (t > t_last_) {
-      level_ = level_at(t);
-      t_last_ = t;
+    if (t > r_.t_last) {
+      r_.level = r_.level_at(t);
+      r_.t_last = t;
     }
   }
 
-  double limit_;
-  double level_;       // available units
-  double rate_;        // refill rate, units per second
-  double eps_;         // admission tolerance against rounding, in units
-  double t_last_ = 0;  // time of the last refill
+  reading r_;
 };
 
 } // namespace loopcast::limits
