@@ -33,7 +33,7 @@
 #pragma once
 
 #include "loopcast/budget.hpp"
-#include "loopcast/detail/event_queue.hpp"
+#include "loopcast/detail/calendar_queue.hpp"
 #include "loopcast/detail/message.hpp"
 #include "loopcast/detail/retry_queue.hpp"
 #include "loopcast/errors.hpp"
@@ -386,7 +386,7 @@ public:
       // An engine's next completion competes with the queued events (it wins ties).
       if (n_engines_ > 0 && finish_engine_before_next_event()) continue;
       detail::event ev;
-      const detail::order_key_t next_queued = queue_.empty() ? waiting_set::no_key : detail::order_key(queue_.top());
+      const detail::order_key_t next_queued = queue_.empty() ? waiting_set::no_key : queue_.top_key();
       if (retries_.earliest_key() < next_queued) {
         // The next event is a refused request's retry (coalesce_): first the 429s due before the
         // next other event, in one batch; then that event, if it is a retry, as usual. (The run's
@@ -490,13 +490,14 @@ private:
     for (const auto& d : dep_)
       for (const auto& b : d.tgt->limits)
         out_.buckets.push_back({routed_ ? d.tgt->name + ":" + b.name : b.name, b.limit, b.period_s, 0, 0, 0, 0});
-    queue_.reserve(plans_.size() + 1);
+    queue_.reserve(plans_.size());
     // (The windows' and the concurrency limit's reads move them to the time asked, so a batch, which
     // asks at its retries' times in no order, is kept to token buckets, whose reads are pure.)
     // (A client that draws jitter draws in the batch as on_send would, in the same order; the
     // preset-driven one never draws when it gives up, which the batch leaves to on_send.)
-    coalesce_ = opt_.coalesce_refusals && std::is_same_v<Bucket, bucket> && !routed_ && n_engines_ == 0 &&
-                !dep_[0].counts_refusals && !opt_.record_attempts &&
+    // (One session has one event at a time: nothing to gather, and the batches' storage is not made.)
+    coalesce_ = opt_.coalesce_refusals && plans_.size() > 1 && std::is_same_v<Bucket, bucket> && !routed_ &&
+                n_engines_ == 0 && !dep_[0].counts_refusals && !opt_.record_attempts &&
                 (!client_draws_jitter() || std::is_same_v<Client, retry_policy>);
     token_buckets_ = std::all_of(dep_[0].tgt->limits.begin(), dep_[0].tgt->limits.end(),
                                  [](const bucket_config& c) { return c.algorithm == bucket_algorithm::token_bucket; });
@@ -522,15 +523,15 @@ private:
   // is known only from the queue: while this event runs, fetch the state and the request of the
   // session whose event comes next.
   void prefetch_ahead() const noexcept {
-    const detail::event* next = queue_.second();
-    if (!next) return;
-    const session_state& s = ss_[next->session];
+    const std::uint32_t next = queue_.second();
+    if (next == detail::calendar_queue::none) return;
+    const session_state& s = ss_[next];
     __builtin_prefetch(&s);
     __builtin_prefetch(s.reqs + s.next);
   }
 
   void schedule(double t, std::uint32_t s, detail::event_kind k) {
-    const detail::event e{t + 0.0, seq_++, s, k};  // + 0.0: a −0.0 start is +0.0 (event_queue's order)
+    const detail::event e{t + 0.0, seq_++, s, k};  // + 0.0: a −0.0 start is +0.0 (event_queue.hpp's order)
     if (top_handled_) {
       queue_.replace_top(e);
       top_handled_ = false;
@@ -1042,6 +1043,9 @@ private:
         summary.peak_demand = std::max(summary.peak_demand, d.buckets[b].used(t));
     }
     s.t_admit = t;
+    // Its end reads the next request's delay: fetch it while the request runs (a fleet's scripts do
+    // not fit in the caches, and a request lasts thousands of other events).
+    if (s.next + 1 < s.nreq) __builtin_prefetch(s.reqs + s.next + 1);
     s.tokens = tk;
     s.cost = a.cost_usd;
     admitted_ += tk;
@@ -1133,7 +1137,9 @@ private:
       finish(s, session_outcome::completed, t);
     } else {
       s.attempt = 0;
-      schedule(t + s.request().delay_before_s, si, detail::event_kind::send);
+      const request_spec& next = s.request();
+      __builtin_prefetch(s.runs + next.runs_begin);  // its send looks its prefix runs up
+      schedule(t + next.delay_before_s, si, detail::event_kind::send);
     }
   }
 
@@ -1284,7 +1290,7 @@ private:
   attempt_record attempt_;                  // on_send's scratch: the attempt being decided
   std::vector<rng> noise_g_;
   simulation_result out_;
-  detail::event_queue queue_;
+  detail::calendar_queue queue_;
   bool top_handled_ = false;  // the queue's top is the event being handled (run)
   std::uint64_t seq_ = 0;
   bool coalesce_ = false;

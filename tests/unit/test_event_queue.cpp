@@ -1,12 +1,13 @@
-// The simulation's event queue (a 4-ary heap on (time bits, sequence number)): events come out by
-// time, ties by sequence number, through push, pop and replace_top; and the herd's retry queue.
+// The simulation's event queue (a calendar queue on (time, sequence number), one event per session):
+// events come out by time, ties by sequence number, through push, pop and replace_top; and the
+// herd's retry queue.
+#include "loopcast/detail/calendar_queue.hpp"
 #include "loopcast/detail/event_queue.hpp"
 #include "loopcast/detail/retry_queue.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <cstdint>
 #include <iterator>
 #include <limits>
@@ -15,12 +16,13 @@
 #include <utility>
 #include <vector>
 
+using loopcast::detail::calendar_queue;
 using loopcast::detail::event;
 using loopcast::detail::event_kind;
-using loopcast::detail::event_queue;
 
 TEST(EventQueue, TiesComeOutBySequenceNumber) {
-  event_queue q;
+  calendar_queue q;
+  q.reserve(10);
   q.push(event{2.0, 0, 7, event_kind::complete});
   q.push(event{1.0, 1, 5, event_kind::send});
   q.push(event{2.0, 2, 3, event_kind::send});
@@ -37,50 +39,6 @@ TEST(EventQueue, TiesComeOutBySequenceNumber) {
                                                                {7, event_kind::complete},
                                                                {3, event_kind::send}};
   EXPECT_EQ(out, want);
-}
-
-// Against an ordered set on (time, sequence number): random pushes, pops and replace_tops with
-// times on a coarse grid (many ties, so the sequence number decides often), checking top(),
-// second() and the size at every step.
-TEST(EventQueue, AgreesWithAnOrderedSet) {
-  event_queue q;
-  std::set<std::pair<double, std::uint64_t>> ref;  // (t, seq); the session is the sequence number
-  std::mt19937_64 g(15);
-  std::uint64_t seq = 0;
-  double now = 0;
-  auto make = [&](double t) { return event{t, seq, static_cast<std::uint32_t>(seq), event_kind::send}; };
-  for (int step = 0; step < 20000; ++step) {
-    const int op = static_cast<int>(g() % 3);
-    const double t = now + static_cast<double>(g() % 4) * 0.5;  // never before the current time
-    if (op == 0 || ref.empty()) {
-      q.push(make(t));
-      ref.emplace(t, seq++);
-      continue;
-    }
-    ASSERT_EQ(q.top().seq, ref.begin()->second) << "step " << step;
-    ASSERT_EQ(q.top().t, ref.begin()->first);
-    const event* second = q.second();
-    ASSERT_EQ(second != nullptr, ref.size() > 1);
-    if (second) {
-      ASSERT_EQ(second->seq, std::next(ref.begin())->second) << "step " << step;
-    }
-    now = ref.begin()->first;
-    ref.erase(ref.begin());
-    if (op == 1) {
-      q.pop();
-    } else {
-      const double t2 = now + static_cast<double>(g() % 4) * 0.5;
-      q.replace_top(make(t2));
-      ref.emplace(t2, seq++);
-    }
-    ASSERT_EQ(q.size(), ref.size());
-  }
-  while (!ref.empty()) {
-    ASSERT_EQ(q.top().seq, ref.begin()->second);
-    ref.erase(ref.begin());
-    q.pop();
-  }
-  EXPECT_TRUE(q.empty());
 }
 
 // The herd's retries (detail::retry_queue): added one at a time or handed back sorted after a
@@ -157,4 +115,81 @@ TEST(RetryQueue, AgreesWithAnOrderedSet) {
     EXPECT_EQ(e.seq, ref.begin()->second);
     ref.erase(ref.begin());
   }
+}
+
+// The calendar queue (the simulation's event queue: one event per session at most) against an
+// ordered set: pushes, pops and replace_tops on 200 sessions, with times that bunch (ties on a
+// grid), spread, jump far ahead (past a year of days) and thin out (the bins shrink), so that it
+// rebuilds often; top() and second() checked at every step.
+TEST(CalendarQueue, AgreesWithAnOrderedSet) {
+  constexpr std::uint32_t sessions = 200;
+  calendar_queue q;
+  q.reserve(sessions);
+  std::set<std::pair<double, std::uint64_t>> ref;  // (t, seq)
+  std::vector<std::uint32_t> session_of;           // by seq
+  std::vector<bool> queued(sessions, false);
+  std::mt19937_64 g(17);
+  std::uint64_t seq = 0;
+  double now = 0;
+  std::size_t largest_bins = 0, rebuilt_widths = 0;
+  double last_width = q.width();
+  auto gap = [&](int phase) {
+    switch (phase) {
+    case 0: return static_cast<double>(g() % 4) * 0.5;                    // a coarse grid: many ties
+    case 1: return static_cast<double>(g() % 1000000) * 1e-6;             // spread over a second
+    case 2: return static_cast<double>(g() % 8) * 1e4;                    // far ahead
+    default: return static_cast<double>(g() % 1000) * 1e-3 + 1e-9 * static_cast<double>(g() % 3);
+    }
+  };
+  for (int step = 0; step < 200000; ++step) {
+    const int phase = (step / 5000) % 4;
+    const bool fill = (step / 20000) % 2 == 0;  // grow to every session, then drain to a few
+    const std::uint32_t s = static_cast<std::uint32_t>(g() % sessions);
+    const int op = static_cast<int>(g() % 4);
+    if ((op == 0 || ref.empty()) && !queued[s] && (fill || ref.size() < 3)) {
+      const double t = now + gap(phase);
+      q.push(loopcast::detail::event{t, seq, s, event_kind::send});
+      ref.emplace(t, seq);
+      session_of.push_back(s);
+      queued[s] = true;
+      ++seq;
+    } else if (!ref.empty()) {
+      const auto [t0, seq0] = *ref.begin();
+      ASSERT_EQ(q.top().seq, seq0) << "step " << step;
+      ASSERT_EQ(q.top().t, t0);
+      ASSERT_EQ(q.top().session, session_of[seq0]);
+      const std::uint32_t second = q.second();
+      if (second != calendar_queue::none) {
+        ASSERT_GT(ref.size(), 1u);
+        ASSERT_EQ(second, session_of[std::next(ref.begin())->second]) << "step " << step;
+      }
+      now = t0;
+      ref.erase(ref.begin());
+      const std::uint32_t top = session_of[seq0];
+      if (op == 1 || (!fill && ref.size() > 3)) {
+        q.pop();
+        queued[top] = false;
+      } else {  // the session schedules its next event
+        const double t = now + gap(phase);
+        q.replace_top(loopcast::detail::event{t, seq, top, event_kind::complete});
+        ref.emplace(t, seq);
+        session_of.push_back(top);
+        ++seq;
+      }
+    }
+    ASSERT_EQ(q.size(), ref.size());
+    largest_bins = std::max(largest_bins, q.bins());
+    if (q.width() != last_width) {
+      ++rebuilt_widths;
+      last_width = q.width();
+    }
+  }
+  EXPECT_GE(largest_bins, 128u);   // it grew with the queue ...
+  EXPECT_GT(rebuilt_widths, 10u);  // ... and worked its width out again as the times changed
+  while (!ref.empty()) {
+    ASSERT_EQ(q.top().seq, ref.begin()->second);
+    ref.erase(ref.begin());
+    q.pop();
+  }
+  EXPECT_TRUE(q.empty());
 }
