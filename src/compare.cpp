@@ -96,6 +96,7 @@ compare_result compare_on(const workload& wl, std::span<const scenario_option> o
     run_options ro;
     ro.seed = opt.seed + k;
     ro.record_charges = false;
+    ro.peak_demand = false;
     ro.request_metrics = false;
     ro.report_progress = false;  // the seeds are the progress
     auto r = run_scenario(shared, ro);

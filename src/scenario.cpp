@@ -70,6 +70,7 @@ scenario_result run_scenario(std::shared_ptr<const scenario> shared, const run_o
   so.start_unix_s = s.start_unix_s;
   so.record_attempts = opt.record_attempts;
   so.record_charges = opt.record_charges;
+  so.peak_demand = opt.peak_demand;
   so.max_attempts = s.attempt_budget;
   r.options.reserve(s.options.size());
   for (const auto& o : s.options) {
@@ -160,6 +161,7 @@ std::vector<run_summary> run_seeds(const scenario& s, std::span<const std::uint6
     run_options ro;
     ro.record_attempts = false;
     ro.record_charges = false;
+    ro.peak_demand = false;
     ro.request_metrics = false;
     ro.report_progress = false;  // the seeds are the progress
     ro.seed = seeds[i];

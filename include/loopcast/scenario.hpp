@@ -81,6 +81,7 @@ struct run_options {
   std::optional<std::uint64_t> seed;  ///< overrides the scenario's seed
   bool record_attempts = true;
   bool record_charges = true;
+  bool peak_demand = true;      ///< sim_options::peak_demand
   bool request_metrics = true;  ///< false: option_result::metrics is left empty (Monte Carlo rows need none)
   bool report_progress = true;  ///< each option's simulation reports its progress (progress.hpp)
 };

@@ -458,7 +458,8 @@ private:
       d.counts_refusals = std::any_of(d.tgt->limits.begin(), d.tgt->limits.end(),
                                       [](const bucket_config& c) { return c.count_rejected; });
       d.log.resize(d.nb);
-      for (auto& l : d.log) l.reserve(total + 16);
+      if (keeps_log_)
+        for (auto& l : d.log) l.reserve(total + 16);
       d.eng = d.tgt->engine && !opt_.recorded_speed ? &*d.tgt->engine : nullptr;
       if (d.eng) {
         engines_[n_engines_++] = static_cast<std::uint8_t>(k);
@@ -982,7 +983,7 @@ private:
       if (d.tgt->limits[b].count_rejected) {
         const double w = d.tgt->limits[b].weight;  // one request, weighted
         d.buckets[b].charge(w, t, t);
-        d.log[b].push_back({t, w});
+        if (keeps_log_) d.log[b].push_back({t, w});
         if (opt_.record_attempts)
           out_.bucket_ops.push_back({t, w, t, 0, static_cast<std::uint16_t>(d.bucket_base + b), false});
       }
@@ -1002,9 +1003,10 @@ private:
       for (std::size_t b = 0; b < d.nb; ++b) {
         auto& snap = f.buckets[d.bucket_base + b];
         snap.used = d.buckets[b].used(t);
-        double demand = 0;
-        for (auto it = d.log[b].rbegin(); it != d.log[b].rend() && it->t > t - d.tgt->limits[b].period_s; ++it)
-          demand += it->amount;
+        double demand = keeps_log_ ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+        if (keeps_log_)
+          for (auto it = d.log[b].rbegin(); it != d.log[b].rend() && it->t > t - d.tgt->limits[b].period_s; ++it)
+            demand += it->amount;
         snap.window_demand = demand;
       }
     out_.first_429 = std::move(f);
@@ -1035,17 +1037,16 @@ private:
         out_.bucket_ops.push_back(
             {t, held[b].at_admission, t_end, 0, static_cast<std::uint16_t>(d.bucket_base + b), false});
       held[b].ticket = d.buckets[b].charge(held[b].at_admission, t, t_end);
-      held[b].log_index = d.log[b].size();
-      d.log[b].push_back({t, held[b].at_admission});
+      if (keeps_log_) {
+        held[b].log_index = d.log[b].size();
+        d.log[b].push_back({t, held[b].at_admission});
+      }
       auto& summary = out_.buckets[d.bucket_base + b];
       summary.charged += held[b].at_admission + held[b].at_completion;
       if (d.tgt->limits[b].algorithm == bucket_algorithm::concurrency)  // peak = most in flight
         summary.peak_demand = std::max(summary.peak_demand, d.buckets[b].used(t));
     }
     s.t_admit = t;
-    // Its end reads the next request's delay: fetch it while the request runs (a fleet's scripts do
-    // not fit in the caches, and a request lasts thousands of other events).
-    if (s.next + 1 < s.nreq) __builtin_prefetch(s.reqs + s.next + 1);
     s.tokens = tk;
     s.cost = a.cost_usd;
     admitted_ += tk;
@@ -1116,6 +1117,7 @@ private:
       if (opt_.record_attempts)
         out_.bucket_ops.push_back(
             {t, delta, t, s.op_row + b, static_cast<std::uint16_t>(d.bucket_base + b), true});
+      if (!keeps_log_) continue;
       if (delta < 0) d.log[b][held[b].log_index].amount += delta;
       else d.log[b].push_back({t, delta});
     }
@@ -1137,9 +1139,7 @@ private:
       finish(s, session_outcome::completed, t);
     } else {
       s.attempt = 0;
-      const request_spec& next = s.request();
-      __builtin_prefetch(s.runs + next.runs_begin);  // its send looks its prefix runs up
-      schedule(t + next.delay_before_s, si, detail::event_kind::send);
+      schedule(t + s.request().delay_before_s, si, detail::event_kind::send);
     }
   }
 
@@ -1243,7 +1243,9 @@ private:
       const target& tgt = *d.tgt;
       for (std::size_t b = 0; b < d.nb; ++b) {
         if (tgt.limits[b].algorithm == bucket_algorithm::concurrency) continue;
-        const auto [peak, start] = detail::peak_window_demand(d.log[b], tgt.limits[b].period_s);
+        const auto [peak, start] = keeps_log_ ? detail::peak_window_demand(d.log[b], tgt.limits[b].period_s)
+                                              : std::pair{std::numeric_limits<double>::quiet_NaN(),
+                                                          std::numeric_limits<double>::quiet_NaN()};
         out_.buckets[d.bucket_base + b].peak_demand = peak;
         out_.buckets[d.bucket_base + b].peak_window_start_s = start;
       }
@@ -1294,6 +1296,9 @@ private:
   bool top_handled_ = false;  // the queue's top is the event being handled (run)
   std::uint64_t seq_ = 0;
   bool coalesce_ = false;
+  // Each bucket's charges are logged, for the peak demands and the first 429's window demand (or for
+  // the caller: record_charges).
+  bool keeps_log_ = opt_.record_charges || opt_.peak_demand;
   bool token_buckets_ = false;  // every bucket of target 0 is a token bucket
   // A waiting retry's session fields that a batch reads and updates, kept beside its key while it
   // waits (the session's own are brought up to date when it leaves: write_back); its admission

@@ -26,7 +26,12 @@ struct sim_options {
   double start_unix_s = 0;       ///< Unix time of simulated t = 0 (time-of-day prices, epoch windows)
   bool batch = false;            ///< requests go through the batch API (discounted)
   bool record_attempts = true;   ///< keep the per-attempt timeline and bucket levels
-  bool record_charges = true;    ///< keep the per-bucket charge log (peak demand)
+  bool record_charges = true;    ///< keep the per-bucket charge log (simulation_result::charges)
+  /// Work out each bucket's peak demand (bucket_summary::peak_demand, peak_window_start_s) and, at
+  /// the first 429, each bucket's demand in the period before it (window_demand), from a log of
+  /// every charge. false (with record_charges false): no log is kept and those are NaN (Monte Carlo,
+  /// sweeps, solve and compare, which report neither).
+  bool peak_demand = true;
   /// Each request takes its recorded time (request_spec::recorded_ttft_s and recorded_duration_s;
   /// an unknown duration counts as 0) instead of the target's speed model and engine: only the
   /// limits and the cache change anything. For replays.

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace loopcast;
 using loopcast::test_support::honour_forever;
 using loopcast::test_support::two_requests;
@@ -104,6 +106,39 @@ TEST(Simulator, RateLimitedThenRetriedAfterRetryAfter) {
   EXPECT_EQ(r.sessions[0].outcome, session_outcome::completed);
   EXPECT_EQ(r.sessions[0].rate_limited, 1);
   EXPECT_DOUBLE_EQ(r.buckets[0].refusals, 1.0);
+}
+
+// The same run without the peak demands (sim_options::peak_demand false, as Monte Carlo runs):
+// no charge log, the peaks and the first 429's window demand unknown (NaN), everything else the
+// same. With them: r1's 1,100 and r2's 1,600 fall within one minute from 0.
+TEST(Simulator, WithoutPeakDemandsOnlyThePeaksAreUnknown) {
+  auto t = simple_target();
+  t.limits = {total_tokens(2000)};
+  const auto script = two_requests();
+  const session_plan plan{&script, 0, 1, 0};
+  sim_options with;
+  with.record_attempts = false;
+  with.record_charges = false;
+  sim_options without = with;
+  without.peak_demand = false;
+  const auto a = simulate(t, honour_forever(), {&plan, 1}, with);
+  const auto b = simulate(t, honour_forever(), {&plan, 1}, without);
+  EXPECT_DOUBLE_EQ(a.buckets[0].peak_demand, 2700.0);
+  EXPECT_DOUBLE_EQ(a.buckets[0].peak_window_start_s, 0.0);
+  ASSERT_TRUE(a.first_429 && b.first_429);
+  EXPECT_DOUBLE_EQ(a.first_429->buckets[0].window_demand, 1100.0);
+  EXPECT_TRUE(std::isnan(b.buckets[0].peak_demand));
+  EXPECT_TRUE(std::isnan(b.buckets[0].peak_window_start_s));
+  EXPECT_TRUE(std::isnan(b.first_429->buckets[0].window_demand));
+  EXPECT_TRUE(b.charges.empty());
+  EXPECT_EQ(b.first_429->buckets[0].used, a.first_429->buckets[0].used);
+  EXPECT_EQ(b.buckets[0].charged, a.buckets[0].charged);
+  EXPECT_EQ(b.buckets[0].refusals, a.buckets[0].refusals);
+  ASSERT_EQ(b.requests.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(b.requests[i].t_end, a.requests[i].t_end);
+  EXPECT_EQ(b.sessions[0].stall_s, a.sessions[0].stall_s);
+  EXPECT_EQ(b.cost_usd, a.cost_usd);
+  EXPECT_EQ(b.wall_s, a.wall_s);
 }
 
 TEST(Simulator, ClientThatGivesUpKillsTheSession) {

@@ -98,17 +98,18 @@ public:
 
   /// The session of the event after the top, when it falls within a few days of the top's (what the
   /// simulation prefetches); else none.
-  std::uint32_t second() const noexcept {
-    if (size_ < 2) return none;
-    const std::uint32_t c = node_[top_].next;  // the top's day lies in its bin alone
-    if (c != none && day_of(c) == top_day_) return c;
-    for (std::uint64_t d = top_day_ + 1; d <= top_day_ + 8; ++d) {
+  std::uint32_t second() const noexcept { return size_ < 2 ? none : following(top_); }
+  /// The session of the event after session id's (in the queue), within a few days of it; else none.
+  std::uint32_t following(std::uint32_t id) const noexcept {
+    const std::uint64_t day = day_of(id);
+    const std::uint32_t c = node_[id].next;  // its day lies in its bin alone
+    if (c != none && day_of(c) == day) return c;
+    for (std::uint64_t d = day + 1; d <= day + 8; ++d) {
       const std::uint32_t h = head_[static_cast<std::size_t>(d) & mask_];
       if (h != none && day_of(h) == d) return h;
     }
     return none;
   }
-
   /// The width of a day and the bins (for tests).
   double width() const noexcept { return width_; }
   std::size_t bins() const noexcept { return bins_; }
