@@ -12,8 +12,14 @@
 namespace loopcast {
 
 namespace {
+// x rounded half away from zero, as std::llround (0 for x <= 0, NaN or infinite), inline: a whole
+// session is drawn per Monte Carlo seed, four of these a turn.
 std::int64_t tokens_of(double x) {
-  return x <= 0 || !std::isfinite(x) ? 0 : static_cast<std::int64_t>(std::llround(x));
+  if (!(x > 0) || !std::isfinite(x)) return 0;
+  if (!(x < 0x1p63)) return static_cast<std::int64_t>(std::llround(x));  // (past int64: llround's answer)
+  const auto whole = static_cast<std::int64_t>(x);   // truncated
+  const double fraction = x - static_cast<double>(whole);  // exact (x below 2^53 or a whole number)
+  return whole + (fraction >= 0.5 ? 1 : 0);
 }
 } // namespace
 
