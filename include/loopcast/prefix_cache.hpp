@@ -58,8 +58,9 @@ struct cache_hold {
 class prefix_cache {
 public:
   prefix_cache() = default;
-  prefix_cache(cache_config cfg, std::size_t lineages) : cfg_(cfg), steps_(lineages), writes_(lineages, 0) {
-    for (auto& s : steps_) s.reserve(4);
+  prefix_cache(cache_config cfg, std::size_t lineages)
+      : cfg_(cfg), lineage_(lineages), pool_(lineages * inline_steps) {
+    for (std::size_t l = 0; l < lineages; ++l) lineage_[l].begin = static_cast<std::uint32_t>(l * inline_steps);
     // Blocks are counted by a shift when their size is a power of two (every preset's is).
     const auto b = static_cast<std::uint64_t>(std::max<std::int64_t>(1, cfg_.block_tokens));
     if ((b & (b - 1)) == 0) shift_ = std::countr_zero(b);
@@ -86,7 +87,7 @@ public:
       // the first step that reaches run_end expires, a partial one until its last step does.
       std::int64_t cached_end = 0;
       double full_until = 0, last_until = std::numeric_limits<double>::infinity();
-      for (const auto& st : steps_[r.lineage]) {
+      for (const auto& st : steps(r.lineage)) {
         if (st.expiry <= t) break;
         cached_end = st.end_block;
         last_until = st.expiry;
@@ -98,7 +99,7 @@ public:
           if (last_until < std::numeric_limits<double>::infinity()) bounds = true;
           hold->until = std::min(hold->until, last_until);
           hold->lineage = r.lineage;
-          hold->version = writes_[r.lineage];
+          hold->version = lineage_[r.lineage].writes;
         }
         break;
       }
@@ -121,7 +122,7 @@ public:
   /// Whether a lookup's answer, with this hold, is still the answer at time t (for the same prompt);
   /// a hold that ran out but can be renewed (cache_hold) is renewed.
   bool still_holds(cache_hold& h, double t) const noexcept {
-    if (h.lineage != cache_hold::no_lineage && writes_[h.lineage] != h.version) return false;
+    if (h.lineage != cache_hold::no_lineage && lineage_[h.lineage].writes != h.version) return false;
     return t < h.until || renew(h, t);
   }
 
@@ -148,7 +149,7 @@ private:
   // covers its blocks has not expired: the lookup would find the same answer, held until then.
   [[gnu::noinline]] bool renew(cache_hold& h, double t) const noexcept {
     if (h.renew_lineage == cache_hold::no_lineage) return false;
-    for (const auto& st : steps_[h.renew_lineage])
+    for (const auto& st : steps(h.renew_lineage))
       if (st.end_block >= h.renew_blocks) {
         if (!(st.expiry > t)) return false;
         h.until = st.expiry;
@@ -161,27 +162,61 @@ private:
     std::int64_t end_block;  // blocks [previous step's end, end_block) ...
     double expiry;           // ... expire at this time (strictly decreasing along the list)
   };
+  // A lineage's steps lie side by side in pool_, from `begin`: `count` of them, room for `room`.
+  // Most lineages never hold more than one (a conversation's prompt only grows), so each starts
+  // with room for inline_steps; one that needs more moves to the end of the pool with twice the
+  // room. A cache of many lineages is two allocations, not one per lineage.
+  struct lineage_state {
+    std::uint32_t begin = 0;
+    std::uint32_t count = 0, room = inline_steps;
+    std::uint32_t writes = 0;  // how many times it was written (cache_hold)
+  };
+  static constexpr std::uint32_t inline_steps = 2;
+
+  std::span<const step> steps(std::uint32_t lineage) const noexcept {
+    const lineage_state& l = lineage_[lineage];
+    return {pool_.data() + l.begin, l.count};
+  }
 
   // Whole blocks in n tokens (n >= 0).
   std::int64_t blocks(std::int64_t n) const noexcept {
     return shift_ >= 0 ? n >> shift_ : n / cfg_.block_tokens;
   }
 
-  // Blocks [0, end) of the lineage now expire at `expiry` (>= every expiry stored so far).
+  // Blocks [0, end) of the lineage now expire at `expiry` (>= every expiry stored so far): the steps
+  // it covers go, so do the ones that have expired (nothing can read them again), and it comes first.
   void extend(std::uint32_t lineage, std::int64_t end, double expiry) noexcept {
-    ++writes_[lineage];
-    auto& v = steps_[lineage];
+    lineage_state& l = lineage_[lineage];
+    ++l.writes;
+    step* v = pool_.data() + l.begin;
     std::size_t keep = 0;
-    while (keep < v.size() && v[keep].end_block <= end) ++keep;
-    v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(keep));
-    // Drop steps that have already expired: nothing can read them again.
-    while (!v.empty() && v.back().expiry <= expiry - cfg_.ttl_s) v.pop_back();
-    v.insert(v.begin(), step{end, expiry});
+    while (keep < l.count && v[keep].end_block <= end) ++keep;
+    std::size_t last = l.count;
+    while (last > keep && v[last - 1].expiry <= expiry - cfg_.ttl_s) --last;
+    const std::size_t count = last - keep + 1;
+    if (count > l.room) [[unlikely]] {
+      v = grow(l, count);
+    }
+    if (keep == 0) std::move_backward(v, v + last, v + count);  // one place back
+    else if (keep > 1) std::move(v + keep, v + last, v + 1);     // to just behind the new first
+    v[0] = step{end, expiry};
+    l.count = static_cast<std::uint32_t>(count);
+  }
+
+  // Room for `count` steps at the end of the pool (twice as much as before, at least).
+  [[gnu::noinline]] step* grow(lineage_state& l, std::size_t count) {
+    const std::size_t room = std::max<std::size_t>(count, 2 * std::size_t{l.room});
+    const std::size_t begin = pool_.size();
+    pool_.resize(begin + room);
+    std::copy_n(pool_.begin() + l.begin, l.count, pool_.begin() + static_cast<std::ptrdiff_t>(begin));
+    l.begin = static_cast<std::uint32_t>(begin);
+    l.room = static_cast<std::uint32_t>(room);
+    return pool_.data() + begin;
   }
 
   cache_config cfg_{};
-  std::vector<std::vector<step>> steps_;
-  std::vector<std::uint32_t> writes_;  // per lineage: how many times it was written (cache_hold)
+  std::vector<lineage_state> lineage_;
+  std::vector<step> pool_;
   int shift_ = -1;                     // log2 of block_tokens when a power of two
 };
 

@@ -850,7 +850,8 @@ private:
       double last_t = 0, before_last_t = 0;  // the times of scheduled_'s last two
       // The pass's 429s by the bucket that refused them, and its attempts, added up after it (kept
       // out of memory the loop writes).
-      std::array<std::uint64_t, max_buckets> refused{};
+      std::array<std::uint64_t, max_buckets> refused;  // (d.nb of them zeroed: a batch is often short)
+      std::fill_n(refused.begin(), d.nb, std::uint64_t{0});
       std::uint64_t made = 0;
       const std::uint64_t room = budget_ - attempts_;
       std::size_t i = 0;

@@ -118,6 +118,29 @@ TEST(PrefixCache, AHoldLastsUntilTheHitsBlocksExpireOrItsLineageIsWritten) {
   EXPECT_TRUE(off.still_holds(h, 1e12));
 }
 
+// A lineage written with shorter and shorter prompts keeps a step per write (each later one
+// shorter and longer-lived): ten of them, past the room a lineage starts with. At 305.5 the writes
+// up to 5 s have expired; the longest still cached is the one at 6 s, 4 blocks.
+TEST(PrefixCache, ALineageKeepsEveryShorterWriteUntilItExpires) {
+  prefix_cache c(cfg(100, 0, 300), 2);
+  const std::vector<prefix_run> other{{1, 700}};  // the lineage beside it, written once at 5 s
+  c.touch(other, 700, 5);
+  for (int k = 0; k < 10; ++k) {
+    const std::vector<prefix_run> p{{0, 100 * (10 - k)}};
+    c.touch(p, 100 * (10 - k), k);
+  }
+  const std::vector<prefix_run> ten{{0, 1000}};
+  EXPECT_EQ(c.lookup(ten, 1000, 200), 1000);  // nothing expired yet: the first write's 10 blocks
+  EXPECT_EQ(c.lookup(ten, 1000, 300.5), 900);
+  EXPECT_EQ(c.lookup(ten, 1000, 305.5), 400);
+  EXPECT_EQ(c.lookup(ten, 1000, 309.5), 0);
+  EXPECT_EQ(c.lookup(other, 700, 304.5), 700);  // untouched by the other lineage's steps
+  EXPECT_EQ(c.lookup(other, 700, 305), 0);
+  c.touch(ten, 1000, 310);                      // a longer prompt covers them all again
+  EXPECT_EQ(c.lookup(ten, 1000, 609), 1000);
+  EXPECT_EQ(c.lookup(ten, 1000, 610), 0);
+}
+
 // The hold never lies: over random prompts, writes and times, a later lookup of a prompt whose
 // hold still stands gives the same answer (the simulation then skips the lookup). Block sizes that
 // are and are not powers of two.

@@ -121,7 +121,8 @@ private:
 
   std::uint64_t day(double t) const noexcept {
     const double x = t * inv_width_;  // t ≥ 0; monotone in t
-    return x < static_cast<double>(max_day) ? static_cast<std::uint64_t>(x) : max_day;
+    // (Through a signed conversion, one instruction: x is below 2^62 there.)
+    return x < static_cast<double>(max_day) ? static_cast<std::uint64_t>(static_cast<std::int64_t>(x)) : max_day;
   }
   std::uint64_t day_of(std::uint32_t id) const noexcept { return day(time_of(node_[id].key)); }
 
