@@ -59,7 +59,7 @@ class prefix_cache {
 public:
   prefix_cache() = default;
   prefix_cache(cache_config cfg, std::size_t lineages)
-      : cfg_(cfg), lineage_(lineages), pool_(lineages * inline_steps) {
+      : cfg_(cfg), lineage_(lineages), writes_(lineages, 0), pool_(lineages * inline_steps) {
     for (std::size_t l = 0; l < lineages; ++l) lineage_[l].begin = static_cast<std::uint32_t>(l * inline_steps);
     // Blocks are counted by a shift when their size is a power of two (every preset's is).
     const auto b = static_cast<std::uint64_t>(std::max<std::int64_t>(1, cfg_.block_tokens));
@@ -99,7 +99,7 @@ public:
           if (last_until < std::numeric_limits<double>::infinity()) bounds = true;
           hold->until = std::min(hold->until, last_until);
           hold->lineage = r.lineage;
-          hold->version = lineage_[r.lineage].writes;
+          hold->version = writes_[r.lineage];
         }
         break;
       }
@@ -122,7 +122,7 @@ public:
   /// Whether a lookup's answer, with this hold, is still the answer at time t (for the same prompt);
   /// a hold that ran out but can be renewed (cache_hold) is renewed.
   bool still_holds(cache_hold& h, double t) const noexcept {
-    if (h.lineage != cache_hold::no_lineage && lineage_[h.lineage].writes != h.version) return false;
+    if (h.lineage != cache_hold::no_lineage && writes_[h.lineage] != h.version) return false;
     return t < h.until || renew(h, t);
   }
 
@@ -169,7 +169,6 @@ private:
   struct lineage_state {
     std::uint32_t begin = 0;
     std::uint32_t count = 0, room = inline_steps;
-    std::uint32_t writes = 0;  // how many times it was written (cache_hold)
   };
   static constexpr std::uint32_t inline_steps = 2;
 
@@ -187,7 +186,7 @@ private:
   // it covers go, so do the ones that have expired (nothing can read them again), and it comes first.
   void extend(std::uint32_t lineage, std::int64_t end, double expiry) noexcept {
     lineage_state& l = lineage_[lineage];
-    ++l.writes;
+    ++writes_[lineage];
     step* v = pool_.data() + l.begin;
     std::size_t keep = 0;
     while (keep < l.count && v[keep].end_block <= end) ++keep;
@@ -216,6 +215,8 @@ private:
 
   cache_config cfg_{};
   std::vector<lineage_state> lineage_;
+  std::vector<std::uint32_t> writes_;  // per lineage: how many times it was written (cache_hold; apart,
+                                       // so that a herd's holds check a small array)
   std::vector<step> pool_;
   int shift_ = -1;                     // log2 of block_tokens when a power of two
 };
