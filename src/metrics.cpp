@@ -97,6 +97,13 @@ request_metrics compute_request_metrics(std::span<const request_sample> requests
 
 request_medians compute_request_medians(std::span<const request_sample> requests) {
   std::vector<double> eff, ttft;
+  return compute_request_medians(requests, eff, ttft);
+}
+
+request_medians compute_request_medians(std::span<const request_sample> requests, std::vector<double>& eff,
+                                        std::vector<double>& ttft) {
+  eff.clear();
+  ttft.clear();
   eff.reserve(requests.size());
   ttft.reserve(requests.size());
   for (const auto& r : requests) {

@@ -5,6 +5,7 @@
 
 #include "parallel.hpp"
 #include "progress.hpp"
+#include "seed_runs.hpp"
 
 #include <algorithm>
 
@@ -37,21 +38,39 @@ run_size run_size_of(const scenario& s, bool record_attempts, bool record_charge
 
 fleet_sessions generate_fleet(const scenario& s, std::uint64_t seed) {
   fleet_sessions out;
+  generate_fleet(s, seed, out);
+  return out;
+}
+
+void generate_fleet(const scenario& s, std::uint64_t seed, fleet_sessions& out) {
   const auto n = static_cast<std::size_t>(fleet_size(s));
-  out.scripts.reserve(n);
+  out.scripts.resize(n);  // (the scripts it holds keep their storage)
+  out.plans.clear();
   out.plans.reserve(n);
-  std::uint64_t idx = 0;  // scripts are reserved: the plans' pointers stay valid
+  std::uint64_t idx = 0;  // every script is in place: the plans' pointers stay valid
   for (std::uint32_t f = 0; f < s.fleet.size(); ++f) {
     const auto& g = s.fleet[f];
     // A group of many sessions tabulates its per-turn factors once (up to 4,096 turns).
     const session_generator generate(g.wl, g.sessions > 1 ? 4096 : 0);
     for (std::int32_t k = 0; k < g.sessions; ++k, ++idx) {
-      out.scripts.push_back(generate(derive_seed(seed, idx)));
-      out.plans.push_back({&out.scripts.back(), g.start_s + g.stagger_s * k, derive_seed(seed, (1ULL << 32) + idx), f});
+      generate(derive_seed(seed, idx), out.scripts[idx]);
+      out.plans.push_back({&out.scripts[idx], g.start_s + g.stagger_s * k, derive_seed(seed, (1ULL << 32) + idx), f});
     }
   }
-  return out;
 }
+
+namespace {
+// The simulation options of one run of the scenario.
+sim_options simulation_options(const scenario& s, const run_options& opt) {
+  sim_options so;
+  so.start_unix_s = s.start_unix_s;
+  so.record_attempts = opt.record_attempts;
+  so.record_charges = opt.record_charges;
+  so.peak_demand = opt.peak_demand;
+  so.max_attempts = s.attempt_budget;
+  return so;
+}
+} // namespace
 
 scenario_result run_scenario(const scenario& s, const run_options& opt) {
   return run_scenario(std::make_shared<const scenario>(s), opt);
@@ -66,12 +85,7 @@ scenario_result run_scenario(std::shared_ptr<const scenario> shared, const run_o
   auto fleet = generate_fleet(s, r.seed);
   const std::vector<session_plan> plans = std::move(fleet.plans);
   r.scripts = std::move(fleet.scripts);  // the buffer moves: the plans' pointers stay valid
-  sim_options so;
-  so.start_unix_s = s.start_unix_s;
-  so.record_attempts = opt.record_attempts;
-  so.record_charges = opt.record_charges;
-  so.peak_demand = opt.peak_demand;
-  so.max_attempts = s.attempt_budget;
+  const sim_options so = simulation_options(s, opt);
   r.options.reserve(s.options.size());
   for (const auto& o : s.options) {
     r.options.push_back(run_option(o, plans, so, opt.request_metrics, opt.report_progress));
@@ -115,7 +129,9 @@ option_result run_option(const scenario_option& o, std::span<const session_plan>
   return res;
 }
 
-run_summary summarize_run(const option_result& r, std::uint64_t seed, std::uint32_t option) {
+namespace {
+// A row of the run, given its requests' medians.
+run_summary summarize_run(const option_result& r, std::uint64_t seed, std::uint32_t option, const request_medians& m) {
   const auto& sim = r.sim;
   const fleet_metrics f = compute_fleet_metrics(sim);
   run_summary x;
@@ -129,7 +145,6 @@ run_summary summarize_run(const option_result& r, std::uint64_t seed, std::uint3
   x.usd_per_task = f.usd_per_task;
   x.tasks_per_hour = f.tasks_per_hour;
   x.output_tps = f.output_tps;
-  const request_medians m = compute_request_medians(sim.requests);
   x.effective_tps_p50 = m.effective_tps_p50;
   x.ttft_p50_s = m.ttft_p50_s;
   x.sessions = f.sessions;
@@ -141,6 +156,11 @@ run_summary summarize_run(const option_result& r, std::uint64_t seed, std::uint3
   for (const auto& ss : sim.sessions) x.requests_served += ss.requests_served;
   return x;
 }
+} // namespace
+
+run_summary summarize_run(const option_result& r, std::uint64_t seed, std::uint32_t option) {
+  return summarize_run(r, seed, option, compute_request_medians(r.sim.requests));
+}
 
 std::vector<std::uint64_t> consecutive_seeds(std::uint64_t first, std::size_t count) {
   std::vector<std::uint64_t> v(count);
@@ -148,26 +168,36 @@ std::vector<std::uint64_t> consecutive_seeds(std::uint64_t first, std::size_t co
   return v;
 }
 
+namespace detail {
+void run_seed(const scenario& s, std::uint64_t seed, seed_workspace& ws, std::span<run_summary> rows) {
+  run_options ro;
+  ro.record_attempts = false;
+  ro.record_charges = false;
+  ro.peak_demand = false;
+  sim_options so = simulation_options(s, ro);
+  generate_fleet(s, seed, ws.fleet);
+  ws.spare.resize(s.options.size());
+  for (std::size_t o = 0; o < s.options.size(); ++o) {
+    so.recycle = &ws.spare[o];
+    option_result r = run_option(s.options[o], ws.fleet.plans, so, false, false);
+    rows[o] = summarize_run(r, seed, static_cast<std::uint32_t>(o),
+                            compute_request_medians(r.sim.requests, ws.medians[0], ws.medians[1]));
+    ws.spare[o] = std::move(r.sim);
+  }
+}
+} // namespace detail
+
 std::vector<run_summary> run_seeds(const scenario& s, std::span<const std::uint64_t> seeds, unsigned threads) {
   const std::size_t no = s.options.size();
   // Runs in flight at once, each with its own scripts and results.
   const auto parallel = static_cast<std::int64_t>(std::min<std::size_t>(detail::resolve_threads(threads), std::max<std::size_t>(seeds.size(), 1)));
   check_run_size(run_size_of(s, false, false), "scenario", s.name, parallel);
   std::vector<run_summary> out(seeds.size() * no);
-  const auto shared = std::make_shared<const scenario>(s);  // one copy for every seed
   // A single seed is one run of a larger task (a sweep's), which reports its own progress.
   detail::progress_task progress("Monte Carlo", seeds.size(), seeds.size() > 1);
-  detail::parallel_for(seeds.size(), threads, [&](std::size_t i) {
-    run_options ro;
-    ro.record_attempts = false;
-    ro.record_charges = false;
-    ro.peak_demand = false;
-    ro.request_metrics = false;
-    ro.report_progress = false;  // the seeds are the progress
-    ro.seed = seeds[i];
-    const auto r = run_scenario(shared, ro);
-    for (std::size_t o = 0; o < no; ++o)
-      out[i * no + o] = summarize_run(r.options[o], seeds[i], static_cast<std::uint32_t>(o));
+  std::vector<detail::seed_workspace> ws(detail::worker_count(seeds.size(), threads));
+  detail::parallel_for(seeds.size(), threads, [&](std::size_t i, std::size_t worker) {
+    detail::run_seed(s, seeds[i], ws[worker], std::span<run_summary>(out).subspan(i * no, no));
     progress.advance();
   });
   return out;

@@ -6,6 +6,7 @@
 #include "json/reader.hpp"
 #include "parallel.hpp"
 #include "progress.hpp"
+#include "seed_runs.hpp"
 
 #include <fmt/format.h>
 
@@ -124,12 +125,14 @@ sweep_result run_sweep(const sweep_spec& s, unsigned threads, double confidence,
   r.rows.resize(offset.back());
   const auto per_point = static_cast<std::size_t>(s.seeds);
   detail::progress_task progress("sweep", s.points.size() * per_point);
-  detail::parallel_for(s.points.size() * per_point, threads, [&](std::size_t task) {
+  for (const auto& point : s.points)  // (what run_seeds checks of each point's seed)
+    check_run_size(run_size_of(point.scn, false, false), "scenario", point.scn.name);
+  std::vector<detail::seed_workspace> ws(detail::worker_count(s.points.size() * per_point, threads));
+  detail::parallel_for(s.points.size() * per_point, threads, [&](std::size_t task, std::size_t worker) {
     const std::size_t p = task / per_point, k = task % per_point;
     const auto& scn = s.points[p].scn;
-    const std::uint64_t seed = scn.seed + k;
-    const auto rows = run_seeds(scn, std::span<const std::uint64_t>(&seed, 1), 1);
-    std::copy(rows.begin(), rows.end(), r.rows.begin() + static_cast<std::ptrdiff_t>(offset[p] + k * scn.options.size()));
+    detail::run_seed(scn, scn.seed + k, ws[worker],
+                     std::span<run_summary>(r.rows).subspan(offset[p] + k * scn.options.size(), scn.options.size()));
     progress.advance();
   });
   montecarlo_options mo;

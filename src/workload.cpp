@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <cmath>
 #include <optional>
 
@@ -64,6 +65,12 @@ double session_generator::ramp(std::int32_t turn) const {
 }
 
 session_script session_generator::operator()(std::uint64_t seed) const {
+  session_script s;
+  (*this)(seed, s);
+  return s;
+}
+
+void session_generator::operator()(std::uint64_t seed, session_script& s) const {
   const workload& w = *w_;
   rng g_output(derive_seed(seed, 1)), g_reasoning(derive_seed(seed, 2)),
       g_tool(derive_seed(seed, 3)), g_time(derive_seed(seed, 4)), g_summary(derive_seed(seed, 5));
@@ -117,8 +124,10 @@ session_script session_generator::operator()(std::uint64_t seed) const {
   const std::int64_t task =
       std::min(task_draw, std::max<std::int64_t>(0, static_cast<std::int64_t>(first_limit) - w.system_prompt_tokens));
 
-  session_script s;
-  s.source = fmt::format("workload {} seed {}", w.name, seed);
+  s.source.clear();
+  fmt::format_to(std::back_inserter(s.source), "workload {} seed {}", w.name, seed);
+  s.requests.clear();
+  s.runs.clear();
   s.requests.reserve(static_cast<std::size_t>(turns) + 8);
   s.runs.reserve(2 * (static_cast<std::size_t>(turns) + 8));
   s.shared_lineages = 1;
@@ -193,7 +202,6 @@ session_script session_generator::operator()(std::uint64_t seed) const {
     delay = tool_time;
   }
   s.lineages = next_lineage;
-  return s;
 }
 
 } // namespace loopcast

@@ -95,6 +95,10 @@ struct request_medians {
   double ttft_p50_s = 0;
 };
 request_medians compute_request_medians(std::span<const request_sample> requests);
+/// The same, with the caller's storage for the values selected from (their contents are replaced;
+/// Monte Carlo reuses them from seed to seed).
+request_medians compute_request_medians(std::span<const request_sample> requests, std::vector<double>& eff,
+                                        std::vector<double>& ttft);
 
 /// What the sessions asked of a rate bucket against what it can give: the units the served
 /// requests were charged, spread over the time the sessions would have taken without waiting

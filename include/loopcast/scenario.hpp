@@ -100,6 +100,8 @@ struct fleet_sessions {
 };
 /// Generates the sessions every option of the scenario runs, for `seed`.
 fleet_sessions generate_fleet(const scenario& s, std::uint64_t seed);
+/// The same, written into `out` (its scripts' storage reused: Monte Carlo generates a fleet per seed).
+void generate_fleet(const scenario& s, std::uint64_t seed, fleet_sessions& out);
 
 /// Runs every option on the scenario's sessions. Refuses (config_error) a run over the request
 /// cap or the memory budget (budget.hpp) before generating anything.

@@ -429,6 +429,19 @@ private:
 
   // ---- set-up: sessions, noise streams, results, the first sends (the allocations but one) ----
   void set_up() {
+    if (opt_.recycle) {  // an earlier result's buffers, emptied
+      simulation_result& old = *opt_.recycle;
+      const auto take = [](auto& to, auto& from) {
+        to = std::move(from);
+        to.clear();
+      };
+      take(out_.requests, old.requests);
+      take(out_.sessions, old.sessions);
+      take(out_.buckets, old.buckets);
+      take(out_.attempts, old.attempts);
+      take(out_.bucket_levels, old.bucket_levels);
+      take(out_.bucket_ops, old.bucket_ops);
+    }
     ss_.reserve(plans_.size());
     if (client_draws_jitter()) jitter_.resize(plans_.size());  // each seeded at the session's first 429
     std::uint32_t private_base = layout_.shared;

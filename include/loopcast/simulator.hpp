@@ -48,6 +48,10 @@ struct sim_options {
   /// are the same to the last bit either way; false handles each attempt as its own event (what the
   /// tests compare with).
   bool coalesce_refusals = true;
+  /// A result of an earlier run whose buffers (served requests, sessions, buckets, timeline) this run
+  /// takes over instead of allocating its own; whatever it held is discarded. For repeated runs:
+  /// Monte Carlo hands each option's last result to its next seed (nullptr: none).
+  simulation_result* recycle = nullptr;
   /// Progress of a long run (nullptr: none): called about every 16,384 events, from the simulating
   /// thread, with the requests served so far and the scripted requests of every session.
   void (*progress)(void* context, std::uint64_t served, std::uint64_t total) noexcept = nullptr;

@@ -116,6 +116,8 @@ class session_generator {
 public:
   explicit session_generator(const workload& w, std::int32_t tabulated_turns = 0);
   session_script operator()(std::uint64_t seed) const;
+  /// The same script, written into `out` (whatever it held is replaced; its storage is reused).
+  void operator()(std::uint64_t seed, session_script& out) const;
 
 private:
   double front(std::int32_t turn) const;  // the tool result's front-load factor at turn (from 1)

@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -189,4 +191,35 @@ TEST(FleetMonteCarlo, SameRowsWhateverTheThreadCount) {
     limited += x.rate_limited > 0;
   }
   EXPECT_GT(limited, 6);
+}
+
+// Monte Carlo runs seed after seed in one storage (scripts and results reused): each row is still
+// what a run of that seed alone gives — two options, seeds whose sessions differ in length.
+TEST(FleetMonteCarlo, EachSeedGivesWhatItsOwnRunGives) {
+  const preset_library lib({models});
+  auto j = two_groups();
+  j["options"].push_back({{"label", "local"}, {"target", "local-workstation-qwen-27b"}, {"client", "opencode"}});
+  std::ifstream in(models + "/workloads/reference-agent-loop.json");
+  auto wl = nlohmann::json::parse(in);
+  wl["turns"] = {{"kind", "lognormal"}, {"median", 20}, {"p90", 60}};
+  j["fleet"][0]["workload"] = wl;
+  const auto s = parse_scenario(j.dump(), "fleet.json", lib);
+  std::vector<std::uint64_t> seeds;
+  for (std::uint64_t i = 0; i < 6; ++i) seeds.push_back(300 + i);
+  const auto rows = run_seeds(s, seeds, 1);
+  ASSERT_EQ(rows.size(), 12u);
+  std::set<std::int32_t> lengths;
+  for (std::size_t i = 0; i < seeds.size(); ++i) {
+    run_options ro;
+    ro.seed = seeds[i];
+    ro.record_attempts = false;
+    const auto alone = run_scenario(s, ro);
+    for (std::uint32_t o = 0; o < 2; ++o) {
+      const auto& row = rows[i * 2 + o];
+      EXPECT_TRUE(test_support::same_row(row, summarize_run(alone.options[o], seeds[i], o))) << "seed " << seeds[i] << " option " << o;
+      EXPECT_EQ(row.sessions, 5);
+    }
+    lengths.insert(rows[i * 2].requests_served);
+  }
+  EXPECT_GT(lengths.size(), 3u);  // the seeds' fleets are not all the same size
 }
