@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -18,19 +19,22 @@ constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
 } // namespace
 
-estimate quantile_interval(std::span<const double> v, double q, double confidence) {
-  if (v.empty()) return {nan, nan, nan};
-  estimate e{sorted_quantile(v, q), nan, nan};
-  const auto n = static_cast<double>(v.size());
+namespace {
+// The 1-based ranks of a quantile interval's order statistics: l = 0 when there is no lower bound,
+// u = n + 1 when there is no upper one.
+struct order_ranks {
+  std::int64_t l, u;
+};
+
+order_ranks compute_ranks(std::int64_t n, double q, double confidence) {
   const double alpha = 1.0 - confidence;
-  const boost::math::binomial_distribution<double> b(n, q);
+  const boost::math::binomial_distribution<double> b(static_cast<double>(n), q);
   // B = samples at or below the true quantile ~ Binomial(n, q). [x_(l), x_(u)] (1-based) covers
   // it with probability P(l <= B <= u − 1): take the largest l with P(B <= l − 1) <= alpha/2 and
   // the smallest u with P(B <= u − 1) >= 1 − alpha/2. The CDF is monotone in k, so both are the
   // first k in [0, n) where a condition on P(B <= k) turns true: a bisection, ~log2(n) CDFs each.
-  const auto size = static_cast<std::int64_t>(v.size());
   auto first_k = [&](auto holds) {
-    std::int64_t lo = 0, hi = size;  // the answer is in [lo, hi]; hi = n when it never holds
+    std::int64_t lo = 0, hi = n;  // the answer is in [lo, hi]; hi = n when it never holds
     while (lo < hi) {
       const std::int64_t mid = lo + (hi - lo) / 2;
       if (holds(boost::math::cdf(b, static_cast<double>(mid)))) hi = mid;
@@ -38,8 +42,33 @@ estimate quantile_interval(std::span<const double> v, double q, double confidenc
     }
     return lo;
   };
-  const std::int64_t l = first_k([&](double p) { return p > alpha / 2; });
-  const std::int64_t u = first_k([&](double p) { return p >= 1 - alpha / 2; }) + 1;
+  return {first_k([&](double p) { return p > alpha / 2; }), first_k([&](double p) { return p >= 1 - alpha / 2; }) + 1};
+}
+
+// The ranks depend on (n, q, confidence) only, and a summary asks for the same few again and again
+// (three quantiles of every metric of every option, all with n = the runs): the last 16 are kept,
+// per thread.
+order_ranks ranks(std::int64_t n, double q, double confidence) {
+  struct entry {
+    std::int64_t n = -1;
+    double q = 0, confidence = 0;
+    order_ranks r{};
+  };
+  thread_local std::array<entry, 16> memo;
+  thread_local std::size_t next = 0;
+  for (const auto& e : memo)
+    if (e.n == n && e.q == q && e.confidence == confidence) return e.r;
+  auto& e = memo[next];
+  next = (next + 1) % memo.size();
+  e = {n, q, confidence, compute_ranks(n, q, confidence)};
+  return e.r;
+}
+} // namespace
+
+estimate quantile_interval(std::span<const double> v, double q, double confidence) {
+  if (v.empty()) return {nan, nan, nan};
+  estimate e{sorted_quantile(v, q), nan, nan};
+  const auto [l, u] = ranks(static_cast<std::int64_t>(v.size()), q, confidence);
   if (l >= 1) e.lo = v[static_cast<std::size_t>(l - 1)];
   if (u <= static_cast<std::int64_t>(v.size())) e.hi = v[static_cast<std::size_t>(u - 1)];
   return e;

@@ -30,6 +30,15 @@ TEST(MonteCarloStats, MedianIntervalFromOrderStatistics) {
   const auto p10 = quantile_interval(v, 0.1, 0.95);
   EXPECT_TRUE(std::isnan(p10.lo));
   EXPECT_DOUBLE_EQ(p10.hi, 6);  // the smallest u with P(B <= u − 1) >= 97.5%: P(B <= 5) = 98.9%
+  // The ranks are remembered per (n, q, confidence): asked again, each gives its own.
+  const auto again = quantile_interval(v, 0.5, 0.95);
+  EXPECT_DOUBLE_EQ(again.lo, 6);
+  EXPECT_DOUBLE_EQ(again.hi, 15);
+  EXPECT_DOUBLE_EQ(quantile_interval(v, 0.5, 0.5).lo, 8);  // P(B <= 7) = 13.2% <= 25% < P(B <= 8) = 25.2%
+  v.pop_back();  // n = 19: [x_(5), x_(15)] (P(B <= 4) = 0.96%, P(B <= 5) = 3.2%; P(B <= 13) = 96.8%, P(B <= 14) = 99.0%)
+  const auto n19 = quantile_interval(v, 0.5, 0.95);
+  EXPECT_DOUBLE_EQ(n19.lo, 5);
+  EXPECT_DOUBLE_EQ(n19.hi, 15);
 }
 
 // The bisection gives the bounds a scan over every k gives (the scan is the definition above).
