@@ -36,8 +36,8 @@ void parallel_for(std::size_t n, unsigned threads, F&& fn) {
     if constexpr (std::is_invocable_v<F&, std::size_t, std::size_t>) fn(i, worker);
     else fn(i);
   };
-  threads = resolve_threads(threads);
-  if (threads <= 1 || n <= 1) {
+  const std::size_t count = worker_count(n, threads);
+  if (count <= 1) {
     for (std::size_t i = 0; i < n; ++i) call(i, 0);
     return;
   }
@@ -59,7 +59,6 @@ void parallel_for(std::size_t n, unsigned threads, F&& fn) {
     }
   };
   std::vector<std::thread> pool;
-  const std::size_t count = std::min<std::size_t>(threads, n);
   pool.reserve(count - 1);
   // A thread that cannot be started (a process limit) is not an error: the threads that did
   // start, and this one, share the work, and the results are the same.

@@ -189,13 +189,13 @@ void run_seed(const scenario& s, std::uint64_t seed, seed_workspace& ws, std::sp
 
 std::vector<run_summary> run_seeds(const scenario& s, std::span<const std::uint64_t> seeds, unsigned threads) {
   const std::size_t no = s.options.size();
-  // Runs in flight at once, each with its own scripts and results.
-  const auto parallel = static_cast<std::int64_t>(std::min<std::size_t>(detail::resolve_threads(threads), std::max<std::size_t>(seeds.size(), 1)));
-  check_run_size(run_size_of(s, false, false), "scenario", s.name, parallel);
+  // Runs in flight at once, each worker with its own scripts and results.
+  const std::size_t workers = detail::worker_count(seeds.size(), threads);
+  check_run_size(run_size_of(s, false, false), "scenario", s.name, static_cast<std::int64_t>(workers));
   std::vector<run_summary> out(seeds.size() * no);
-  // A single seed is one run of a larger task (a sweep's), which reports its own progress.
+  // A single seed is a run, not a Monte Carlo: no progress of its own.
   detail::progress_task progress("Monte Carlo", seeds.size(), seeds.size() > 1);
-  std::vector<detail::seed_workspace> ws(detail::worker_count(seeds.size(), threads));
+  std::vector<detail::seed_workspace> ws(workers);
   detail::parallel_for(seeds.size(), threads, [&](std::size_t i, std::size_t worker) {
     detail::run_seed(s, seeds[i], ws[worker], std::span<run_summary>(out).subspan(i * no, no));
     progress.advance();

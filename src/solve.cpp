@@ -67,7 +67,7 @@ solve_result solve_max_agents(const scenario& s, const max_agents_query& q) {
   // q.threads threads at once): stop there, and say so, rather than fail midway.
   std::int32_t cap_n = cap;
   {
-    const auto parallel = static_cast<std::int64_t>(std::min<std::int64_t>(detail::resolve_threads(q.threads), q.seeds));
+    const auto parallel = static_cast<std::int64_t>(detail::worker_count(static_cast<std::size_t>(q.seeds), q.threads));
     auto fits = [&](std::int32_t n) {
       t.fleet[0].sessions = n;
       return run_fits(run_size_of(t, false, false), parallel);

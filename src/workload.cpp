@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <array>
-#include <iterator>
 #include <cmath>
+#include <iterator>
 #include <optional>
 
 namespace loopcast {
