@@ -2,6 +2,7 @@
 
 #include "loopcast/errors.hpp"
 
+#include "numbers.hpp"
 #include "parallel.hpp"
 #include "progress.hpp"
 
@@ -14,7 +15,7 @@
 namespace loopcast {
 
 namespace {
-constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+using detail::nan;
 
 struct run_stats {
   std::vector<request_sample> requests;

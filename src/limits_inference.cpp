@@ -4,6 +4,7 @@
 #include "loopcast/files.hpp"
 
 #include "json/reader.hpp"
+#include "numbers.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -26,7 +27,7 @@ struct named_period {
   char name_letter;
 };
 constexpr named_period named_periods[] = {{1, "second", '\0'}, {60, "minute", '\0'}, {3600, "hour", 'h'}, {86400, "day", 'd'}};
-constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+using detail::nan;
 
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

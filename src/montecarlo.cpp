@@ -2,6 +2,7 @@
 
 #include "loopcast/errors.hpp"
 #include "loopcast/metrics.hpp"
+#include "numbers.hpp"
 
 #include <boost/math/distributions/binomial.hpp>
 #include <boost/math/distributions/students_t.hpp>
@@ -15,7 +16,7 @@
 namespace loopcast {
 
 namespace {
-constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+using detail::nan;
 
 } // namespace
 

@@ -2,6 +2,7 @@
 
 #include "loopcast/errors.hpp"
 
+#include "numbers.hpp"
 #include "parallel.hpp"
 #include "text.hpp"
 
@@ -14,7 +15,7 @@
 namespace loopcast {
 
 namespace {
-constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+using detail::nan;
 
 void check_common(const scenario& s, const solve_common& q) {
   if (q.option >= s.options.size())
