@@ -7,6 +7,7 @@
 #include "loopcast/scenario.hpp"
 #include "loopcast/simulation.hpp"
 
+#include "test_paths.hpp"
 #include "two_requests.hpp"
 
 #include <gtest/gtest.h>
@@ -20,7 +21,7 @@ using loopcast::test_support::two_requests;
 
 namespace {
 
-const std::string models = LOOPCAST_TEST_MODELS_DIR;
+using loopcast::test_support::models;
 
 // One request per minute (a token bucket of 1), retry-after sent; requests take 0.5 + 1 + 1 = 2.5 s.
 target one_per_minute() {

@@ -5,6 +5,8 @@
 #include "loopcast/rate_limits.hpp"
 #include "loopcast/simulation.hpp"
 
+#include "test_paths.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,10 +16,7 @@
 using namespace loopcast;
 
 namespace {
-const preset_library& lib() {
-  static const preset_library l({LOOPCAST_TEST_MODELS_DIR});
-  return l;
-}
+using loopcast::test_support::lib;
 const bucket_config& named(const target& t, const std::string& name) {
   const auto it = std::find_if(t.limits.begin(), t.limits.end(), [&](const bucket_config& b) { return b.name == name; });
   if (it == t.limits.end()) throw std::runtime_error(t.name + " has no bucket " + name);

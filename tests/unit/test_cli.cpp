@@ -183,11 +183,11 @@ TEST(Cli, PresetsJsonAndShow) {
 // ---- stats, replay, fit, convert -------------------------------------------------------------
 
 namespace {
-const std::string traces = LOOPCAST_TEST_TRACES_DIR;
+const std::string trace_dir = LOOPCAST_TEST_TRACES_DIR;
 }
 
 TEST(CliLogs, StatsJsonPerModelAndOverall) {
-  const auto r = loopcast("stats --json " + traces + "/claude-code-weka/trace_0455.json --price cerebras-developer-qwen-3.8-27b");
+  const auto r = loopcast("stats --json " + trace_dir + "/claude-code-weka/trace_0455.json --price cerebras-developer-qwen-3.8-27b");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j.at("groups").size(), 2u);
@@ -204,24 +204,24 @@ TEST(CliLogs, MissingAndUnreadableLogs) {
   auto r = loopcast("stats /nonexistent.jsonl");
   EXPECT_EQ(r.code, 3);
   EXPECT_EQ(r.err, "loopcast: /nonexistent.jsonl: no such file or directory\n");
-  r = loopcast("stats --format bogus " + traces + "/codex");
+  r = loopcast("stats --format bogus " + trace_dir + "/codex");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "loopcast: unknown --format \"bogus\" (expected auto, claude-code, codex, opencode, kv-cache-tester, "
                    "swe-agent or loopcast)\n");
-  r = loopcast("replay " + traces + "/swe-agent/pydicom__pydicom-1458.traj --on local-workstation-qwen-27b");
+  r = loopcast("replay " + trace_dir + "/swe-agent/pydicom__pydicom-1458.traj --on local-workstation-qwen-27b");
   EXPECT_EQ(r.code, 3);
   EXPECT_NE(r.err.find("per-task totals only"), std::string::npos);
-  r = loopcast("replay " + traces + "/codex --on nonesuch");
+  r = loopcast("replay " + trace_dir + "/codex --on nonesuch");
   EXPECT_EQ(r.code, 3);
   EXPECT_NE(r.err.find("no target preset named \"nonesuch\""), std::string::npos);
 }
 
 TEST(CliLogs, FitWritesAPresetThatReplayLoads) {
   const auto preset = std::filesystem::temp_directory_path() / "loopcast_cli_fit.json";
-  auto r = loopcast("fit " + traces + "/claude-code-weka/trace_0455.json -o " + preset.string());
+  auto r = loopcast("fit " + trace_dir + "/claude-code-weka/trace_0455.json -o " + preset.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("fitted 43 requests (TTFT and decode separately)"), std::string::npos) << r.out;
-  r = loopcast("replay --json " + traces + "/claude-code-weka/trace_0455.json --on " + preset.string() +
+  r = loopcast("replay --json " + trace_dir + "/claude-code-weka/trace_0455.json --on " + preset.string() +
                " --on cerebras-developer-qwen-3.8-27b");
   std::filesystem::remove(preset);
   ASSERT_EQ(r.code, 0) << r.err;
@@ -234,7 +234,7 @@ TEST(CliLogs, FitWritesAPresetThatReplayLoads) {
 
 TEST(CliLogs, ConvertThenStatsAgree) {
   const auto out = std::filesystem::temp_directory_path() / "loopcast_cli_convert.jsonl";
-  const std::string codex = traces + "/codex/rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl";
+  const std::string codex = trace_dir + "/codex/rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl";
   auto r = loopcast("convert " + codex + " -o " + out.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, codex + ": 28 requests in 1 sessions written to " + out.string() + "\n");
@@ -394,7 +394,7 @@ TEST(CliCatalogue, PricesImportAndLimitsInfer) {
 // --on takes a mapping by model inline or from a file; the flags of real-session replays are
 // checked (exit 2), and a stop is explained in the text report.
 TEST(CliLogs, ReplayRoutesAndExplains) {
-  const auto trace = traces + "/claude-code-weka/trace_0291.json";
+  const auto trace = trace_dir + "/claude-code-weka/trace_0291.json";
   const auto map = std::filesystem::temp_directory_path() / ("loopcast_map_" + std::to_string(::getpid()) + ".json");
   {
     std::ofstream f(map);
@@ -422,7 +422,7 @@ TEST(CliLogs, ReplayRoutesAndExplains) {
   EXPECT_EQ(r.code, 2);
 
   // Sonnet 4.5 on Tier 1 with the reservation refused outright is explained where the user looks.
-  r = loopcast("--models " + models + " replay " + traces +
+  r = loopcast("--models " + models + " replay " + trace_dir +
                "/claude-code-weka/trace_0455.json --on cerebras-free-qwen-3.8-27b --max-tokens 16384");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("Why options stopped"), std::string::npos) << r.out;
@@ -435,7 +435,7 @@ TEST(CliLogs, StatsWithoutLogsReadsTheDefaultPlaces) {
   namespace fs = std::filesystem;
   const auto home = fs::temp_directory_path() / ("lc_home_" + std::to_string(::getpid()));
   fs::remove_all(home);
-  const fs::path data = traces;
+  const fs::path data = trace_dir;
   fs::create_directories(home / ".claude/projects/-home-u-alpha");
   fs::create_directories(home / ".claude/projects/-home-u-beta");
   fs::create_directories(home / ".codex/sessions/2026/02/23");
@@ -498,7 +498,7 @@ TEST(CliLogs, StatsWithoutLogsReadsTheDefaultPlaces) {
 // `loopcast fit-workload` writes a preset that validate --workload reads back; the text report
 // names the four measures.
 TEST(CliLogs, FitWorkloadThenValidateIt) {
-  const auto w = traces + "/claude-code-weka/";
+  const auto w = trace_dir + "/claude-code-weka/";
   const auto out = std::filesystem::temp_directory_path() / ("lc_fitw_" + std::to_string(::getpid()) + ".json");
   auto r = loopcast("--models " + models + " fit-workload " + w + "trace_0043.json " + w + "trace_0291.json " + w +
                     "trace_0455.json -o " + out.string());
@@ -524,7 +524,7 @@ TEST(CliLogs, FitWorkloadThenValidateIt) {
 
 // `loopcast validate` needs one source of speeds, and reports a row per held-out log.
 TEST(CliLogs, ValidateReportsPerLogAndOverall) {
-  const auto w = traces + "/claude-code-weka/";
+  const auto w = trace_dir + "/claude-code-weka/";
   auto r = loopcast("validate " + w + "trace_0043.json");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "loopcast: validate needs one of --fit-on LOG... or --on TARGET (speeds), --workload PRESET or "
@@ -595,7 +595,7 @@ TEST(Cli, ProgressAppearsOnATerminalOnly) {
 // A plan's unpublished caps: replay refuses to guess them, --limit sets them, and bad settings are
 // named.
 TEST(CliLogs, ReplayLimitSetsAPlansCaps) {
-  const std::string log = traces + "/claude-code-weka/trace_0043.json";
+  const std::string log = trace_dir + "/claude-code-weka/trace_0043.json";
   auto r = loopcast("replay " + log + " --on claude-max-5x-opus-4.5 --limit five_hour=300000");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "loopcast: target claude-max-5x-opus-4.5: bucket weekly has no published limit; set it with --limit "
@@ -618,14 +618,14 @@ TEST(CliLogs, ReplayLimitSetsAPlansCaps) {
 
 // `limits infer --logs`: a plan's caps bounded by the Codex rollout's used_percent snapshots.
 TEST(CliLogs, LimitsInferLogsBoundsAPlansCaps) {
-  auto r = loopcast("limits infer --logs " + traces + "/codex");
+  auto r = loopcast("limits infer --logs " + trace_dir + "/codex");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("  5-hour    all tokens           24,134,655 to 57,389,440 (1 observation)\n"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("  weekly    all but cache reads  above "), std::string::npos) << r.out;
-  r = loopcast("limits infer --logs " + traces + "/claude-code-jsonl/short.jsonl");
+  r = loopcast("limits infer --logs " + trace_dir + "/claude-code-jsonl/short.jsonl");
   EXPECT_EQ(r.code, 3);
-  EXPECT_EQ(r.err, "loopcast: " + traces +
+  EXPECT_EQ(r.err, "loopcast: " + trace_dir +
                        "/claude-code-jsonl/short.jsonl: no rate-limit snapshots (Codex) or usage-limit cut-offs (Claude "
                        "Code) to learn a plan's caps from\n");
 }

@@ -7,6 +7,8 @@
 #include "loopcast/simulation.hpp"
 #include "loopcast/workload.hpp"
 
+#include "test_paths.hpp"
+
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -19,7 +21,7 @@ using namespace loopcast;
 
 namespace {
 
-const std::string models = LOOPCAST_TEST_MODELS_DIR;
+using loopcast::test_support::models;
 
 // Bitwise, so that -0.0 and 0.0 differ and NaN equals NaN.
 ::testing::AssertionResult same_bits(double a, double b) {

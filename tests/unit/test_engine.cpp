@@ -5,6 +5,8 @@
 #include "loopcast/scenario.hpp"
 #include "loopcast/simulation.hpp"
 
+#include "test_paths.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -14,7 +16,7 @@
 using namespace loopcast;
 
 namespace {
-const std::string models = LOOPCAST_TEST_MODELS_DIR;
+using loopcast::test_support::models;
 
 // Prefill 1 ms/token, decode 10 ms/token, no overhead; an engine with slowdown 1 (two sequences
 // each decode at half speed), 8 slots and a pool of 10,000 tokens.
@@ -37,7 +39,7 @@ target engine_target() {
 }
 
 // One request: prompt 100 (prefill 0.1 s), output 100 (decode 1 s alone).
-session_script one_request() {
+session_script one_request_script() {
   session_script s;
   s.lineages = 1;
   s.runs = {{0, 100}};
@@ -52,7 +54,7 @@ session_script one_request() {
 }
 
 simulation_result two_at_once(const target& t) {
-  static const session_script script = one_request();
+  static const session_script script = one_request_script();
   const session_plan plans[] = {{&script, 0, 1, 0}, {&script, 0, 2, 0}};
   retry_policy client;
   client.name = "c";

@@ -6,6 +6,7 @@
 #include "loopcast/scenario.hpp"
 
 #include "run_summary_equal.hpp"
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -21,7 +22,7 @@
 using namespace loopcast;
 
 namespace {
-const std::string models = LOOPCAST_TEST_MODELS_DIR;
+using loopcast::test_support::models;
 
 nlohmann::json two_groups() {
   return nlohmann::json::parse(R"({

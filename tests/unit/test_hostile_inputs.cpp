@@ -12,6 +12,8 @@
 #include "loopcast/replay.hpp"
 #include "loopcast/simulation.hpp"
 
+#include "test_paths.hpp"
+
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>
@@ -30,7 +32,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path traces = LOOPCAST_TEST_TRACES_DIR;
+using loopcast::test_support::traces;
 
 struct run_result {
   int code;

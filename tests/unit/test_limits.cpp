@@ -2,6 +2,7 @@
 // errors before they exhaust memory or time; edge values either work or are refused at load.
 #include "loopcast/loopcast.hpp"
 
+#include "test_paths.hpp"
 #include "two_requests.hpp"
 
 #include <gtest/gtest.h>
@@ -16,11 +17,7 @@ using loopcast::test_support::error_of;
 namespace fs = std::filesystem;
 
 namespace {
-fs::path scratch(const std::string& name) {
-  const auto dir = fs::temp_directory_path() / ("loopcast_limits_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir / name;
-}
+using loopcast::test_support::scratch;
 nlohmann::json preset(const std::string& rel) {
   std::ifstream in(std::string(LOOPCAST_TEST_MODELS_DIR) + "/" + rel);
   return nlohmann::json::parse(in);
@@ -33,7 +30,7 @@ const char* assistant_line =
 
 // A line longer than 64 MiB is skipped, and reported, without being held in memory.
 TEST(Limits, OverlongLogLineIsSkipped) {
-  const auto path = scratch("long.jsonl");
+  const auto path = scratch("limits", "long.jsonl");
   {
     std::ofstream out(path, std::ios::binary);
     out << user_line << "\n";
@@ -51,7 +48,7 @@ TEST(Limits, OverlongLogLineIsSkipped) {
 }
 
 TEST(Limits, DeeplyNestedLogLineIsSkipped) {
-  const auto path = scratch("deep.jsonl");
+  const auto path = scratch("limits", "deep.jsonl");
   {
     std::ofstream out(path);
     out << user_line << "\n" << std::string(100000, '[') << std::string(100000, ']') << "\n" << assistant_line << "\n";
@@ -62,7 +59,7 @@ TEST(Limits, DeeplyNestedLogLineIsSkipped) {
 }
 
 TEST(Limits, ImplausibleTokenCountsAreInvalidNotHuge) {
-  const auto path = scratch("huge.jsonl");
+  const auto path = scratch("limits", "huge.jsonl");
   std::ofstream(path) << user_line << "\n"
                       << R"({"type":"assistant","timestamp":"2026-02-10T21:11:59.000Z","message":{"id":"m1","model":"x",)"
                       << R"("usage":{"input_tokens":1000000000000000,"output_tokens":60}}})" << "\n"

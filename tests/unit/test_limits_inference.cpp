@@ -15,7 +15,7 @@
 using namespace loopcast;
 
 namespace {
-const std::string dir = LOOPCAST_TEST_DATA_DIR "/headers/";
+const std::string headers_dir = LOOPCAST_TEST_DATA_DIR "/headers/";
 std::string slurp(const std::string& p) {
   std::ifstream in(p);
   std::ostringstream ss;
@@ -60,7 +60,7 @@ TEST(LimitsInference, PublishedOpenAIMessagesAreConsistent) {
 }
 
 TEST(LimitsInference, OpenAIHeaders) {
-  const auto text = slurp(dir + "openai.txt");
+  const auto text = slurp(headers_dir + "openai.txt");
   const auto snaps = parse_header_snapshots(text, "openai.txt");
   ASSERT_EQ(snaps.size(), 2u);
   EXPECT_EQ(snaps[0].source, "openai.txt:2");
@@ -83,7 +83,7 @@ TEST(LimitsInference, OpenAIHeaders) {
 
 // The fragment is a valid "limits" object: it loads in a target preset.
 TEST(LimitsInference, FragmentLoadsInATargetPreset) {
-  const auto r = infer_limits(parse_header_snapshots(slurp(dir + "anthropic.txt"), "anthropic.txt"));
+  const auto r = infer_limits(parse_header_snapshots(slurp(headers_dir + "anthropic.txt"), "anthropic.txt"));
   EXPECT_EQ(r.provider, "anthropic");
   ASSERT_EQ(r.buckets.size(), 3u);
   EXPECT_EQ(r.buckets[1].config.name, "itpm");
@@ -99,7 +99,7 @@ TEST(LimitsInference, FragmentLoadsInATargetPreset) {
 }
 
 TEST(LimitsInference, CerebrasJsonSnapshots) {
-  const auto r = infer_limits(parse_header_snapshots(slurp(dir + "cerebras.json"), "cerebras.json"));
+  const auto r = infer_limits(parse_header_snapshots(slurp(headers_dir + "cerebras.json"), "cerebras.json"));
   EXPECT_EQ(r.provider, "cerebras");
   EXPECT_TRUE(r.sends_retry_after);
   ASSERT_EQ(r.buckets.size(), 2u);
@@ -129,7 +129,7 @@ TEST(LimitsInference, ArbitraryInputNeverCrashes) {
   for (const auto& e : std::filesystem::recursive_directory_iterator(LOOPCAST_FUZZ_REGRESSIONS_DIR))
     if (e.is_regular_file()) inputs.push_back(slurp(e.path().string()));
   for (const char* f : {"openai.txt", "cerebras.json", "anthropic.txt"}) {
-    const auto t = slurp(dir + f);
+    const auto t = slurp(headers_dir + f);
     for (std::size_t n : {std::size_t{0}, t.size() / 3, t.size() / 2, t.size() - 1}) inputs.push_back(t.substr(0, n));
   }
   inputs.push_back("Limit 0, Used 5, Requested 1. Please try again in 1s");

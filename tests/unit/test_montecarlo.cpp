@@ -4,6 +4,7 @@
 #include "loopcast/presets.hpp"
 
 #include "run_summary_equal.hpp"
+#include "test_paths.hpp"
 
 #include <boost/math/distributions/binomial.hpp>
 #include <gtest/gtest.h>
@@ -15,7 +16,7 @@
 using namespace loopcast;
 
 namespace {
-const std::string models = LOOPCAST_TEST_MODELS_DIR;
+using loopcast::test_support::models;
 }
 
 // n = 20, median, 95%: the interval is [x_(6), x_(15)] (coverage 95.9%), the textbook answer.

@@ -2,6 +2,8 @@
 #include "loopcast/errors.hpp"
 #include "loopcast/presets.hpp"
 
+#include "test_paths.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -11,7 +13,7 @@
 using namespace loopcast;
 
 namespace {
-const std::string models = LOOPCAST_TEST_MODELS_DIR;
+using loopcast::test_support::models;
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);

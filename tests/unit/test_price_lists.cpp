@@ -13,7 +13,7 @@
 using namespace loopcast;
 
 namespace {
-const std::string dir = LOOPCAST_TEST_DATA_DIR "/prices/";
+const std::string prices_dir = LOOPCAST_TEST_DATA_DIR "/prices/";
 
 const imported_model& model(const price_list& l, const std::string& id) {
   const auto it = std::find_if(l.models.begin(), l.models.end(), [&](const imported_model& m) { return m.id == id; });
@@ -29,7 +29,7 @@ std::vector<std::string> warnings_of(const price_list& l, const std::string& id)
 } // namespace
 
 TEST(PriceLists, LiteLLMPerTokenFieldsBecomePerMillionPrices) {
-  const auto l = import_price_list(dir + "litellm.json");
+  const auto l = import_price_list(prices_dir + "litellm.json");
   EXPECT_EQ(l.format, price_list_format::litellm);
   EXPECT_EQ(l.models.size(), 5u);  // sample_spec is not a model
   const auto& s = model(l, "claude-sonnet-4-5");
@@ -73,7 +73,7 @@ TEST(PriceLists, LiteLLMPerTokenFieldsBecomePerMillionPrices) {
 }
 
 TEST(PriceLists, ContradictionsAndImplausibleValuesAreWarnings) {
-  const auto l = import_price_list(dir + "litellm.json");
+  const auto l = import_price_list(prices_dir + "litellm.json");
   EXPECT_EQ(warnings_of(l, "claude-3-haiku-20240307"),
             std::vector<std::string>{"cache_creation_input_token_cost_above_1hr: a cache write at 24.0× the input price is "
                                      "implausible (expected at most 4×)"});
@@ -87,7 +87,7 @@ TEST(PriceLists, ContradictionsAndImplausibleValuesAreWarnings) {
 }
 
 TEST(PriceLists, ModelsDevPerMillionFields) {
-  const auto l = import_price_list(dir + "models-dev.json");
+  const auto l = import_price_list(prices_dir + "models-dev.json");
   EXPECT_EQ(l.format, price_list_format::models_dev);
   const auto& q = model(l, "cerebras/qwen-3.8-27b");
   EXPECT_DOUBLE_EQ(q.prices.usd_per_million.input, 0.99);
@@ -109,7 +109,7 @@ TEST(PriceLists, ModelsDevPerMillionFields) {
 }
 
 TEST(PriceLists, ImportedPricesLoadInATargetPreset) {
-  const auto l = import_price_list(dir + "litellm.json", price_list_format::automatic, {"claude-sonnet-4-5"});
+  const auto l = import_price_list(prices_dir + "litellm.json", price_list_format::automatic, {"claude-sonnet-4-5"});
   ASSERT_EQ(l.models.size(), 1u);
   auto t = nlohmann::json::parse(std::ifstream(LOOPCAST_TEST_MODELS_DIR "/targets/anthropic/anthropic-tier1-claude-sonnet-4.5.json"));
   t["prices"] = nlohmann::json::parse(price_sheet_json(l.models[0].prices));
@@ -124,7 +124,7 @@ TEST(PriceLists, ImportedPricesLoadInATargetPreset) {
 
 TEST(PriceLists, Errors) {
   try {
-    (void)import_price_list(dir + "litellm.json", price_list_format::automatic, {"gpt-7"});
+    (void)import_price_list(prices_dir + "litellm.json", price_list_format::automatic, {"gpt-7"});
     FAIL();
   } catch (const config_error& e) {
     EXPECT_EQ(e.reason(), "no model \"gpt-7\" in this litellm price list");

@@ -17,7 +17,7 @@ double uniform(rng& g, double lo, double hi) { return lo + (hi - lo) * uniform01
 
 bucket_config random_bucket(rng& g, bucket_algorithm alg) {
   bucket_config b;
-  b.name = "b";
+  b.name = std::string("b");  // (not = "b": GCC 12 warns falsely of overlapping copies there, bug 105329)
   b.algorithm = alg;
   b.unit = alg == bucket_algorithm::concurrency ? bucket_unit::concurrent_requests : bucket_unit::tokens;
   b.classes = class_set::all();

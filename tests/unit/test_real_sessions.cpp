@@ -14,6 +14,8 @@
 #include "loopcast/solve.hpp"
 #include "loopcast/validate.hpp"
 
+#include "test_paths.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <gtest/gtest.h>
@@ -28,12 +30,9 @@ using namespace loopcast;
 namespace fs = std::filesystem;
 
 namespace {
-const fs::path traces = LOOPCAST_TEST_TRACES_DIR;
-const fs::path data = LOOPCAST_TEST_DATA_DIR;
-const preset_library& lib() {
-  static const preset_library l({LOOPCAST_TEST_MODELS_DIR});
-  return l;
-}
+using loopcast::test_support::data_dir;
+using loopcast::test_support::lib;
+using loopcast::test_support::traces;
 
 // A local target with no limits, a cache of 64-token blocks that never expires and a big window.
 scenario_option unlimited(std::int64_t window = 1 << 22) {
@@ -79,7 +78,7 @@ recorded_trace growing_session(const std::vector<std::int64_t>& prompts) {
 // 0 + 5 (10 − 5), 20 (30 − 10: the untimed request's end is unknown, its gap is agent time) and
 // 6 (40 − 34) s; the trace's think_time of request 3 says 25 (from the end of request 1).
 TEST(RealSessions, KvCacheTesterTimingComesFromTheSendTimes) {
-  const std::vector<recorded_trace> t{import_trace(data / "handmade/kv-untimed.json")};
+  const std::vector<recorded_trace> t{import_trace(data_dir / "handmade/kv-untimed.json")};
   const auto rs = make_replay_sessions(t, 16384);
   ASSERT_EQ(rs.scripts.size(), 1u);
   const auto& q = rs.scripts[0].requests;
@@ -404,7 +403,7 @@ TEST(RealSessions, StatsPriceEachRequestAtItsOwnModel) {
   ASSERT_EQ(st2.unpriced_models, std::vector<std::string>{"claude-sonnet-4-20250514"});
   EXPECT_TRUE(std::isnan(st2.groups[0].priced_cost_usd));
   // A price list that knows it prices it (LiteLLM's real map lists claude-sonnet-4-20250514).
-  const auto list = price_book_of(import_price_list((data / "prices/litellm-real/model_prices_and_context_window.json").string()));
+  const auto list = price_book_of(import_price_list((data_dir / "prices/litellm-real/model_prices_and_context_window.json").string()));
   stats_options sl;
   sl.prices = &list;
   const auto st3 = compute_trace_stats(sonnet4, sl);
@@ -426,7 +425,7 @@ TEST(RealSessions, ModelNamesAreNormalised) {
 // (request 2 expired at 25); request 4 (t 40) reads request 3's 21 blocks (1,344). Hit rate
 // (960 + 1,344) / (1,000 + 1,200 + 1,400 + 1,500) = 2,304 / 5,100. TTL 8 s: every gap is longer.
 TEST(RealSessions, StatsWithAProviderCacheTtl) {
-  const std::vector<recorded_trace> t{import_trace(data / "handmade/kv-untimed.json")};
+  const std::vector<recorded_trace> t{import_trace(data_dir / "handmade/kv-untimed.json")};
   stats_options so;
   so.cache_ttl_s = 15;
   so.cache_block_tokens = 64;

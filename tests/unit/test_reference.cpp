@@ -9,7 +9,8 @@
 
 using namespace loopcast;
 
-namespace {
+// (A named namespace: a fixture in an anonymous one cannot be the base of tests compiled in a batch.)
+namespace reference_case {
 struct reference : ::testing::Test {
   static void SetUpTestSuite() {
     lib = new preset_library({LOOPCAST_TEST_MODELS_DIR});
@@ -30,7 +31,8 @@ struct reference : ::testing::Test {
 preset_library* reference::lib = nullptr;
 scenario* reference::scn = nullptr;
 scenario_result* reference::res = nullptr;
-} // namespace
+} // namespace reference_case
+using reference_case::reference;
 
 TEST_F(reference, OptionsAreCloudThenLocal) {
   EXPECT_EQ(cloud().label, "cloud");

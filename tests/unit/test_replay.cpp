@@ -5,6 +5,8 @@
 #include "loopcast/presets.hpp"
 #include "loopcast/replay.hpp"
 
+#include "test_paths.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,11 +16,8 @@ using namespace loopcast;
 namespace fs = std::filesystem;
 
 namespace {
-const fs::path traces = LOOPCAST_TEST_TRACES_DIR;
-const preset_library& lib() {
-  static const preset_library l({LOOPCAST_TEST_MODELS_DIR});
-  return l;
-}
+using loopcast::test_support::lib;
+using loopcast::test_support::traces;
 } // namespace
 
 // trace_0043: 33 requests, 11 without response timing, 22 kept.

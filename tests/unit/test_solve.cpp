@@ -11,7 +11,7 @@ using namespace loopcast;
 
 namespace {
 
-workload one_request() { return test_support::single_request_workload("one"); }
+workload one_request_workload() { return test_support::single_request_workload("one"); }
 
 // A cloud target taking 10 s per request, $210 per million input tokens: $0.21 per request.
 target cloud(const std::string& name, std::vector<bucket_config> limits, double usd_per_million_input = 210) {
@@ -48,7 +48,7 @@ scenario fleet_of(std::int32_t n, std::vector<scenario_option> options) {
   scenario s;
   s.name = "hand";
   s.seed = 5;
-  s.fleet = {{"agents", one_request(), n, 0, 0}};
+  s.fleet = {{"agents", one_request_workload(), n, 0, 0}};
   s.options = std::move(options);
   return s;
 }

@@ -5,6 +5,7 @@
 #include "loopcast/sweep.hpp"
 
 #include "run_summary_equal.hpp"
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -14,7 +15,7 @@
 using namespace loopcast;
 
 namespace {
-const std::string models = LOOPCAST_TEST_MODELS_DIR;
+using loopcast::test_support::models;
 
 nlohmann::json spec() {
   return nlohmann::json::parse(R"({

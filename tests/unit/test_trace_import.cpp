@@ -4,6 +4,8 @@
 #include "loopcast/errors.hpp"
 #include "loopcast/trace.hpp"
 
+#include "test_paths.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
@@ -17,13 +19,8 @@ using namespace loopcast;
 namespace fs = std::filesystem;
 
 namespace {
-const fs::path traces = LOOPCAST_TEST_TRACES_DIR;
-
-fs::path scratch(const std::string& name) {
-  const auto dir = fs::temp_directory_path() / ("loopcast_import_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir / name;
-}
+using loopcast::test_support::scratch;
+using loopcast::test_support::traces;
 
 std::string trace_error_of(const fs::path& p, trace_format f = trace_format::automatic) {
   try {
@@ -183,7 +180,7 @@ TEST(ImportSweAgent, TotalsOnly) {
 //   m4 (s1): no time.completed: skipped as unfinished.
 //   m5 (s2): created +6 s, completed +8 s; input 100, output 60.
 TEST(ImportOpencode, DatabaseThroughTheRealSchema) {
-  const auto db_path = scratch("opencode.db");
+  const auto db_path = scratch("import", "opencode.db");
   fs::copy_file(traces / "opencode/empty_opencode.db", db_path, fs::copy_options::overwrite_existing);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
@@ -235,7 +232,7 @@ TEST(ImportOpencode, EmptyDatabaseYieldsNoRequestsAndSaysSo) {
 }
 
 TEST(ImportOpencode, ASqliteFileThatIsNotOpencodes) {
-  const auto path = scratch("other.db");
+  const auto path = scratch("import", "other.db");
   fs::remove(path);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
@@ -254,7 +251,7 @@ TEST(ImportBadInput, TruncatedAndNonJsonLinesAreSkippedWithTheirLine) {
     out << line << "\n";
     if (n == 20) out << "this is not json\n";
   }
-  const auto path = scratch("broken.jsonl");
+  const auto path = scratch("import", "broken.jsonl");
   std::ofstream(path) << out.str();
   const auto t = import_trace(path, trace_format::claude_code);
   EXPECT_EQ(t.summary.skipped.at("not JSON"), 2);
@@ -268,25 +265,25 @@ TEST(ImportBadInput, TruncatedAndNonJsonLinesAreSkippedWithTheirLine) {
 }
 
 TEST(ImportBadInput, EmptyUnknownAndUnusableFiles) {
-  const auto empty = scratch("empty.jsonl");
+  const auto empty = scratch("import", "empty.jsonl");
   std::ofstream(empty).close();
   EXPECT_EQ(trace_error_of(empty), empty.string() + ": empty file");
-  const auto unknown = scratch("unknown.jsonl");
+  const auto unknown = scratch("import", "unknown.jsonl");
   std::ofstream(unknown) << "{\"hello\": 1}\n{\"world\": 2}\n";
   EXPECT_EQ(trace_error_of(unknown),
             unknown.string() + ": unknown log format (expected Claude Code or Codex JSONL, an opencode database, a "
                                "kv-cache-tester or SWE-agent JSON, or a loopcast trace); use --format to say which");
   // A Claude Code file whose assistant lines lack usage: no request at all is an error, not zero.
-  const auto no_usage = scratch("no_usage.jsonl");
+  const auto no_usage = scratch("import", "no_usage.jsonl");
   std::ofstream(no_usage) << R"({"type":"user","timestamp":"2026-02-10T21:11:56.846Z","message":{"role":"user","content":"hi"}})" "\n"
                           << R"({"type":"assistant","timestamp":"2026-02-10T21:11:58.000Z","message":{"id":"m","model":"x","content":[]}})" "\n";
   EXPECT_EQ(trace_error_of(no_usage, trace_format::claude_code),
             no_usage.string() + ": no usable request in 2 records read (skipped: 1 missing usage)");
-  EXPECT_EQ(trace_error_of(scratch("missing.jsonl")), scratch("missing.jsonl").string() + ": cannot open file");
+  EXPECT_EQ(trace_error_of(scratch("import", "missing.jsonl")), scratch("import", "missing.jsonl").string() + ": cannot open file");
 }
 
 TEST(ImportBadInput, OutOfOrderTimestampsAreSortedAndNoted) {
-  const auto path = scratch("order.jsonl");
+  const auto path = scratch("import", "order.jsonl");
   std::ofstream(path) << R"({"loopcast_trace":1})" "\n"
                       << R"({"session":"s","model":"m","t_send":10,"t_end":12,"input":10,"cache_read":0,"cache_write":0,"output":60,"reasoning":0})" "\n"
                       << R"({"session":"s","model":"m","t_send":5,"t_end":7,"input":20,"cache_read":0,"cache_write":0,"output":60,"reasoning":0})" "\n";
@@ -309,7 +306,7 @@ TEST(ConvertRoundTrip, EveryImporterWritesLoopcastJsonlThatReadsBack) {
                         traces / "codex/rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl"}) {
     SCOPED_TRACE(f.string());
     const auto a = import_trace(f);
-    const auto path = scratch("round.jsonl");
+    const auto path = scratch("import", "round.jsonl");
     {
       std::ofstream out(path);
       write_loopcast_jsonl(out, a);
@@ -338,7 +335,7 @@ TEST(ConvertRoundTrip, EveryImporterWritesLoopcastJsonlThatReadsBack) {
 // storage/part/<message>/<part>.json, storage/session/<project>/<session>.json (parentID).
 // The same records as the database test: m1 (tool-calls, tool parts at +5.0 and +5.2 s), m5 in a subagent.
 TEST(ImportOpencode, StorageFolder) {
-  const auto root = scratch("opencode_folder");
+  const auto root = scratch("import", "opencode_folder");
   fs::remove_all(root);
   const auto storage = root / "storage";
   fs::create_directories(storage / "message/s1");

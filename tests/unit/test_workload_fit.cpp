@@ -6,6 +6,8 @@
 #include "loopcast/validate.hpp"
 #include "loopcast/workload_fit.hpp"
 
+#include "test_paths.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <gtest/gtest.h>
@@ -16,12 +18,9 @@ using namespace loopcast;
 namespace fs = std::filesystem;
 
 namespace {
-const fs::path traces = LOOPCAST_TEST_TRACES_DIR;
-const fs::path data = LOOPCAST_TEST_DATA_DIR;
-const preset_library& lib() {
-  static const preset_library l({LOOPCAST_TEST_MODELS_DIR});
-  return l;
-}
+using loopcast::test_support::data_dir;
+using loopcast::test_support::lib;
+using loopcast::test_support::traces;
 const price_sheet& sonnet_prices() {
   static const auto t = lib().load_target("anthropic-tier1-claude-sonnet-4.5");
   return *t.prices;
@@ -35,7 +34,7 @@ std::vector<recorded_trace> weka(std::initializer_list<const char*> names) {
 
 // tests/data/handmade/README.md derives each number.
 TEST(WorkloadFit, HandMadeSessions) {
-  const auto t = import_traces({data / "handmade" / "fit-workload.jsonl"});
+  const auto t = import_traces({data_dir / "handmade" / "fit-workload.jsonl"});
   const auto f = fit_workload(t);
   const auto& w = f.w;
   EXPECT_EQ(f.sessions, 2u);
@@ -104,7 +103,7 @@ TEST(WorkloadFit, RealTracesConserveTheirCounts) {
 }
 
 TEST(WorkloadFit, NothingToFitIsAnError) {
-  const auto t = import_traces({data / "handmade" / "fit-workload.jsonl"});
+  const auto t = import_traces({data_dir / "handmade" / "fit-workload.jsonl"});
   workload_fit_options o;
   o.model_pattern = "gpt-*";
   try {

@@ -1,0 +1,31 @@
+// Where the tests' inputs are, the preset library they load, and a scratch file per suite: one
+// definition each, so that the test sources also compile in batches (CMake's unity build).
+#pragma once
+
+#include "loopcast/presets.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+namespace loopcast::test_support {
+
+inline const std::string models = LOOPCAST_TEST_MODELS_DIR;             ///< the repository's models/
+inline const std::filesystem::path traces = LOOPCAST_TEST_TRACES_DIR;   ///< tests/data/traces
+inline const std::filesystem::path data_dir = LOOPCAST_TEST_DATA_DIR;   ///< tests/data
+
+/// The preset library of models/, loaded once.
+inline const preset_library& lib() {
+  static const preset_library l({LOOPCAST_TEST_MODELS_DIR});
+  return l;
+}
+
+/// `name` in this process's scratch folder for `suite` (made if missing).
+inline std::filesystem::path scratch(const std::string& suite, const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("loopcast_" + suite + "_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir / name;
+}
+
+} // namespace loopcast::test_support
