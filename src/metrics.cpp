@@ -16,9 +16,9 @@ double sorted_quantile(std::span<const double> v, double q) noexcept {
 }
 
 namespace {
-// The same value as sorted_quantile(sorted v, q), by selection (v is reordered).
+// The same value as sorted_quantile(sorted v, q), by selection (v is reordered); NaN for no values.
 double select_percentile(std::vector<double>& v, double q) {
-  if (v.empty()) return 0.0;
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
   const double rank = q * static_cast<double>(v.size() - 1);
   const auto lo = static_cast<std::size_t>(std::floor(rank));
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());

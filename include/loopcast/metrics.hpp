@@ -15,6 +15,7 @@
 #include "loopcast/results.hpp"
 #include "loopcast/target.hpp"
 
+#include <limits>
 #include <optional>
 #include <span>
 #include <vector>
@@ -89,10 +90,11 @@ struct record_fields<request_metrics> {
 request_metrics compute_request_metrics(std::span<const request_sample> requests);
 
 /// Only the medians a Monte Carlo row keeps (same filters, same values as compute_request_metrics),
-/// by selection instead of sorting.
+/// by selection instead of sorting. A median without samples (no request kept by the throughput
+/// filters; none served) is NaN, where compute_request_metrics gives a count of 0.
 struct request_medians {
-  double effective_tps_p50 = 0;
-  double ttft_p50_s = 0;
+  double effective_tps_p50 = std::numeric_limits<double>::quiet_NaN();
+  double ttft_p50_s = std::numeric_limits<double>::quiet_NaN();
 };
 request_medians compute_request_medians(std::span<const request_sample> requests);
 /// The same, with the caller's storage for the values selected from (their contents are replaced;

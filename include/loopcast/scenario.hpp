@@ -129,8 +129,8 @@ struct run_summary {
   double usd_per_task = 0;             ///< cost / completed sessions; NaN when none completed
   double tasks_per_hour = 0;           ///< completed sessions per hour of wall clock
   double output_tps = 0;               ///< generated tokens per second of wall clock
-  double effective_tps_p50 = 0;        ///< 0 when no request was kept
-  double ttft_p50_s = 0;               ///< 0 when no request was served
+  double effective_tps_p50 = 0;        ///< NaN when no request was kept (null in JSON, empty in CSV)
+  double ttft_p50_s = 0;               ///< NaN when no request was served
   std::int32_t sessions = 0;
   std::int32_t completed = 0;          ///< sessions that completed (tasks done)
   std::int32_t rate_limited = 0;       ///< 429s

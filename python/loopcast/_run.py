@@ -80,7 +80,8 @@ def monte_carlo(scenario: "Scenario | str | dict", seeds: "Iterable[int] | int |
 
     Columns: ``seed``, ``option`` (its index; ``label`` in pandas), ``first_429_s`` (NaN: none),
     ``wall_s``, ``stall_s``, ``stall_share``, ``cost_usd``, ``usd_per_task`` (NaN: no task done),
-    ``tasks_per_hour``, ``output_tps``, ``effective_tps_p50``, ``ttft_p50_s``, ``sessions``,
+    ``tasks_per_hour``, ``output_tps``, ``effective_tps_p50`` (NaN: no request kept), ``ttft_p50_s``
+    (NaN: none served), ``sessions``,
     ``completed``, ``rate_limited``, ``attempts``, ``sessions_died``, ``requests_served``,
     ``cut_off`` (the scenario's ``attempt_budget`` stopped the run).
     ``.summary`` holds, per option, P10/P50/P90 with confidence intervals (docs/output.md).

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <vector>
+
 using namespace loopcast;
 
 TEST(Metrics, PercentilesInterpolateLinearly) {
@@ -61,4 +64,17 @@ TEST(Metrics, MediansBySelectionEqualTheSortedOnes) {
     EXPECT_EQ(med.effective_tps_p50, full.effective_tps.p50) << n;
     EXPECT_EQ(med.ttft_p50_s, full.ttft_s.p50) << n;
   }
+}
+
+// A median without samples is NaN (null in JSON, an empty CSV cell), never 0: no request served;
+// requests served but none kept by the throughput filters (here fewer than 50 tokens generated).
+TEST(Metrics, MediansWithoutSamplesAreNaN) {
+  const auto none = compute_request_medians({});
+  EXPECT_TRUE(std::isnan(none.effective_tps_p50));
+  EXPECT_TRUE(std::isnan(none.ttft_p50_s));
+  const std::vector<request_sample> short_answers{{0, 0.0, 0.4, 1.0, 1000, 0, 20}, {0, 2.0, 2.2, 3.0, 1000, 0, 49}};
+  const auto m = compute_request_medians(short_answers);
+  EXPECT_TRUE(std::isnan(m.effective_tps_p50));
+  EXPECT_DOUBLE_EQ(m.ttft_p50_s, 0.3);  // the two TTFTs, 0.4 s and 0.2 s
+  EXPECT_EQ(compute_request_metrics(short_answers).effective_tps.count, 0u);
 }
