@@ -7,7 +7,7 @@
 #include "loopcast/scenario.hpp"
 #include "loopcast/simulation.hpp"
 
-#include "test_paths.hpp"
+#include "test_support.hpp"
 #include "two_requests.hpp"
 
 #include <gtest/gtest.h>

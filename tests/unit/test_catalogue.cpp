@@ -5,7 +5,7 @@
 #include "loopcast/rate_limits.hpp"
 #include "loopcast/simulation.hpp"
 
-#include "test_paths.hpp"
+#include "test_support.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,6 @@
 // The loopcast command: exit codes, one-line errors, --json fields, --timeline, determinism.
+#include "test_support.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -13,19 +15,10 @@
 
 namespace {
 
-struct run_result {
-  int code;
-  std::string out, err;
-};
+using loopcast::test_support::run_result;
+using loopcast::test_support::slurp;
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-run_result loopcast(const std::string& args) {
+run_result run_cli(const std::string& args) {
   const auto dir = std::filesystem::temp_directory_path();
   const auto out = dir / ("loopcast_cli_out_" + std::to_string(::getpid()));
   const auto err = dir / ("loopcast_cli_err_" + std::to_string(::getpid()));
@@ -37,12 +30,12 @@ run_result loopcast(const std::string& args) {
   return r;
 }
 
-const std::string models = LOOPCAST_TEST_MODELS_DIR;
+using loopcast::test_support::models;
 
 } // namespace
 
 TEST(Cli, RunWithoutArgumentsPrintsTheReferenceReport) {
-  const auto r = loopcast("run");
+  const auto r = run_cli("run");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   for (const char* s : {"scenario reference", "== cloud: cerebras-developer-qwen-3.8-27b", "First 429   request",
@@ -51,7 +44,7 @@ TEST(Cli, RunWithoutArgumentsPrintsTheReferenceReport) {
 }
 
 TEST(Cli, JsonCarriesTheDocumentedFields) {
-  const auto r = loopcast("run --json");
+  const auto r = run_cli("run --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("schema_version"), 1);
@@ -82,7 +75,7 @@ TEST(Cli, JsonCarriesTheDocumentedFields) {
 }
 
 TEST(Cli, SameSeedSameOutputOtherSeedOther) {
-  const auto a = loopcast("run --json --seed 7"), b = loopcast("run --json --seed 7"), c = loopcast("run --json --seed 8");
+  const auto a = run_cli("run --json --seed 7"), b = run_cli("run --json --seed 7"), c = run_cli("run --json --seed 8");
   ASSERT_EQ(a.code, 0);
   EXPECT_EQ(a.out, b.out);
   EXPECT_NE(a.out, c.out);
@@ -91,7 +84,7 @@ TEST(Cli, SameSeedSameOutputOtherSeedOther) {
 
 TEST(Cli, TimelineHasOneRowPerAttempt) {
   const auto path = std::filesystem::temp_directory_path() / "loopcast_cli_timeline.csv";
-  const auto r = loopcast("run --json --timeline " + path.string());
+  const auto r = run_cli("run --json --timeline " + path.string());
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const auto csv = slurp(path);
@@ -118,7 +111,7 @@ TEST(Cli, BadScenarioIsOneLineNamingFileAndPointer) {
   std::ofstream(bad) << R"({"kind": "scenario", "name": "bad", "source": "test", "read_on": "2026-11-01",
     "seed": -3, "start_time_utc": "2026-05-04T14:00:00Z", "workload": "reference-agent-loop", "sessions": 1,
     "options": [{"label": "cloud", "target": "cerebras-developer-qwen-3.8-27b", "client": "opencode"}]})";
-  const auto r = loopcast("run " + bad.string());
+  const auto r = run_cli("run " + bad.string());
   std::filesystem::remove(bad);
   EXPECT_EQ(r.code, 3);
   EXPECT_EQ(r.out, "");
@@ -126,30 +119,30 @@ TEST(Cli, BadScenarioIsOneLineNamingFileAndPointer) {
 }
 
 TEST(Cli, UnknownScenarioName) {
-  const auto r = loopcast("run nonesuch");
+  const auto r = run_cli("run nonesuch");
   EXPECT_EQ(r.code, 3);
   EXPECT_EQ(r.err, "loopcast: " + models + ": no scenario preset named \"nonesuch\" (known: engine-burst-rtx4090, reference)\n");
 }
 
 TEST(Cli, UsageErrorsAndHelp) {
-  EXPECT_EQ(loopcast("run --frobnicate").code, 2);
-  EXPECT_EQ(loopcast("").code, 2);
-  const auto help = loopcast("--help");
+  EXPECT_EQ(run_cli("run --frobnicate").code, 2);
+  EXPECT_EQ(run_cli("").code, 2);
+  const auto help = run_cli("--help");
   EXPECT_EQ(help.code, 0);
   EXPECT_NE(help.out.find("Exit codes:"), std::string::npos);
-  const auto run_help = loopcast("run --help");
+  const auto run_help = run_cli("run --help");
   EXPECT_EQ(run_help.code, 0);
   EXPECT_NE(run_help.out.find("--timeline"), std::string::npos);
 }
 
 TEST(Cli, UnwritableTimeline) {
-  const auto r = loopcast("run --timeline /nonexistent-dir/t.csv");
+  const auto r = run_cli("run --timeline /nonexistent-dir/t.csv");
   EXPECT_EQ(r.code, 4);
   EXPECT_EQ(r.err, "loopcast: /nonexistent-dir/t.csv: cannot create a file in its folder: No such file or directory\n");
 }
 
 TEST(Cli, PresetsListsEveryKind) {
-  const auto r = loopcast("presets");
+  const auto r = run_cli("presets");
   ASSERT_EQ(r.code, 0);
   for (const char* s : {"cerebras-developer-qwen-3.8-27b              cerebras   developer          qwen-3.8-27b               2026-11-01 no    docs/model.md",
                         "deepseek-v4-pro                              deepseek   default            deepseek-v4-pro",
@@ -159,7 +152,7 @@ TEST(Cli, PresetsListsEveryKind) {
 }
 
 TEST(Cli, PresetsJsonAndShow) {
-  const auto r = loopcast("presets --kind target --json");
+  const auto r = run_cli("presets --kind target --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_GE(j.size(), 20u);
@@ -170,12 +163,12 @@ TEST(Cli, PresetsJsonAndShow) {
     EXPECT_FALSE(e.at("source").get<std::string>().empty());
   }
   // A scenario is shown with its workload, targets and clients inlined.
-  const auto s = loopcast("presets show reference");
+  const auto s = run_cli("presets show reference");
   ASSERT_EQ(s.code, 0) << s.err;
   const auto sj = nlohmann::json::parse(s.out);
   EXPECT_EQ(sj.at("options")[0].at("target").at("limits").at("buckets")[1].at("name"), "total_tpm");
   EXPECT_EQ(sj.at("workload").at("turns"), 33);
-  const auto missing = loopcast("presets show nonesuch");
+  const auto missing = run_cli("presets show nonesuch");
   EXPECT_EQ(missing.code, 3);
   EXPECT_NE(missing.err.find("no preset named \"nonesuch\""), std::string::npos) << missing.err;
 }
@@ -183,11 +176,11 @@ TEST(Cli, PresetsJsonAndShow) {
 // ---- stats, replay, fit, convert -------------------------------------------------------------
 
 namespace {
-const std::string trace_dir = LOOPCAST_TEST_TRACES_DIR;
+const std::string trace_dir = loopcast::test_support::traces.string();
 }
 
 TEST(CliLogs, StatsJsonPerModelAndOverall) {
-  const auto r = loopcast("stats --json " + trace_dir + "/claude-code-weka/trace_0455.json --price cerebras-developer-qwen-3.8-27b");
+  const auto r = run_cli("stats --json " + trace_dir + "/claude-code-weka/trace_0455.json --price cerebras-developer-qwen-3.8-27b");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j.at("groups").size(), 2u);
@@ -201,27 +194,27 @@ TEST(CliLogs, StatsJsonPerModelAndOverall) {
 }
 
 TEST(CliLogs, MissingAndUnreadableLogs) {
-  auto r = loopcast("stats /nonexistent.jsonl");
+  auto r = run_cli("stats /nonexistent.jsonl");
   EXPECT_EQ(r.code, 3);
   EXPECT_EQ(r.err, "loopcast: /nonexistent.jsonl: no such file or directory\n");
-  r = loopcast("stats --format bogus " + trace_dir + "/codex");
+  r = run_cli("stats --format bogus " + trace_dir + "/codex");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "loopcast: unknown --format \"bogus\" (expected auto, claude-code, codex, opencode, kv-cache-tester, "
                    "swe-agent or loopcast)\n");
-  r = loopcast("replay " + trace_dir + "/swe-agent/pydicom__pydicom-1458.traj --on local-workstation-qwen-27b");
+  r = run_cli("replay " + trace_dir + "/swe-agent/pydicom__pydicom-1458.traj --on local-workstation-qwen-27b");
   EXPECT_EQ(r.code, 3);
   EXPECT_NE(r.err.find("per-task totals only"), std::string::npos);
-  r = loopcast("replay " + trace_dir + "/codex --on nonesuch");
+  r = run_cli("replay " + trace_dir + "/codex --on nonesuch");
   EXPECT_EQ(r.code, 3);
   EXPECT_NE(r.err.find("no target preset named \"nonesuch\""), std::string::npos);
 }
 
 TEST(CliLogs, FitWritesAPresetThatReplayLoads) {
   const auto preset = std::filesystem::temp_directory_path() / "loopcast_cli_fit.json";
-  auto r = loopcast("fit " + trace_dir + "/claude-code-weka/trace_0455.json -o " + preset.string());
+  auto r = run_cli("fit " + trace_dir + "/claude-code-weka/trace_0455.json -o " + preset.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("fitted 43 requests (TTFT and decode separately)"), std::string::npos) << r.out;
-  r = loopcast("replay --json " + trace_dir + "/claude-code-weka/trace_0455.json --on " + preset.string() +
+  r = run_cli("replay --json " + trace_dir + "/claude-code-weka/trace_0455.json --on " + preset.string() +
                " --on cerebras-developer-qwen-3.8-27b");
   std::filesystem::remove(preset);
   ASSERT_EQ(r.code, 0) << r.err;
@@ -235,10 +228,10 @@ TEST(CliLogs, FitWritesAPresetThatReplayLoads) {
 TEST(CliLogs, ConvertThenStatsAgree) {
   const auto out = std::filesystem::temp_directory_path() / "loopcast_cli_convert.jsonl";
   const std::string codex = trace_dir + "/codex/rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl";
-  auto r = loopcast("convert " + codex + " -o " + out.string());
+  auto r = run_cli("convert " + codex + " -o " + out.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, codex + ": 28 requests in 1 sessions written to " + out.string() + "\n");
-  const auto a = loopcast("stats --json " + codex), b = loopcast("stats --json " + out.string());
+  const auto a = run_cli("stats --json " + codex), b = run_cli("stats --json " + out.string());
   std::filesystem::remove(out);
   const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
   EXPECT_EQ(ja.at("groups"), jb.at("groups"));
@@ -253,7 +246,7 @@ TEST(CliLogs, InvalidUtf8InALogStillGivesValidJson) {
                       << R"({"type":"user","timestamp":"2026-02-10T21:11:56.846Z","message":{"role":"user","content":"hi"}})" "\n"
                       << R"({"type":"assistant","timestamp":"2026-02-10T21:11:59.000Z","message":{"id":"m1","model":"x",)"
                       << R"("content":[],"usage":{"input_tokens":10,"output_tokens":60}}})" "\n";
-  const auto r = loopcast("stats --json --format claude-code " + path.string());
+  const auto r = run_cli("stats --json --format claude-code " + path.string());
   std::filesystem::remove(path);
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);  // valid JSON, valid UTF-8
@@ -265,7 +258,7 @@ TEST(CliLogs, InvalidUtf8InALogStillGivesValidJson) {
 
 TEST(CliMonteCarlo, JsonCsvAndThreadsGiveTheSameNumbers) {
   const auto csv = std::filesystem::temp_directory_path() / ("loopcast_mc_" + std::to_string(::getpid()) + ".csv");
-  const auto a = loopcast("montecarlo reference --seeds 30 --threads 1 --json --csv " + csv.string());
+  const auto a = run_cli("montecarlo reference --seeds 30 --threads 1 --json --csv " + csv.string());
   ASSERT_EQ(a.code, 0) << a.err;
   const auto j = nlohmann::json::parse(a.out);
   EXPECT_EQ(j.at("seeds"), 30);
@@ -279,19 +272,19 @@ TEST(CliMonteCarlo, JsonCsvAndThreadsGiveTheSameNumbers) {
   const auto rows = slurp(csv);
   EXPECT_EQ(std::count(rows.begin(), rows.end(), '\n'), 61);  // header + 30 seeds × 2 options
   EXPECT_EQ(rows.rfind("seed,option,label,first_429_s,", 0), 0u);
-  const auto b = loopcast("montecarlo reference --seeds 30 --threads 2 --json");
+  const auto b = run_cli("montecarlo reference --seeds 30 --threads 2 --json");
   EXPECT_EQ(a.out, b.out);
   std::filesystem::remove(csv);
 }
 
 TEST(CliMonteCarlo, SeedsAndPrecisionExcludeEachOther) {
-  const auto r = loopcast("montecarlo reference --seeds 10 --precision 0.1");
+  const auto r = run_cli("montecarlo reference --seeds 10 --precision 0.1");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "loopcast: --seeds excludes --precision\n");
 }
 
 TEST(CliCatalogue, CompareTellsWhichOptionsMeetTheContract) {
-  const auto r = loopcast("compare task-code-completion --on rtx4090-vllm-llama-3.1-8b --on anthropic-tier1-claude-sonnet-4.5 "
+  const auto r = run_cli("compare task-code-completion --on rtx4090-vllm-llama-3.1-8b --on anthropic-tier1-claude-sonnet-4.5 "
                           "--seeds 2 --score llama-3.1-8b-instruct=40 --bar 30 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
@@ -302,12 +295,12 @@ TEST(CliCatalogue, CompareTellsWhichOptionsMeetTheContract) {
   EXPECT_EQ(j.at("options")[0].at("meets"), true);
   EXPECT_EQ(j.at("options")[1].at("gate"), "not rated");
   EXPECT_EQ(j.at("options")[1].at("meets"), false);
-  const auto text = loopcast("compare task-code-completion --on rtx4090-vllm-llama-3.1-8b --seeds 1");
+  const auto text = run_cli("compare task-code-completion --on rtx4090-vllm-llama-3.1-8b --seeds 1");
   EXPECT_NE(text.out.find("Contract: TTFT P50 ≤ 0.2 s, TTFT P90 ≤ 0.4 s, every session completes"), std::string::npos) << text.out;
-  const auto bad = loopcast("compare task-code-completion --on rtx4090-vllm-llama-3.1-8b --score nonsense");
+  const auto bad = run_cli("compare task-code-completion --on rtx4090-vllm-llama-3.1-8b --score nonsense");
   EXPECT_EQ(bad.code, 2);
   EXPECT_EQ(bad.err, "loopcast: --score expects MODEL=NUMBER with a finite number, found \"nonsense\"\n");
-  const auto no_contract = loopcast("compare burst-chat-256-512 --on rtx4090-vllm-llama-3.1-8b");
+  const auto no_contract = run_cli("compare burst-chat-256-512 --on rtx4090-vllm-llama-3.1-8b");
   EXPECT_EQ(no_contract.code, 1);
 }
 
@@ -317,7 +310,7 @@ TEST(CliCatalogue, PricesImportWritesATargetOnABase) {
   const std::string data = LOOPCAST_TEST_DATA_DIR;
   const auto out = (std::filesystem::temp_directory_path() / "loopcast-sonnet-litellm.json").string();
   std::filesystem::remove(out);
-  const auto r = loopcast("prices import " + data + "/prices/litellm.json --model claude-sonnet-4-5 --base "
+  const auto r = run_cli("prices import " + data + "/prices/litellm.json --model claude-sonnet-4-5 --base "
                           "anthropic-tier1-claude-sonnet-4.5 -o " + out);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("loopcast: wrote " + out + ": target \"loopcast-sonnet-litellm\", the limits, cache and speed of "
@@ -325,7 +318,7 @@ TEST(CliCatalogue, PricesImportWritesATargetOnABase) {
             std::string::npos) << r.err;
   std::ifstream in(out);
   const auto t = nlohmann::json::parse(in);
-  const auto shown = loopcast("presets show anthropic-tier1-claude-sonnet-4.5");
+  const auto shown = run_cli("presets show anthropic-tier1-claude-sonnet-4.5");
   ASSERT_EQ(shown.code, 0) << shown.err;
   const auto base = nlohmann::json::parse(shown.out);
   EXPECT_EQ(t.at("name"), "loopcast-sonnet-litellm");
@@ -345,8 +338,8 @@ TEST(CliCatalogue, PricesImportWritesATargetOnABase) {
   // It loads as a target, and since LiteLLM's prices for this model are Anthropic's, a replay on
   // it costs what the same replay costs on the base.
   const std::string log = std::string(LOOPCAST_TEST_TRACES_DIR) + "/claude-code-jsonl/subagent.jsonl";
-  const auto on_new = loopcast("replay " + log + " --on " + out + " --json");
-  const auto on_base = loopcast("replay " + log + " --on anthropic-tier1-claude-sonnet-4.5 --json");
+  const auto on_new = run_cli("replay " + log + " --on " + out + " --json");
+  const auto on_base = run_cli("replay " + log + " --on anthropic-tier1-claude-sonnet-4.5 --json");
   ASSERT_EQ(on_new.code, 0) << on_new.err;
   ASSERT_EQ(on_base.code, 0) << on_base.err;
   const double cost_new = nlohmann::json::parse(on_new.out).at("options").at(0).at("cost_usd");
@@ -355,11 +348,11 @@ TEST(CliCatalogue, PricesImportWritesATargetOnABase) {
   EXPECT_DOUBLE_EQ(cost_new, cost_base);
 
   // One model, a cloud base: anything else is refused with a reason and nothing is written.
-  const auto many = loopcast("prices import " + data + "/prices/litellm.json --base anthropic-tier1-claude-sonnet-4.5");
+  const auto many = run_cli("prices import " + data + "/prices/litellm.json --base anthropic-tier1-claude-sonnet-4.5");
   EXPECT_EQ(many.code, 2);
   EXPECT_NE(many.err.find("loopcast: --base writes one target: give --model ID (the list has 5 models)"), std::string::npos)
       << many.err;
-  const auto local = loopcast("prices import " + data + "/prices/litellm.json --model claude-sonnet-4-5 --base "
+  const auto local = run_cli("prices import " + data + "/prices/litellm.json --model claude-sonnet-4-5 --base "
                               "local-workstation-qwen-27b -o " + out + ".local");
   EXPECT_EQ(local.code, 3);
   EXPECT_NE(local.err.find("/type: a local target is priced by its power, not by a price list: give a cloud target"),
@@ -370,7 +363,7 @@ TEST(CliCatalogue, PricesImportWritesATargetOnABase) {
 
 TEST(CliCatalogue, PricesImportAndLimitsInfer) {
   const std::string data = LOOPCAST_TEST_DATA_DIR;
-  const auto p = loopcast("prices import " + data + "/prices/litellm.json --model claude-3-haiku-20240307 --json");
+  const auto p = run_cli("prices import " + data + "/prices/litellm.json --model claude-3-haiku-20240307 --json");
   ASSERT_EQ(p.code, 0) << p.err;
   const auto j = nlohmann::json::parse(p.out);
   EXPECT_EQ(j.at("format"), "litellm");
@@ -379,13 +372,13 @@ TEST(CliCatalogue, PricesImportAndLimitsInfer) {
   EXPECT_NE(p.err.find("warning: " + data + "/prices/litellm.json: claude-3-haiku-20240307: "
                        "cache_creation_input_token_cost_above_1hr: a cache write at 24.0× the input price"),
             std::string::npos) << p.err;
-  const auto l = loopcast("limits infer " + data + "/headers/openai.txt --json");
+  const auto l = run_cli("limits infer " + data + "/headers/openai.txt --json");
   ASSERT_EQ(l.code, 0) << l.err;
   const auto lj = nlohmann::json::parse(l.out);
   EXPECT_EQ(lj.at("provider"), "openai");
   EXPECT_EQ(lj.at("limits").at("buckets")[1].at("limit"), 30000);
   EXPECT_EQ(lj.at("messages")[0].at("consistent"), true);
-  const auto none = loopcast("limits infer " + models + "/clients/opencode.json");
+  const auto none = run_cli("limits infer " + models + "/clients/opencode.json");
   EXPECT_EQ(none.code, 3);
   EXPECT_EQ(none.err, "loopcast: " + models + "/clients/opencode.json: no rate-limit header of Cerebras, OpenAI or "
                       "Anthropic and no 429 message (\"Limit L, Used U, Requested R … try again in T\")\n");
@@ -400,7 +393,7 @@ TEST(CliLogs, ReplayRoutesAndExplains) {
     std::ofstream f(map);
     f << R"({"claude-opus-*": "local-workstation-qwen-27b", "claude-haiku-*": "rtx3090-llamacpp-qwen-3.8-27b-128k"})";
   }
-  auto r = loopcast("--models " + models + " replay " + trace + " --on " + map.string() + " --json");
+  auto r = run_cli("--models " + models + " replay " + trace + " --on " + map.string() + " --json");
   std::filesystem::remove(map);
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
@@ -410,19 +403,19 @@ TEST(CliLogs, ReplayRoutesAndExplains) {
   EXPECT_EQ(o["complete"], true);
   EXPECT_EQ(o["requests_served"], 32);
 
-  r = loopcast("--models " + models + " replay " + trace + " --on 'claude-opus-*=local-workstation-qwen-27b'");
+  r = run_cli("--models " + models + " replay " + trace + " --on 'claude-opus-*=local-workstation-qwen-27b'");
   EXPECT_EQ(r.code, 3);
   EXPECT_EQ(r.err, "loopcast: --on: local-workstation-qwen-27b: no mapping for the model claude-haiku-4-5-20251001 "
                    "(2 sessions); add a pattern for it, or '*=TARGET'\n");
-  r = loopcast("--models " + models + " replay " + trace + " --on 'claude-opus-*'");
+  r = run_cli("--models " + models + " replay " + trace + " --on 'claude-opus-*'");
   EXPECT_EQ(r.code, 3);  // a preset name that does not exist
-  r = loopcast("--models " + models + " replay " + trace + " --on local-workstation-qwen-27b --speed fast");
+  r = run_cli("--models " + models + " replay " + trace + " --on local-workstation-qwen-27b --speed fast");
   EXPECT_EQ(r.code, 2);
-  r = loopcast("--models " + models + " replay " + trace + " --on local-workstation-qwen-27b --compact-at 1.5");
+  r = run_cli("--models " + models + " replay " + trace + " --on local-workstation-qwen-27b --compact-at 1.5");
   EXPECT_EQ(r.code, 2);
 
   // Sonnet 4.5 on Tier 1 with the reservation refused outright is explained where the user looks.
-  r = loopcast("--models " + models + " replay " + trace_dir +
+  r = run_cli("--models " + models + " replay " + trace_dir +
                "/claude-code-weka/trace_0455.json --on cerebras-free-qwen-3.8-27b --max-tokens 16384");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("Why options stopped"), std::string::npos) << r.out;
@@ -500,24 +493,24 @@ TEST(CliLogs, StatsWithoutLogsReadsTheDefaultPlaces) {
 TEST(CliLogs, FitWorkloadThenValidateIt) {
   const auto w = trace_dir + "/claude-code-weka/";
   const auto out = std::filesystem::temp_directory_path() / ("lc_fitw_" + std::to_string(::getpid()) + ".json");
-  auto r = loopcast("--models " + models + " fit-workload " + w + "trace_0043.json " + w + "trace_0291.json " + w +
+  auto r = run_cli("--models " + models + " fit-workload " + w + "trace_0043.json " + w + "trace_0291.json " + w +
                     "trace_0455.json -o " + out.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("fitted 3 sessions"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("wrote " + out.string()), std::string::npos) << r.out;
-  r = loopcast("--models " + models + " validate " + w + "trace_0527.json " + w + "trace_0729.json --workload " + out.string() +
+  r = run_cli("--models " + models + " validate " + w + "trace_0527.json " + w + "trace_0729.json --workload " + out.string() +
                " --sessions 50");
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* s : {"2 real sessions of 2 held-out logs, 50 synthetic sessions", "requests per session",
                         "context growth per request", "prompt tokens per request", "cost per session"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
-  r = loopcast("--models " + models + " validate " + w + "trace_0527.json --workload " + out.string() +
+  r = run_cli("--models " + models + " validate " + w + "trace_0527.json --workload " + out.string() +
                " --price local-workstation-qwen-27b");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "loopcast: --price local-workstation-qwen-27b: the target has no prices (a local target is priced by "
                    "its power)\n");
   // The output is never one of the inputs.
-  r = loopcast("fit-workload " + w + "trace_0043.json -o " + w + "trace_0043.json");
+  r = run_cli("fit-workload " + w + "trace_0043.json -o " + w + "trace_0043.json");
   EXPECT_NE(r.code, 0);
   std::filesystem::remove(out);
 }
@@ -525,11 +518,11 @@ TEST(CliLogs, FitWorkloadThenValidateIt) {
 // `loopcast validate` needs one source of speeds, and reports a row per held-out log.
 TEST(CliLogs, ValidateReportsPerLogAndOverall) {
   const auto w = trace_dir + "/claude-code-weka/";
-  auto r = loopcast("validate " + w + "trace_0043.json");
+  auto r = run_cli("validate " + w + "trace_0043.json");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "loopcast: validate needs one of --fit-on LOG... or --on TARGET (speeds), --workload PRESET or "
                    "--workload-fit-on LOG... (workloads)\n");
-  r = loopcast("validate " + w + "trace_0043.json --fit-on " + w + "trace_0455.json " + w + "trace_0527.json --seeds 3 --json");
+  r = run_cli("validate " + w + "trace_0043.json --fit-on " + w + "trace_0455.json " + w + "trace_0527.json --seeds 3 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["seeds"], 3);
@@ -542,7 +535,7 @@ TEST(CliLogs, ValidateReportsPerLogAndOverall) {
 // The real LiteLLM map (2,983 entries) imports with at most a few dozen lines of warnings: the
 // hundreds of image/audio entries and unpriced models are summarised.
 TEST(CliCatalogue, RealLiteLlmImportIsQuiet) {
-  const auto r = loopcast("prices import " + std::string(LOOPCAST_TEST_DATA_DIR) +
+  const auto r = run_cli("prices import " + std::string(LOOPCAST_TEST_DATA_DIR) +
                           "/prices/litellm-real/model_prices_and_context_window.json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto lines = std::count(r.err.begin(), r.err.end(), '\n');
@@ -587,7 +580,7 @@ TEST(Cli, ProgressAppearsOnATerminalOnly) {
   EXPECT_EQ(run.rfind("\r\033[Kloopcast: simulation ", 0), 0u) << run;
   EXPECT_NE(run.find("/10200 ("), std::string::npos) << run;
   // Not a terminal: nothing on stderr.
-  const auto r = loopcast("--models " + models + " montecarlo reference --seeds 3000");
+  const auto r = run_cli("--models " + models + " montecarlo reference --seeds 3000");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
 }
@@ -596,17 +589,17 @@ TEST(Cli, ProgressAppearsOnATerminalOnly) {
 // named.
 TEST(CliLogs, ReplayLimitSetsAPlansCaps) {
   const std::string log = trace_dir + "/claude-code-weka/trace_0043.json";
-  auto r = loopcast("replay " + log + " --on claude-max-5x-opus-4.5 --limit five_hour=300000");
+  auto r = run_cli("replay " + log + " --on claude-max-5x-opus-4.5 --limit five_hour=300000");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "loopcast: target claude-max-5x-opus-4.5: bucket weekly has no published limit; set it with --limit "
                    "weekly=N (docs/plans.md)\n");
-  r = loopcast("replay " + log + " --on claude-max-5x-opus-4.5 --limit five_hour=1.5");
+  r = run_cli("replay " + log + " --on claude-max-5x-opus-4.5 --limit five_hour=1.5");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "loopcast: --limit five_hour=1.5: expected BUCKET=N with N a whole number from 1 to 10^12\n");
-  r = loopcast("replay " + log + " --on claude-max-5x-opus-4.5 --limit weekly=3000000 --limit hourly=5");
+  r = run_cli("replay " + log + " --on claude-max-5x-opus-4.5 --limit weekly=3000000 --limit hourly=5");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "loopcast: --limit hourly=5: no target has a bucket \"hourly\" (buckets: five_hour, weekly)\n");
-  r = loopcast("replay --json " + log + " --on claude-max-5x-opus-4.5 --limit five_hour=300000 --limit weekly=3000000");
+  r = run_cli("replay --json " + log + " --on claude-max-5x-opus-4.5 --limit five_hour=300000 --limit weekly=3000000");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const auto& o = j["options"][0];
@@ -618,12 +611,12 @@ TEST(CliLogs, ReplayLimitSetsAPlansCaps) {
 
 // `limits infer --logs`: a plan's caps bounded by the Codex rollout's used_percent snapshots.
 TEST(CliLogs, LimitsInferLogsBoundsAPlansCaps) {
-  auto r = loopcast("limits infer --logs " + trace_dir + "/codex");
+  auto r = run_cli("limits infer --logs " + trace_dir + "/codex");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("  5-hour    all tokens           24,134,655 to 57,389,440 (1 observation)\n"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("  weekly    all but cache reads  above "), std::string::npos) << r.out;
-  r = loopcast("limits infer --logs " + trace_dir + "/claude-code-jsonl/short.jsonl");
+  r = run_cli("limits infer --logs " + trace_dir + "/claude-code-jsonl/short.jsonl");
   EXPECT_EQ(r.code, 3);
   EXPECT_EQ(r.err, "loopcast: " + trace_dir +
                        "/claude-code-jsonl/short.jsonl: no rate-limit snapshots (Codex) or usage-limit cut-offs (Claude "

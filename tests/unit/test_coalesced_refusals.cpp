@@ -7,7 +7,7 @@
 #include "loopcast/simulation.hpp"
 #include "loopcast/workload.hpp"
 
-#include "test_paths.hpp"
+#include "test_support.hpp"
 
 #include <gtest/gtest.h>
 

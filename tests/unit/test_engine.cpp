@@ -5,7 +5,7 @@
 #include "loopcast/scenario.hpp"
 #include "loopcast/simulation.hpp"
 
-#include "test_paths.hpp"
+#include "test_support.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -61,14 +61,9 @@ simulation_result two_at_once(const target& t) {
   return simulate(t, client, plans);
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using loopcast::test_support::slurp;
 
-std::string target_error(const nlohmann::json& j) {
+std::string gpu_target_error(const nlohmann::json& j) {
   try {
     (void)parse_target(j.dump(), "gpu.json");
   } catch (const config_error& e) {
@@ -146,15 +141,15 @@ TEST(Engine, RequestLargerThanThePoolIsAnError) {
 TEST(EnginePresets, ConfigurationThatDoesNotFitIsRefused) {
   auto j = nlohmann::json::parse(slurp(models + "/targets/local/rtx4090-vllm-llama-3.1-8b.json"));
   j["engine"]["memory"]["kv_pool_gb"] = 8;
-  EXPECT_EQ(target_error(j), "gpu.json: /engine/memory: weights 16.06 GB + overhead 0.74 GB + KV pool 8 GB = 24.80 GB "
+  EXPECT_EQ(gpu_target_error(j), "gpu.json: /engine/memory: weights 16.06 GB + overhead 0.74 GB + KV pool 8 GB = 24.80 GB "
                              "do not fit the GPU's 24 GB");
   j["engine"]["memory"]["kv_pool_gb"] = 1;
-  EXPECT_EQ(target_error(j), "gpu.json: /engine/memory/kv_pool_gb: the KV pool holds 7629 tokens (1 GB at 131072 bytes "
+  EXPECT_EQ(gpu_target_error(j), "gpu.json: /engine/memory/kv_pool_gb: the KV pool holds 7629 tokens (1 GB at 131072 bytes "
                              "per token), fewer than one request of the whole context window (8192 tokens, 1.07 GB): "
                              "shrink context_window_tokens or grow the pool");
   auto cloud = nlohmann::json::parse(slurp(models + "/targets/cerebras-developer-qwen-3.8-27b.json"));
   cloud["engine"] = j["engine"];
-  EXPECT_EQ(target_error(cloud), "gpu.json: /engine: only a local target has an engine");
+  EXPECT_EQ(gpu_target_error(cloud), "gpu.json: /engine: only a local target has an engine");
 }
 
 // The companion article of docs/model.md §9: 32 concurrent requests on one RTX 4090, Llama-3.1-8B.
@@ -204,6 +199,6 @@ TEST(Engine, ConcurrencyBucketAndEngineAreRefused) {
   auto j = nlohmann::json::parse(slurp(models + "/targets/local/rtx4090-vllm-llama-3.1-8b.json"));
   j["limits"]["buckets"] = nlohmann::json::parse(R"([{"name": "in_flight", "unit": "concurrent_requests", "limit": 4,
                                                        "algorithm": "concurrency"}])");
-  EXPECT_EQ(target_error(j), "gpu.json: /engine: a target with an engine cannot also have a concurrency bucket (in_flight): "
+  EXPECT_EQ(gpu_target_error(j), "gpu.json: /engine: a target with an engine cannot also have a concurrency bucket (in_flight): "
                              "the engine's max_sequences limits requests in flight");
 }

@@ -6,7 +6,7 @@
 #include "loopcast/scenario.hpp"
 
 #include "run_summary_equal.hpp"
-#include "test_paths.hpp"
+#include "test_support.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -12,7 +12,7 @@
 #include "loopcast/replay.hpp"
 #include "loopcast/simulation.hpp"
 
-#include "test_paths.hpp"
+#include "test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -34,17 +34,8 @@ namespace {
 
 using loopcast::test_support::traces;
 
-struct run_result {
-  int code;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using loopcast::test_support::run_result;
+using loopcast::test_support::slurp;
 
 // A scratch folder removed at the end of the test.
 struct scratch {

@@ -2,7 +2,7 @@
 // errors before they exhaust memory or time; edge values either work or are refused at load.
 #include "loopcast/loopcast.hpp"
 
-#include "test_paths.hpp"
+#include "test_support.hpp"
 #include "two_requests.hpp"
 
 #include <gtest/gtest.h>

@@ -4,6 +4,8 @@
 #include "loopcast/presets.hpp"
 #include "loopcast/price_lists.hpp"
 
+#include "test_support.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -16,12 +18,7 @@ using namespace loopcast;
 
 namespace {
 const std::string headers_dir = LOOPCAST_TEST_DATA_DIR "/headers/";
-std::string slurp(const std::string& p) {
-  std::ifstream in(p);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using loopcast::test_support::slurp;
 } // namespace
 
 TEST(LimitsInference, Durations) {

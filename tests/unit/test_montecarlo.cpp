@@ -4,7 +4,7 @@
 #include "loopcast/presets.hpp"
 
 #include "run_summary_equal.hpp"
-#include "test_paths.hpp"
+#include "test_support.hpp"
 
 #include <boost/math/distributions/binomial.hpp>
 #include <gtest/gtest.h>

@@ -296,7 +296,7 @@ TEST(PlanCaps, ClaudeCodeCutOffBoundsTheCap) {
 namespace {
 // Ten requests a minute apart, each lasting 10 s: request k (1-based) sends 1,000·k input tokens and
 // writes 100. A plan window of 5 hours counting input and output.
-recorded_trace growing_session() {
+recorded_trace ten_growing_requests() {
   recorded_trace t;
   t.file = "growing.jsonl";
   t.sessions.resize(1);
@@ -325,7 +325,7 @@ target window_plan(double limit) {
 // refused 240 s after the last send (540 s), after 3 more requests — in every draw, since the
 // session grows exactly linearly at an even pace.
 TEST(Forecast, NextWallOfALinearlyGrowingSessionIsComputableByHand) {
-  const auto f = forecast_next_wall(growing_session(), window_plan(100000));
+  const auto f = forecast_next_wall(ten_growing_requests(), window_plan(100000));
   EXPECT_EQ(f.requests, 10);
   EXPECT_EQ(f.last_send_s, 540.0);
   ASSERT_EQ(f.buckets.size(), 1u);
@@ -345,18 +345,18 @@ TEST(Forecast, NextWallOfALinearlyGrowingSessionIsComputableByHand) {
 // one beyond the horizon is never met; a window that opened at the first request closes 5 hours
 // later, so with a 2-hour horizon a 10^9 window is never met either.
 TEST(Forecast, RefusedSoFarAndNoWallWithinTheHorizon) {
-  auto f = forecast_next_wall(growing_session(), window_plan(50000));
+  auto f = forecast_next_wall(ten_growing_requests(), window_plan(50000));
   ASSERT_TRUE(f.refused_at_s.has_value());
   EXPECT_EQ(*f.refused_at_s, 540.0);
   EXPECT_EQ(f.refused_by, "five_hour");
   forecast_options o;
   o.horizon_s = 7200;
-  f = forecast_next_wall(growing_session(), window_plan(1e9), o);
+  f = forecast_next_wall(ten_growing_requests(), window_plan(1e9), o);
   EXPECT_EQ(f.hit_share, 0.0);
   EXPECT_TRUE(std::isinf(f.p50_s));
   EXPECT_EQ(f.bucket, "");
   auto unset = window_plan(1);
   unset.limits[0].limit_unpublished = true;
-  EXPECT_EQ(error_of([&] { (void)forecast_next_wall(growing_session(), unset); }),
+  EXPECT_EQ(error_of([&] { (void)forecast_next_wall(ten_growing_requests(), unset); }),
             "target test-plan: bucket five_hour has no published limit; set it with --limit five_hour=N (docs/plans.md)");
 }

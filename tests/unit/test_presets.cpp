@@ -2,7 +2,7 @@
 #include "loopcast/errors.hpp"
 #include "loopcast/presets.hpp"
 
-#include "test_paths.hpp"
+#include "test_support.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -15,12 +15,7 @@ using namespace loopcast;
 namespace {
 using loopcast::test_support::models;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using loopcast::test_support::slurp;
 
 nlohmann::json cerebras() { return nlohmann::json::parse(slurp(models + "/targets/cerebras-developer-qwen-3.8-27b.json")); }
 nlohmann::json reference_workload() { return nlohmann::json::parse(slurp(models + "/workloads/reference-agent-loop.json")); }

@@ -2,6 +2,8 @@
 // built from its own seed; a failure prints it (SCOPED_TRACE), so it can be replayed.
 #include "loopcast/loopcast.hpp"
 
+#include "two_requests.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -211,12 +213,7 @@ target random_target(rng& g, double total_limit) {
   return t;
 }
 
-retry_policy patient() {
-  retry_policy p;
-  p.name = "patient";
-  p.max_retries = -1;
-  return p;
-}
+using loopcast::test_support::honour_forever;
 
 void expect_finite(const simulation_result& r) {
   ASSERT_TRUE(std::isfinite(r.wall_s) && std::isfinite(r.cost_usd) && std::isfinite(r.busy_s));
@@ -243,7 +240,7 @@ TEST(Properties, ClosedLoopConservationDeterminismAndMonotoneLimits) {
     for (std::size_t i = 0; i < n; ++i) plans.push_back({&scripts[i], uniform(g, 0, 30), derive_seed(7, i), 0});
     const double limit = std::floor(uniform(g, 200000, 2000000));
     const auto tgt = random_target(g, limit);
-    const auto r = simulate(tgt, patient(), plans);
+    const auto r = simulate(tgt, honour_forever(), plans);
     expect_finite(r);
     token_counts served;
     for (const auto& a : r.attempts)
@@ -254,12 +251,12 @@ TEST(Properties, ClosedLoopConservationDeterminismAndMonotoneLimits) {
       for (std::size_t k = 0; k < static_cast<std::size_t>(r.sessions[i].requests_served); ++k)
         prompt += scripts[i].requests[k].prompt_tokens;
     EXPECT_EQ(r.tokens.prompt(), prompt);
-    const auto again = simulate(tgt, patient(), plans);
+    const auto again = simulate(tgt, honour_forever(), plans);
     ASSERT_EQ(again.attempts.size(), r.attempts.size());
     for (std::size_t i = 0; i < r.attempts.size(); ++i) ASSERT_EQ(again.attempts[i].t_end, r.attempts[i].t_end);
     auto bigger = tgt;
     bigger.limits[0].limit = std::floor(limit * uniform(g, 1.01, 3));
-    const auto rb = simulate(bigger, patient(), plans);
+    const auto rb = simulate(bigger, honour_forever(), plans);
     const double first = r.first_429 ? r.first_429->time_s : INFINITY;
     const double first_bigger = rb.first_429 ? rb.first_429->time_s : INFINITY;
     EXPECT_GE(first_bigger, first);
@@ -333,7 +330,7 @@ TEST(Properties, ReplayPreservesTheLogsTotals) {
     o.label = "x";
     rng tg(derive_seed(108, static_cast<std::uint64_t>(c)));
     o.tgt = random_target(tg, std::floor(uniform(g, 300000, 1000000)));
-    o.client = patient();
+    o.client = honour_forever();
     const auto r = run_replay({t}, {o});
     EXPECT_EQ(r.options[0].sim.tokens.prompt(), total.prompt());
     EXPECT_EQ(r.options[0].sim.tokens.generated(), total.generated());

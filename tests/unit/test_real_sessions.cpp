@@ -14,7 +14,7 @@
 #include "loopcast/solve.hpp"
 #include "loopcast/validate.hpp"
 
-#include "test_paths.hpp"
+#include "test_support.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -5,7 +5,7 @@
 #include "loopcast/presets.hpp"
 #include "loopcast/replay.hpp"
 
-#include "test_paths.hpp"
+#include "test_support.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,6 +4,7 @@
 #include "loopcast/solve.hpp"
 
 #include "single_request_workload.hpp"
+#include "two_requests.hpp"
 
 #include <gtest/gtest.h>
 
@@ -37,12 +38,7 @@ bucket_config make_bucket(const std::string& name, bucket_algorithm a, bucket_un
   return b;
 }
 
-retry_policy patient() {
-  retry_policy p;
-  p.name = "patient";
-  p.max_retries = -1;
-  return p;
-}
+using loopcast::test_support::honour_forever;
 
 scenario fleet_of(std::int32_t n, std::vector<scenario_option> options) {
   scenario s;
@@ -57,7 +53,7 @@ scenario fleet_of(std::int32_t n, std::vector<scenario_option> options) {
 // At most 3 requests in flight: 3 simultaneous agents never see a 429, 4 always do.
 TEST(Solve, MaxAgentsUnderAConcurrencyLimit) {
   scenario_option o{"c3", cloud("c3", {make_bucket("in_flight", bucket_algorithm::concurrency, bucket_unit::concurrent_requests, 3)}),
-                    patient(), false};
+                    honour_forever(), false};
   const auto s = fleet_of(1, {o});
   max_agents_query q;
   q.max_p429 = 0;
@@ -79,7 +75,7 @@ TEST(Solve, MaxAgentsUnderAConcurrencyLimit) {
 // factor f admits floor(2f) at once, so the smallest factor without stalls is 2.
 TEST(Solve, MinLimitFindsTheFactorThatRemovesStalls) {
   scenario_option o{"rpm2", cloud("rpm2", {make_bucket("rpm", bucket_algorithm::fixed_window, bucket_unit::requests, 2)}),
-                    patient(), false};
+                    honour_forever(), false};
   const auto s = fleet_of(4, {o});
   min_limit_query q;
   q.max_stall_share = 0;
@@ -105,8 +101,8 @@ TEST(Solve, MinLimitFindsTheFactorThatRemovesStalls) {
 // A cheap tier that stalls and a dearer one that does not: the criterion picks the dearer one.
 TEST(Solve, CheapestOptionThatMeetsTheStallCriterion) {
   scenario_option cheap{"cheap", cloud("cheap", {make_bucket("rpm", bucket_algorithm::fixed_window, bucket_unit::requests, 2)}, 100),
-                        patient(), false};
-  scenario_option dear{"dear", cloud("dear", {}, 210), patient(), false};
+                        honour_forever(), false};
+  scenario_option dear{"dear", cloud("dear", {}, 210), honour_forever(), false};
   auto s = fleet_of(4, {cheap, dear});
   cheapest_query q;
   q.max_stall_share = 0.01;
@@ -132,8 +128,8 @@ TEST(Solve, BreakEvenUtilisationByHand) {
   local.speed.prefill = constant_curve{0.1};  // 100 s
   local.speed.decode = constant_curve{2.6};   // 260 s
   local.power = power_config{1000, 0, 0.10, 8760, 8760};
-  scenario_option l{"local", local, patient(), false};
-  scenario_option c{"cloud", cloud("cloud", {}), patient(), false};
+  scenario_option l{"local", local, honour_forever(), false};
+  scenario_option c{"cloud", cloud("cloud", {}), honour_forever(), false};
   const auto s = fleet_of(1, {c, l});
   breakeven_query q;
   q.seeds = 2;

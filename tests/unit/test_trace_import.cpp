@@ -4,7 +4,7 @@
 #include "loopcast/errors.hpp"
 #include "loopcast/trace.hpp"
 
-#include "test_paths.hpp"
+#include "test_support.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -6,7 +6,7 @@
 #include "loopcast/validate.hpp"
 #include "loopcast/workload_fit.hpp"
 
-#include "test_paths.hpp"
+#include "test_support.hpp"
 
 #include <nlohmann/json.hpp>
 

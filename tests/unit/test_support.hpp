@@ -1,5 +1,6 @@
-// Where the tests' inputs are, the preset library they load, and a scratch file per suite: one
-// definition each, so that the test sources also compile in batches (CMake's unity build).
+// What several test files use: where the tests' inputs are, the preset library, a scratch file per
+// suite, a file read whole and a CLI run's outcome. One definition each, so that the test sources
+// also compile in batches (CMake's unity build), where two files' own helpers of one name clash.
 #pragma once
 
 #include "loopcast/presets.hpp"
@@ -7,6 +8,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace loopcast::test_support {
@@ -27,5 +30,19 @@ inline std::filesystem::path scratch(const std::string& suite, const std::string
   std::filesystem::create_directories(dir);
   return dir / name;
 }
+
+/// The whole file (empty when it cannot be read).
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// What a run of the loopcast command gave: its exit code, standard output and standard error.
+struct run_result {
+  int code;
+  std::string out, err;
+};
 
 } // namespace loopcast::test_support
