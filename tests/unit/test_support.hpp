@@ -9,8 +9,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
+#include <system_error>
 
 namespace loopcast::test_support {
 
@@ -24,10 +26,26 @@ inline const preset_library& lib() {
   return l;
 }
 
-/// `name` in this process's scratch folder for `suite` (made if missing).
+/// The scratch folders this process made, removed with what they hold when it exits.
+struct scratch_folders {
+  std::set<std::filesystem::path> made;
+  scratch_folders() = default;
+  scratch_folders(const scratch_folders&) = delete;
+  scratch_folders& operator=(const scratch_folders&) = delete;
+  ~scratch_folders() {
+    for (const auto& dir : made) {
+      std::error_code ec;  // a folder a test removed itself, or one still open, is left as it is
+      std::filesystem::remove_all(dir, ec);
+    }
+  }
+};
+
+/// `name` in this process's scratch folder for `suite` (made if missing; removed at exit).
 inline std::filesystem::path scratch(const std::string& suite, const std::string& name) {
+  static scratch_folders folders;
   const auto dir = std::filesystem::temp_directory_path() / ("loopcast_" + suite + "_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
+  folders.made.insert(dir);
   return dir / name;
 }
 
