@@ -177,6 +177,7 @@ void run_seed(const scenario& s, std::uint64_t seed, seed_workspace& ws, std::sp
   sim_options so = simulation_options(s, ro);
   generate_fleet(s, seed, ws.fleet);
   ws.spare.resize(s.options.size());
+  so.storage = &ws.storage;
   for (std::size_t o = 0; o < s.options.size(); ++o) {
     so.recycle = &ws.spare[o];
     option_result r = run_option(s.options[o], ws.fleet.plans, so, false, false);
@@ -187,20 +188,28 @@ void run_seed(const scenario& s, std::uint64_t seed, seed_workspace& ws, std::sp
 }
 } // namespace detail
 
-std::vector<run_summary> run_seeds(const scenario& s, std::span<const std::uint64_t> seeds, unsigned threads) {
+namespace detail {
+std::vector<run_summary> run_seeds_on(worker_pool& pool, std::span<seed_workspace> ws, const scenario& s,
+                                      std::span<const std::uint64_t> seeds) {
   const std::size_t no = s.options.size();
   // Runs in flight at once, each worker with its own scripts and results.
-  const std::size_t workers = detail::worker_count(seeds.size(), threads);
+  const std::size_t workers = std::min(pool.workers(), std::max<std::size_t>(seeds.size(), 1));
   check_run_size(run_size_of(s, false, false), "scenario", s.name, static_cast<std::int64_t>(workers));
   std::vector<run_summary> out(seeds.size() * no);
   // A single seed is a run, not a Monte Carlo: no progress of its own.
-  detail::progress_task progress("Monte Carlo", seeds.size(), seeds.size() > 1);
-  std::vector<detail::seed_workspace> ws(workers);
-  detail::parallel_for(seeds.size(), threads, [&](std::size_t i, std::size_t worker) {
-    detail::run_seed(s, seeds[i], ws[worker], std::span<run_summary>(out).subspan(i * no, no));
+  progress_task progress("Monte Carlo", seeds.size(), seeds.size() > 1);
+  pool.run(seeds.size(), [&](std::size_t i, std::size_t worker) {
+    run_seed(s, seeds[i], ws[worker], std::span<run_summary>(out).subspan(i * no, no));
     progress.advance();
   });
   return out;
+}
+} // namespace detail
+
+std::vector<run_summary> run_seeds(const scenario& s, std::span<const std::uint64_t> seeds, unsigned threads) {
+  detail::worker_pool pool(detail::worker_count(seeds.size(), threads));
+  std::vector<detail::seed_workspace> ws(pool.workers());
+  return detail::run_seeds_on(pool, ws, s, seeds);
 }
 
 } // namespace loopcast

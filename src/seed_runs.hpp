@@ -5,7 +5,10 @@
 // again. Internal to loopcast.
 #pragma once
 
+#include "loopcast/detail/run_storage.hpp"
 #include "loopcast/scenario.hpp"
+
+#include "parallel.hpp"
 
 #include <cstdint>
 #include <span>
@@ -13,16 +16,22 @@
 
 namespace loopcast::detail {
 
-/// What one worker keeps from one seed to the next: the fleet's scripts, each option's last result
-/// and the medians' values (their buffers; the contents are replaced).
+/// What one worker keeps from one seed to the next: the fleet's scripts, each option's last result,
+/// the simulation's own buffers and the medians' values (their buffers; the contents are replaced).
 struct seed_workspace {
   fleet_sessions fleet;
   std::vector<simulation_result> spare;  // per option
+  run_storage storage;                   // the options' runs in turn
   std::vector<double> medians[2];        // the values each row's two medians are selected from
 };
 
 /// Runs every option of `s` for `seed` (no timeline, no charge log, no peak demands) and writes
 /// one row per option to rows[0 … options).
 void run_seed(const scenario& s, std::uint64_t seed, seed_workspace& ws, std::span<run_summary> rows);
+
+/// run_seeds() on the pool's workers, worker w in ws[w] (ws.size() >= pool.workers()): for a caller
+/// that runs many such batches one after another (solve), with threads and storage kept between them.
+std::vector<run_summary> run_seeds_on(worker_pool& pool, std::span<seed_workspace> ws, const scenario& s,
+                                      std::span<const std::uint64_t> seeds);
 
 } // namespace loopcast::detail

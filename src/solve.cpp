@@ -4,6 +4,7 @@
 
 #include "numbers.hpp"
 #include "parallel.hpp"
+#include "seed_runs.hpp"
 #include "text.hpp"
 
 #include <fmt/format.h>
@@ -35,14 +36,28 @@ scenario only_option(const scenario& s, std::size_t o) {
   return t;
 }
 
-// One row per seed (scenario.seed + 0, 1, …) and option.
-std::vector<run_summary> run_trials(const scenario& s, const solve_common& q) {
-  return run_seeds(s, consecutive_seeds(s.seed, static_cast<std::size_t>(q.seeds)), q.threads);
-}
+// The evaluations of one question, each q.seeds seeds on q.threads threads: the threads and each
+// one's storage stay from one evaluation to the next (a search's evaluations are often a few short
+// seeds each, which a thread start per evaluation would slow by a tenth).
+class trials {
+public:
+  explicit trials(const solve_common& q)
+      : seeds_(static_cast<std::size_t>(q.seeds)), pool_(detail::worker_count(seeds_, q.threads)),
+        ws_(pool_.workers()) {}
 
-std::vector<option_distribution> evaluate(const scenario& s, const solve_common& q, const montecarlo_options& mo = {}) {
-  return summarize_runs(s, run_trials(s, q), mo);
-}
+  // One row per seed (scenario.seed + 0, 1, …) and option.
+  std::vector<run_summary> rows(const scenario& s) {
+    return detail::run_seeds_on(pool_, ws_, s, consecutive_seeds(s.seed, seeds_));
+  }
+  std::vector<option_distribution> evaluate(const scenario& s, const montecarlo_options& mo = {}) {
+    return summarize_runs(s, rows(s), mo);
+  }
+
+private:
+  std::size_t seeds_;
+  detail::worker_pool pool_;
+  std::vector<detail::seed_workspace> ws_;
+};
 
 // Mean stall share <= y and no session died.
 bool stall_ok(const option_distribution& d, double y) {
@@ -86,11 +101,12 @@ solve_result solve_max_agents(const scenario& s, const max_agents_query& q) {
                                     static_cast<double>(memory_budget_bytes()) / (1 << 30), parallel, lo));
     }
   }
+  trials tr(q);
   auto eval = [&](std::int32_t n) {
     t.fleet[0].sessions = n;
     montecarlo_options mo;
     mo.horizon_s = q.horizon_s;
-    const auto d = evaluate(t, q, mo)[0];
+    const auto d = tr.evaluate(t, mo)[0];
     solve_step st{static_cast<double>(n), fmt::format("{} agent{}", n, n == 1 ? "" : "s"), d.p_429_within,
                   d.usd_per_task.mean.value, d.p_429_within.value <= q.max_p429};
     r.steps.push_back(st);
@@ -169,9 +185,10 @@ solve_result solve_min_limit(const scenario& s, const min_limit_query& q) {
       }
     }
   };
+  trials tr(q);
   auto eval = [&](double f) {
     apply(f);
-    const auto d = evaluate(t, q)[0];
+    const auto d = tr.evaluate(t)[0];
     solve_step st{f, fmt::format("×{:.4g}", f), d.stall_share.mean, d.usd_per_task.mean.value, stall_ok(d, q.max_stall_share)};
     r.steps.push_back(st);
     return st.meets;
@@ -231,7 +248,7 @@ solve_result solve_min_limit(const scenario& s, const min_limit_query& q) {
 solve_result solve_cheapest_option(const scenario& s, const cheapest_query& q) {
   check_common(s, q);
   check_fraction(q.max_stall_share, "the largest stall share");
-  const auto d = evaluate(s, q);
+  const auto d = trials(q).evaluate(s);
   solve_result r;
   r.question = "cheapest-option";
   r.notes.push_back(fmt::format("criterion: mean stall share over {} seeds at most {:.3f}, and no session dies; then "
@@ -282,7 +299,7 @@ solve_result solve_breakeven(const scenario& s, const breakeven_query& q) {
                                        "power.lifetime_hours (or give them to the question)", local.tgt.name));
   scenario t = s;
   t.options = {cloud, local};
-  const auto rows = run_trials(t, q);
+  const auto rows = trials(q).rows(t);
   const double amort_per_h = p.hardware_usd / p.lifetime_hours;        // A
   const double idle_per_h = p.idle_power_w / 1000.0 * p.usd_per_kwh;   // I
   double electricity = 0, wall_h = 0, cloud_cost = 0;

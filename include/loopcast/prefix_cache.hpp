@@ -58,12 +58,26 @@ struct cache_hold {
 class prefix_cache {
 public:
   prefix_cache() = default;
-  prefix_cache(cache_config cfg, std::size_t lineages)
-      : cfg_(cfg), lineage_(lineages), writes_(lineages, 0), pool_(lineages * inline_steps) {
+  prefix_cache(cache_config cfg, std::size_t lineages) { reset(cfg, lineages); }
+
+  /// Empty, with `lineages` lineages under cfg, in the room the cache already has (a run that
+  /// follows another reuses its buffers: swap_buffers).
+  void reset(cache_config cfg, std::size_t lineages) {
+    cfg_ = cfg;
+    lineage_.assign(lineages, lineage_state{});
+    writes_.assign(lineages, 0);
+    pool_.assign(lineages * inline_steps, step{});
     for (std::size_t l = 0; l < lineages; ++l) lineage_[l].begin = static_cast<std::uint32_t>(l * inline_steps);
     // Blocks are counted by a shift when their size is a power of two (every preset's is).
     const auto b = static_cast<std::uint64_t>(std::max<std::int64_t>(1, cfg_.block_tokens));
-    if ((b & (b - 1)) == 0) shift_ = std::countr_zero(b);
+    shift_ = (b & (b - 1)) == 0 ? std::countr_zero(b) : -1;
+  }
+
+  /// Exchanges the two caches' buffers (their contents go with them; reset() empties them).
+  void swap_buffers(prefix_cache& other) noexcept {
+    lineage_.swap(other.lineage_);
+    writes_.swap(other.writes_);
+    pool_.swap(other.pool_);
   }
 
   const cache_config& config() const noexcept { return cfg_; }

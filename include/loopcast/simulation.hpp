@@ -36,6 +36,7 @@
 #include "loopcast/detail/calendar_queue.hpp"
 #include "loopcast/detail/message.hpp"
 #include "loopcast/detail/retry_queue.hpp"
+#include "loopcast/detail/run_storage.hpp"
 #include "loopcast/errors.hpp"
 #include "loopcast/rate_limits.hpp"
 #include "loopcast/route.hpp"
@@ -115,7 +116,9 @@ inline void check_simulation(const target& tgt, std::span<const session_plan> pl
   const std::int64_t kv_pool = eng ? kv_pool_tokens(eng->memory) : 0;
 
   std::uint64_t requests = 0, lineages = 0;
-  std::vector<std::uint64_t> family_shared;
+  std::vector<std::uint64_t> own_family_shared;
+  std::vector<std::uint64_t>& family_shared = opt.storage ? opt.storage->family_shared : own_family_shared;
+  family_shared.clear();
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const auto& p = plans[i];
     if (!p.script) throw simulation_error(message("session ", i, " has no script"));
@@ -235,56 +238,6 @@ struct finishes_later {
   }
 };
 
-// A session's state, hot fields first: what a send and a 429 touch lie in its first two cache lines
-// (the pointers, the request's index and attempt, its last prompt split in line 0; its counts and
-// stall, `res`, in line 1). The loop reads the current request through `reqs` and `runs` (copied
-// from the script, so that no event goes through the script object itself). Its current request's
-// charges on each bucket are kept apart (held_charge).
-struct session_state {
-  const request_spec* reqs = nullptr;  // the script's requests
-  const prefix_run* runs = nullptr;    // the script's prefix runs
-  std::uint32_t next = 0;              // index of the request being sent
-  std::int32_t attempt = 0;            // attempts of the current request so far
-  // The current request's last prompt split: its cached tokens (-1: none yet), on which target, and
-  // how long that answer holds (prefix_cache::lookup).
-  std::int64_t split_tokens = -1;
-  cache_hold split_hold;
-  std::uint32_t nreq = 0;              // requests in the script
-  std::uint8_t on = 0;                 // the route target of the current attempt (always 0 on one target)
-  bool spilled = false;                // its next send stays on `on` (a spill), instead of picking afresh
-  std::uint8_t split_on = 0;
-  std::uint32_t shared_lineages = 0;   // the script's lineage ids below this are its family's
-  std::uint32_t shared_base = 0;       // global id of the script's lineage 0
-  std::uint32_t private_base = 0;      // global id of the script's first private lineage
-  session_result res;                  // (its counts and stall are what a 429 updates)
-  // The request in flight.
-  double t_admit = 0, t_first = 0;
-  token_counts tokens;
-  double cost = 0;
-  std::size_t op_row = 0;          // bucket_ops index of its admission charge to bucket 0
-  std::size_t attempt_row = 0;     // its timeline row
-  // Engine: the single-request prefill and decode times, the KV tokens reserved.
-  double prefill_s = 0, decode_work_s = 0;
-  std::int64_t kv_tokens = 0;
-  std::int64_t spill_cached = 0;   // route: most prompt tokens a refused attempt of the request had cached,
-  std::uint8_t cached_from = 0;    // on this target
-
-  const request_spec& request() const noexcept { return reqs[next]; }
-};
-static_assert(offsetof(session_state, split_on) < 64 && offsetof(session_state, res) + offsetof(session_result, stall_s) < 128,
-              "a send's and a 429's fields stay in the first two cache lines");
-
-// A session's request on one bucket: what it is charged at admission and at its end (a refund when
-// negative) — worked out at a send and kept while its retries can only repeat them — and, once it
-// is in flight, the bucket's ticket for it and where its admission charge sits in the charge log.
-// Kept beside the sessions, one per bucket (simulation::held_), so that a session's state stays small.
-struct held_charge {
-  double at_admission = 0;
-  double at_completion = 0;
-  std::uint64_t ticket = 0;
-  std::size_t log_index = 0;
-};
-
 // Where each session's lineages sit in the shared prefix cache, and the sizes to reserve.
 struct plan_layout {
   std::vector<std::uint32_t> family_base;  // global id of each family's shared lineage 0
@@ -293,19 +246,22 @@ struct plan_layout {
   std::size_t requests = 0;                // over all sessions
   std::size_t max_runs = 1;                // most prefix runs of one request
 };
-inline plan_layout lay_out(std::span<const session_plan> plans) {
+// `room`: a vector whose buffer the layout's family_base takes over (its contents are replaced).
+inline plan_layout lay_out(std::span<const session_plan> plans, std::vector<std::uint32_t> room = {}) {
   plan_layout l;
-  std::vector<std::uint32_t> family_size;
+  l.family_base = std::move(room);
+  l.family_base.clear();
+  // Each family's size (its scripts' most shared lineages), then, in place, where it begins.
   for (const auto& p : plans) {
-    if (p.family >= family_size.size()) family_size.resize(p.family + 1, 0);
-    family_size[p.family] = std::max(family_size[p.family], p.script->shared_lineages);
+    if (p.family >= l.family_base.size()) l.family_base.resize(p.family + 1, 0);
+    l.family_base[p.family] = std::max(l.family_base[p.family], p.script->shared_lineages);
     l.requests += p.script->requests.size();
     for (const auto& r : p.script->requests) l.max_runs = std::max<std::size_t>(l.max_runs, r.runs_count);
   }
-  l.family_base.resize(family_size.size());
-  for (std::size_t f = 0; f < family_size.size(); ++f) {
-    l.family_base[f] = l.lineages;
-    l.lineages += family_size[f];
+  for (auto& f : l.family_base) {
+    const std::uint32_t size = f;
+    f = l.lineages;
+    l.lineages += size;
   }
   l.shared = l.lineages;
   for (const auto& p : plans) l.lineages += p.script->lineages - p.script->shared_lineages;
@@ -343,8 +299,12 @@ struct deployment {
   double cooled_until = -std::numeric_limits<double>::infinity();
   route_share share;
 
-  deployment(const target& t, std::vector<Bucket> b, Speed s, std::size_t lineages)
-      : tgt(&t), buckets(std::move(b)), speed(std::move(s)), nb(t.limits.size()), cache(t.cache, lineages) {}
+  // `spare`: a cache whose buffers this one takes over (run_storage), or nullptr.
+  deployment(const target& t, std::vector<Bucket> b, Speed s, std::size_t lineages, prefix_cache* spare)
+      : tgt(&t), buckets(std::move(b)), speed(std::move(s)), nb(t.limits.size()) {
+    if (spare) cache.swap_buffers(*spare);
+    cache.reset(t.cache, lineages);
+  }
 };
 
 } // namespace detail
@@ -362,8 +322,10 @@ public:
   simulation(const target& tgt, const Client& client, std::span<const session_plan> plans,
              const sim_options& opt, std::vector<Bucket> buckets, Speed speed)
       : client_((detail::check_simulation(tgt, plans, opt, buckets.size()), client)),  // checked before anything else
-        plans_(plans), opt_(opt), layout_(detail::lay_out(plans)), runs_(layout_.max_runs) {
-    dep_.emplace_back(tgt, std::move(buckets), std::move(speed), layout_.lineages);
+        plans_(plans), opt_(opt), layout_(detail::lay_out(plans, spare(&detail::run_storage::family_base))),
+        runs_(spare(&detail::run_storage::runs)) {
+    runs_.assign(layout_.max_runs, prefix_run{});
+    dep_.emplace_back(tgt, std::move(buckets), std::move(speed), layout_.lineages, spare_cache());
     set_up();
   }
 
@@ -372,12 +334,29 @@ public:
              std::span<const session_plan> plans, const sim_options& opt, std::vector<std::vector<Bucket>> buckets,
              std::vector<Speed> speeds)
       : client_((detail::check_route(route, policy, plans, opt, buckets, speeds.size()), client)),
-        plans_(plans), opt_(opt), layout_(detail::lay_out(plans)), runs_(layout_.max_runs), routed_(true),
-        policy_(policy) {
+        plans_(plans), opt_(opt), layout_(detail::lay_out(plans, spare(&detail::run_storage::family_base))),
+        runs_(spare(&detail::run_storage::runs)), routed_(true), policy_(policy) {
+    runs_.assign(layout_.max_runs, prefix_run{});
     dep_.reserve(route.size());
     for (std::size_t k = 0; k < route.size(); ++k)
-      dep_.emplace_back(route[k], std::move(buckets[k]), std::move(speeds[k]), layout_.lineages);
+      dep_.emplace_back(route[k], std::move(buckets[k]), std::move(speeds[k]), layout_.lineages,
+                        k == 0 ? spare_cache() : nullptr);
     set_up();
+  }
+
+  /// Leaves the run's buffers in sim_options::storage, when it has one, for the next run.
+  ~simulation() {
+    detail::run_storage* st = opt_.storage;
+    if (!st) return;
+    st->sessions.swap(ss_);
+    st->held.swap(held_);
+    st->runs.swap(runs_);
+    st->family_base.swap(layout_.family_base);
+    st->queue.swap_buffers(queue_);
+    if (dep_.empty()) return;
+    st->cache.swap_buffers(dep_[0].cache);
+    st->log.swap(dep_[0].log);
+    if constexpr (std::is_same_v<Bucket, bucket>) st->buckets.swap(dep_[0].buckets);
   }
 
   /// Runs every session to its end (completed or stopped) and returns what happened.
@@ -427,8 +406,22 @@ private:
   using session_state = detail::session_state;
   using deployment = detail::deployment<Bucket, Speed>;
 
+  // A buffer of sim_options::storage, taken over (empty without one).
+  template <class T>
+  std::vector<T> spare(std::vector<T> detail::run_storage::*buffer) const noexcept {
+    return opt_.storage ? std::move(opt_.storage->*buffer) : std::vector<T>{};
+  }
+  prefix_cache* spare_cache() const noexcept { return opt_.storage ? &opt_.storage->cache : nullptr; }
+
   // ---- set-up: sessions, noise streams, results, the first sends (the allocations but one) ----
   void set_up() {
+    if (opt_.storage) {  // an earlier run's buffers (their contents are replaced)
+      ss_.swap(opt_.storage->sessions);
+      ss_.clear();
+      held_.swap(opt_.storage->held);
+      dep_[0].log.swap(opt_.storage->log);
+      queue_.swap_buffers(opt_.storage->queue);
+    }
     if (opt_.recycle) {  // an earlier result's buffers, emptied
       simulation_result& old = *opt_.recycle;
       const auto take = [](auto& to, auto& from) {
@@ -471,8 +464,10 @@ private:
       d.counts_refusals = std::any_of(d.tgt->limits.begin(), d.tgt->limits.end(),
                                       [](const bucket_config& c) { return c.count_rejected; });
       d.log.resize(d.nb);
-      if (keeps_log_)
-        for (auto& l : d.log) l.reserve(total + 16);
+      for (auto& l : d.log) {
+        l.clear();
+        if (keeps_log_) l.reserve(total + 16);
+      }
       d.eng = d.tgt->engine && !opt_.recorded_speed ? &*d.tgt->engine : nullptr;
       if (d.eng) {
         engines_[n_engines_++] = static_cast<std::uint8_t>(k);
@@ -487,7 +482,7 @@ private:
       }
     }
     for (const auto& d : dep_) held_stride_ = std::max(held_stride_, d.nb);
-    held_.resize(plans_.size() * held_stride_);
+    held_.assign(plans_.size() * held_stride_, detail::held_charge{});
     if (any_noise) {
       noise_g_.reserve(plans_.size());
       for (const auto& p : plans_) noise_g_.emplace_back(derive_seed(p.seed, 0x6e6f697365));
@@ -1358,6 +1353,8 @@ simulation_result simulate_with(const target& tgt, const Client& client, std::sp
 inline simulation_result simulate(const target& tgt, const retry_policy& client, std::span<const session_plan> sessions,
                                   const sim_options& opt = {}) {
   std::vector<bucket> buckets;
+  if (opt.storage) buckets.swap(opt.storage->buckets);  // their room (the simulation leaves them there again)
+  buckets.clear();
   buckets.reserve(tgt.limits.size());
   for (const auto& b : tgt.limits) buckets.emplace_back(b, opt.start_unix_s);
   return simulate_with(tgt, client, sessions, opt, std::move(buckets), curve_speed{&tgt.speed});

@@ -14,6 +14,10 @@
 
 namespace loopcast {
 
+namespace detail {
+struct run_storage;  // detail/run_storage.hpp
+}
+
 /// One session to simulate.
 struct session_plan {
   const session_script* script = nullptr;
@@ -52,6 +56,10 @@ struct sim_options {
   /// takes over instead of allocating its own; whatever it held is discarded. For repeated runs:
   /// Monte Carlo hands each option's last result to its next seed (nullptr: none).
   simulation_result* recycle = nullptr;
+  /// The simulation's own buffers (session states, event queue, prefix cache, charge logs, buckets)
+  /// from an earlier run, which this run takes over and leaves for the next: with `recycle`, a run
+  /// that follows another allocates almost nothing. Only one run at a time may use it (nullptr: none).
+  detail::run_storage* storage = nullptr;
   /// Progress of a long run (nullptr: none): called about every 16,384 events, from the simulating
   /// thread, with the requests served so far and the scripted requests of every session.
   void (*progress)(void* context, std::uint64_t served, std::uint64_t total) noexcept = nullptr;

@@ -45,6 +45,31 @@ void BM_ReferenceSession(benchmark::State& state) {
 }
 BENCHMARK(BM_ReferenceSession)->Arg(0)->Arg(1)->ArgName("record");
 
+// The same, each run handed the last one's result and buffers (sim_options::recycle and storage),
+// as Monte Carlo runs its seeds: what a run costs without its allocations.
+void BM_ReferenceSessionReused(benchmark::State& state) {
+  const auto& f = presets();
+  const auto& opt = f.scn.options.at(0);
+  const auto script = loopcast::generate_session(f.scn.fleet.at(0).wl, 42);
+  const loopcast::session_plan plan{&script, 0, 1, 0};
+  loopcast::simulation_result last;
+  loopcast::detail::run_storage storage;
+  loopcast::sim_options so;
+  so.record_attempts = false;
+  so.record_charges = false;
+  so.recycle = &last;
+  so.storage = &storage;
+  std::int64_t requests = 0;
+  for (auto _ : state) {
+    last = loopcast::simulate(opt.tgt, opt.client, {&plan, 1}, so);
+    requests += served(last);
+    benchmark::DoNotOptimize(last.cost_usd);
+  }
+  state.SetItemsProcessed(requests);
+  state.counters["requests/s"] = benchmark::Counter(static_cast<double>(requests), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_ReferenceSessionReused);
+
 // N concurrent reference sessions (different seeds, staggered 2 s) sharing one organisation's
 // buckets: the Developer tier (range(1) = 1), where most attempts are 429s, or a tier with every
 // limit range(1) times larger.

@@ -1,7 +1,8 @@
 // sim_options::coalesce_refusals: on a tier the fleet overwhelms, the 429s that change nothing
 // shared are handled in batches. The results must be those of the event loop that handles every
 // attempt as its own event, to the last bit: every field of every output is compared here, on
-// fleets of reference agents over limits that bind in different ways.
+// fleets of reference agents over limits that bind in different ways. The same comparison checks
+// that a run on the buffers of runs before it (sim_options::storage) is a run of its own.
 #include "loopcast/presets.hpp"
 #include "loopcast/random.hpp"
 #include "loopcast/simulation.hpp"
@@ -259,4 +260,61 @@ TEST(CoalescedRefusals, ACacheThatExpiresWhileRequestsWait) {
   const auto f = reference_fleet(30, 15, 10, [](target& t) { t.cache.ttl_s = 20; });
   const auto r = expect_both_ways_same(f);
   EXPECT_GT(refusals(r), 1000);
+}
+
+// sim_options::storage and recycle: a run handed the buffers of runs before it (another fleet,
+// other buckets, a timeline, a route) is the same to the last bit as one that made its own. The
+// runs go from large to small, so that whatever a run left behind (cache steps, charge logs, held
+// charges, queued events, session states) would show in the next one.
+TEST(RunStorage, ARunOnAnotherRunsBuffersIsTheSame) {
+  const auto herd = reference_fleet(40, 25, 21);
+  const auto sliding = reference_fleet(12, 10, 22, [](target& t) {
+    for (auto& b : t.limits) b.algorithm = bucket_algorithm::sliding_window;
+  });
+  const auto one = reference_fleet(1, 30, 23);
+  const auto concurrent = reference_fleet(5, 8, 24, [](target& t) {
+    bucket_config c;
+    c.name = "concurrency";
+    c.unit = bucket_unit::concurrent_requests;
+    c.algorithm = bucket_algorithm::concurrency;
+    c.limit = 2;
+    t.limits.push_back(c);
+  });
+  struct step {
+    const fleet* f;
+    bool timeline, routed;
+  };
+  const step steps[] = {{&herd, false, false}, {&sliding, true, false}, {&one, false, false}, {&herd, false, true},
+                        {&concurrent, false, false}, {&one, true, false}, {&one, false, false}};
+  detail::run_storage storage;
+  simulation_result last;
+  auto simulate_step = [](const step& s, sim_options o) {
+    o.record_attempts = o.record_charges = s.timeline;
+    if (!s.routed) return simulate(s.f->tgt, s.f->client, s.f->plans, o);
+    // The Developer tier spilling to a copy of it with ten times its limits.
+    std::vector<target> route{s.f->tgt, s.f->tgt};
+    route[1].name = "roomy";
+    for (auto& b : route[1].limits) b.limit *= 10;
+    route_policy policy;
+    policy.spill_after_s = 5;
+    return simulate_route(route, policy, s.f->client, s.f->plans, o);
+  };
+  std::size_t k = 0;
+  for (const auto& s : steps) {
+    SCOPED_TRACE("step " + std::to_string(++k));
+    const auto fresh = simulate_step(s, {});
+    sim_options o;
+    o.storage = &storage;
+    o.recycle = &last;
+    last = simulate_step(s, o);
+    expect_same(fresh, last);
+    EXPECT_EQ(fresh.charges.size(), last.charges.size());
+    for (std::size_t b = 0; b < std::min(fresh.charges.size(), last.charges.size()); ++b)
+      EXPECT_EQ(fresh.charges[b].size(), last.charges[b].size());
+    EXPECT_EQ(fresh.attempts.size(), last.attempts.size());
+    EXPECT_GT(last.requests.size(), 0u);
+  }
+  // The runs took the buffers over: the sessions' room is still the herd's (each run's own would
+  // have been one session's).
+  EXPECT_GE(storage.sessions.capacity(), 40u);
 }

@@ -26,6 +26,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
+#include <vector>
 
 using namespace loopcast;
 namespace fs = std::filesystem;
@@ -247,6 +249,38 @@ TEST(Hostile, ThreadsThatCannotStartDegradeGracefully) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
 #endif
+}
+
+// The pool that solve keeps from one evaluation to the next: every index once per run, worker
+// indices below workers(), an exception rethrown on the caller once the others have stopped, and
+// the pool still whole for the next run.
+TEST(Hostile, AWorkerPoolRunsLoopAfterLoop) {
+  detail::worker_pool pool(2);
+  ASSERT_EQ(pool.workers(), 2u);
+  for (const std::size_t n : {0u, 1u, 2u, 7u, 1000u}) {
+    std::vector<std::atomic<int>> seen(n);
+    std::atomic<bool> worker_ok{true};
+    pool.run(n, [&](std::size_t i, std::size_t w) {
+      ++seen[i];
+      if (w >= pool.workers()) worker_ok = false;
+    });
+    for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(seen[i].load(), 1) << "index " << i << " of " << n;
+    EXPECT_TRUE(worker_ok);
+  }
+  std::atomic<int> calls{0};
+  try {
+    pool.run(100, [&](std::size_t i) {
+      ++calls;
+      if (i == 10) throw std::runtime_error("index 10");
+    });
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "index 10");
+  }
+  EXPECT_GE(calls.load(), 11);
+  std::atomic<long> sum{0};
+  pool.run(100, [&](std::size_t i) { sum += static_cast<long>(i); });
+  EXPECT_EQ(sum.load(), 99L * 100 / 2);
 }
 
 // 6. Streams: /dev/zero ends with an error after a bounded read, /dev/null is empty, a pipe and

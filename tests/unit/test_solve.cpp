@@ -1,12 +1,17 @@
 // Inverse questions on cases built so that the answer is known by hand.
 #include "loopcast/errors.hpp"
+#include "loopcast/montecarlo.hpp"
 #include "loopcast/presets.hpp"
+#include "loopcast/scenario.hpp"
 #include "loopcast/solve.hpp"
 
 #include "single_request_workload.hpp"
+#include "test_support.hpp"
 #include "two_requests.hpp"
 
 #include <gtest/gtest.h>
+
+#include <set>
 
 using namespace loopcast;
 
@@ -170,4 +175,34 @@ TEST(Solve, QuestionsTheScenarioCannotAnswer) {
   } catch (const simulation_error& e) {
     EXPECT_STREQ(e.what(), "option local (local-workstation-qwen-27b) has no rate limits to scale");
   }
+}
+
+// A search's evaluations share their threads and each thread's storage: every step is what a Monte
+// Carlo of its own gives (the reference agents, 6 seeds on 2 threads, the Developer tier's limits
+// scaled: the stall share moves from step to step, so a seed that ran on the storage of another
+// step's seed and kept anything of it would show).
+TEST(Solve, EveryStepIsItsOwnMonteCarlo) {
+  auto s = test_support::lib().load_scenario("reference");
+  s.options.resize(1);
+  s.fleet[0].sessions = 5;
+  s.fleet[0].stagger_s = 10;
+  min_limit_query q;
+  q.max_stall_share = 0.05;
+  q.seeds = 6;
+  q.threads = 2;
+  const auto r = solve_min_limit(s, q);
+  ASSERT_GE(r.steps.size(), 4u);
+  std::set<double> shares;
+  for (const auto& step : r.steps) {
+    SCOPED_TRACE(step.label);
+    scenario t = s;
+    for (auto& b : t.options[0].tgt.limits) b.limit *= step.x;
+    const auto d = summarize_runs(t, run_seeds(t, consecutive_seeds(t.seed, 6), 1), {})[0];
+    EXPECT_EQ(step.value.value, d.stall_share.mean.value);
+    EXPECT_EQ(step.value.lo, d.stall_share.mean.lo);
+    EXPECT_EQ(step.value.hi, d.stall_share.mean.hi);
+    EXPECT_EQ(step.usd_per_task, d.usd_per_task.mean.value);
+    shares.insert(step.value.value);
+  }
+  EXPECT_GE(shares.size(), 3u);  // the steps differ
 }

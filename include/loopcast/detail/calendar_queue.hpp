@@ -38,9 +38,10 @@ public:
   calendar_queue& operator=(const calendar_queue&) = delete;
   static constexpr std::uint32_t none = ~std::uint32_t{0};
 
-  /// Room for sessions 0 … n − 1.
+  /// Room for sessions 0 … n − 1 (the queue is empty and was never used, or reuses the buffers of
+  /// one that was: swap_buffers).
   void reserve(std::size_t n) {
-    node_.resize(n);
+    node_.assign(n, node{});
     // Bins for the most events the queue can hold, min_bins of them in use, and rebuild()'s room
     // for every node: one block (a run of one session makes two allocations here, not six).
     const std::size_t most = std::max(min_bins, std::bit_ceil(2 * n));
@@ -50,6 +51,14 @@ public:
     scratch_ = tail_ + most;
     bins_ = min_bins;
     mask_ = min_bins - 1;
+  }
+  /// Exchanges the two queues' buffers, for reserve() to reuse their room: call it on a queue not
+  /// reserved yet; either queue is reserved again before it is used.
+  void swap_buffers(calendar_queue& other) noexcept {
+    node_.swap(other.node_);
+    words_.swap(other.words_);
+    head_ = tail_ = scratch_ = nullptr;
+    other.head_ = other.tail_ = other.scratch_ = nullptr;
   }
   bool empty() const noexcept { return size_ == 0; }
   std::size_t size() const noexcept { return size_; }
