@@ -129,6 +129,16 @@ fleet reference_fleet(std::size_t n, int turns, std::uint64_t seed, const std::f
   return f;
 }
 
+// A bucket of at most `n` requests in flight, beside the target's others.
+void add_concurrency_limit(target& t, double n) {
+  bucket_config c;
+  c.name = "concurrency";
+  c.unit = bucket_unit::concurrent_requests;
+  c.algorithm = bucket_algorithm::concurrency;
+  c.limit = n;
+  t.limits.push_back(c);
+}
+
 simulation_result run(const fleet& f, bool coalesce, std::uint64_t budget = 0) {
   sim_options o;
   o.record_attempts = false;
@@ -211,14 +221,7 @@ TEST(CoalescedRefusals, WindowsAndConcurrency) {
     SCOPED_TRACE("fixed windows");
     EXPECT_GT(refusals(expect_both_ways_same(fixed)), 1000);
   }
-  const auto concurrent = reference_fleet(25, 15, 8, [](target& t) {
-    bucket_config c;
-    c.name = "concurrency";
-    c.unit = bucket_unit::concurrent_requests;
-    c.algorithm = bucket_algorithm::concurrency;
-    c.limit = 3;
-    t.limits.push_back(c);
-  });
+  const auto concurrent = reference_fleet(25, 15, 8, [](target& t) { add_concurrency_limit(t, 3); });
   SCOPED_TRACE("a concurrency limit");
   EXPECT_GT(refusals(expect_both_ways_same(concurrent)), 1000);
 }
@@ -272,14 +275,7 @@ TEST(RunStorage, ARunOnAnotherRunsBuffersIsTheSame) {
     for (auto& b : t.limits) b.algorithm = bucket_algorithm::sliding_window;
   });
   const auto one = reference_fleet(1, 30, 23);
-  const auto concurrent = reference_fleet(5, 8, 24, [](target& t) {
-    bucket_config c;
-    c.name = "concurrency";
-    c.unit = bucket_unit::concurrent_requests;
-    c.algorithm = bucket_algorithm::concurrency;
-    c.limit = 2;
-    t.limits.push_back(c);
-  });
+  const auto concurrent = reference_fleet(5, 8, 24, [](target& t) { add_concurrency_limit(t, 2); });
   struct step {
     const fleet* f;
     bool timeline, routed;
