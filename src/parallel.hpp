@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <exception>
@@ -35,7 +36,9 @@ inline std::size_t worker_count(std::size_t n, unsigned threads) noexcept {
 
 /// Worker threads that stay up from one parallel loop to the next: a caller that runs many short
 /// loops one after another (solve's evaluations) pays for starting its threads once. Its run(n, fn)
-/// is parallel_for's loop; one run at a time, from the thread that made the pool.
+/// is parallel_for's loop; one run at a time, from the thread that made the pool. Between runs a
+/// helper (and, at a run's end, the caller) polls for a short while before it sleeps: waking a
+/// sleeping thread costs tens of microseconds on a virtual machine, as much as a short seed.
 class worker_pool {
 public:
   /// `workers` workers in all: the calling thread and workers − 1 helpers. A helper that cannot be
@@ -86,29 +89,48 @@ public:
       next_.store(0, std::memory_order_relaxed);
       failed_.store(false, std::memory_order_relaxed);
       error_ = nullptr;
-      busy_ = helpers_.size();
-      ++generation_;
+      busy_.store(helpers_.size());
+      generation_.fetch_add(1);  // (after the job: a helper that sees it, polling, sees the job)
     }
     wake_.notify_all();
     work(0);
-    std::unique_lock lock(mutex_);
-    done_.wait(lock, [this] { return busy_ == 0; });
+    if (!poll([this] { return busy_.load() == 0; })) {
+      std::unique_lock lock(mutex_);
+      done_.wait(lock, [this] { return busy_.load() == 0; });
+    }
+    std::lock_guard lock(mutex_);
     if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
   }
 
 private:
+  // Whether ready() became true within about poll_for (checking the clock every 64 tries).
+  template <class Ready>
+  static bool poll(Ready ready) noexcept {
+    static constexpr auto poll_for = std::chrono::microseconds(200);
+    const auto until = std::chrono::steady_clock::now() + poll_for;
+    for (unsigned k = 1;; ++k) {
+      if (ready()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+      if (k % 64 == 0 && std::chrono::steady_clock::now() > until) return false;
+    }
+  }
+
   void serve(std::size_t worker) {
     std::uint64_t seen = 0;
     for (;;) {
-      {
+      if (!poll([&] { return generation_.load() != seen || stop_.load(); })) {
         std::unique_lock lock(mutex_);
-        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
+        wake_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });
       }
+      if (stop_.load()) return;
+      seen = generation_.load();
       work(worker);
-      std::lock_guard lock(mutex_);
-      if (--busy_ == 0) done_.notify_one();
+      if (busy_.fetch_sub(1) == 1) {  // the last helper: the caller may be asleep
+        std::lock_guard lock(mutex_);
+        done_.notify_one();
+      }
     }
   }
 
@@ -129,16 +151,16 @@ private:
   std::vector<std::thread> helpers_;
   std::mutex mutex_;
   std::condition_variable wake_, done_;
-  bool stop_ = false;
-  std::uint64_t generation_ = 0;  // one more per run: a helper that saw it has work
-  std::size_t busy_ = 0;          // helpers still working on this run
-  // This run's job (written under mutex_ before generation_ moves, read by helpers after).
+  std::atomic<bool> stop_{false};              // (set under mutex_, for wake_)
+  std::atomic<std::uint64_t> generation_{0};   // one more per run: a helper that sees it has work
+  std::atomic<std::size_t> busy_{0};           // helpers still working on this run
+  // This run's job (written before generation_ moves, read by the helpers after they see it move).
   void* job_ = nullptr;
   void (*job_call_)(void*, std::size_t, std::size_t) = nullptr;
   std::size_t n_ = 0;
   std::atomic<std::size_t> next_{0};
   std::atomic<bool> failed_{false};
-  std::exception_ptr error_;
+  std::exception_ptr error_;                   // (under mutex_)
 };
 
 /// One parallel loop on worker_count(n, threads) workers (a pool made for it).
