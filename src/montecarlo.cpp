@@ -176,9 +176,10 @@ montecarlo_result run_montecarlo(const scenario& s, const montecarlo_options& op
   montecarlo_result res;
   res.settings = opt;
   auto run_more = [&](std::int32_t count) {
-    const auto rows = run_seeds(s, consecutive_seeds(s.seed + static_cast<std::uint64_t>(res.seeds),
-                                                     static_cast<std::size_t>(count)), opt.threads);
-    res.rows.insert(res.rows.end(), rows.begin(), rows.end());
+    auto rows = run_seeds(s, consecutive_seeds(s.seed + static_cast<std::uint64_t>(res.seeds),
+                                               static_cast<std::size_t>(count)), opt.threads);
+    if (res.rows.empty()) res.rows = std::move(rows);  // (a copy of thousands of rows faults its pages in again)
+    else res.rows.insert(res.rows.end(), rows.begin(), rows.end());
     res.seeds += count;
   };
   if (opt.precision == 0) {
