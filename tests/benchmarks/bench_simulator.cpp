@@ -25,12 +25,22 @@ std::int64_t served(const loopcast::simulation_result& r) {
   return n;
 }
 
-// One reference session (34 requests) on Cerebras' Developer tier, scripts generated up front.
+// The reference scenario's session of seed 42 (34 requests) and its first option, Cerebras'
+// Developer tier.
+struct reference_session {
+  const loopcast::scenario_option& opt = presets().scn.options.at(0);
+  const loopcast::session_script script = loopcast::generate_session(presets().scn.fleet.at(0).wl, 42);
+  const loopcast::session_plan plan{&script, 0, 1, 0};  // (points at script: not to be copied)
+  reference_session() = default;
+  reference_session(const reference_session&) = delete;
+  reference_session& operator=(const reference_session&) = delete;
+};
+
+// One reference session on the Developer tier, its script generated up front.
 void BM_ReferenceSession(benchmark::State& state) {
-  const auto& f = presets();
-  const auto& opt = f.scn.options.at(0);
-  const auto script = loopcast::generate_session(f.scn.fleet.at(0).wl, 42);
-  const loopcast::session_plan plan{&script, 0, 1, 0};
+  const reference_session ref;
+  const auto& opt = ref.opt;
+  const auto& plan = ref.plan;
   loopcast::sim_options so;
   so.record_attempts = state.range(0) != 0;
   so.record_charges = state.range(0) != 0;
@@ -50,10 +60,9 @@ BENCHMARK(BM_ReferenceSession)->Arg(0)->Arg(1)->ArgName("record");
 // without the log of every charge that the peak demands are worked out from (what a Monte Carlo
 // seed leaves out).
 void BM_ReferenceSessionReused(benchmark::State& state) {
-  const auto& f = presets();
-  const auto& opt = f.scn.options.at(0);
-  const auto script = loopcast::generate_session(f.scn.fleet.at(0).wl, 42);
-  const loopcast::session_plan plan{&script, 0, 1, 0};
+  const reference_session ref;
+  const auto& opt = ref.opt;
+  const auto& plan = ref.plan;
   loopcast::simulation_result last;
   loopcast::detail::run_storage storage;
   loopcast::sim_options so;
