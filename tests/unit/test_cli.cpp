@@ -15,20 +15,9 @@
 
 namespace {
 
+using loopcast::test_support::run_cli;
 using loopcast::test_support::run_result;
 using loopcast::test_support::slurp;
-
-run_result run_cli(const std::string& args) {
-  const auto dir = std::filesystem::temp_directory_path();
-  const auto out = dir / ("loopcast_cli_out_" + std::to_string(::getpid()));
-  const auto err = dir / ("loopcast_cli_err_" + std::to_string(::getpid()));
-  const std::string cmd = std::string(LOOPCAST_CLI) + " " + args + " >" + out.string() + " 2>" + err.string();
-  const int status = std::system(cmd.c_str());
-  run_result r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-  std::filesystem::remove(out);
-  std::filesystem::remove(err);
-  return r;
-}
 
 using loopcast::test_support::models;
 

@@ -36,6 +36,7 @@ namespace {
 
 using loopcast::test_support::traces;
 
+using loopcast::test_support::run_cli;
 using loopcast::test_support::run_result;
 using loopcast::test_support::slurp;
 
@@ -62,13 +63,9 @@ struct scratch {
   }
 };
 
+// The CLI on the repository's models.
 run_result loopcast_cli(const std::string& args, const std::string& input_redirect = "") {
-  scratch s;
-  const auto out = s.dir / "out", err = s.dir / "err";
-  const std::string cmd = std::string(LOOPCAST_CLI) + " --models " + LOOPCAST_TEST_MODELS_DIR + " " + args + " >" +
-                          out.string() + " 2>" + err.string() + input_redirect;
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  return run_cli(std::string("--models ") + LOOPCAST_TEST_MODELS_DIR + " " + args, input_redirect);
 }
 
 const std::string loopcast_header = R"({"loopcast_trace": 1, "absolute_clock": false})";

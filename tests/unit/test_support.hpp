@@ -5,8 +5,10 @@
 
 #include "loopcast/presets.hpp"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -62,5 +64,17 @@ struct run_result {
   int code;
   std::string out, err;
 };
+
+#ifdef LOOPCAST_CLI
+/// The CLI run with `args` (a shell's words) and, if given, a shell redirect of its input: its exit
+/// code (-1: killed), standard output and standard error.
+inline run_result run_cli(const std::string& args, const std::string& input_redirect = "") {
+  const auto out = scratch("cli", "out"), err = scratch("cli", "err");
+  const std::string cmd = std::string(LOOPCAST_CLI) + " " + args + " >" + out.string() + " 2>" + err.string() +
+                          input_redirect;
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+#endif
 
 } // namespace loopcast::test_support
