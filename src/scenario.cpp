@@ -193,7 +193,7 @@ std::vector<run_summary> run_seeds_on(worker_pool& pool, std::span<seed_workspac
                                       std::span<const std::uint64_t> seeds) {
   const std::size_t no = s.options.size();
   // Runs in flight at once, each worker with its own scripts and results.
-  const std::size_t workers = std::min(pool.workers(), std::max<std::size_t>(seeds.size(), 1));
+  const std::size_t workers = worker_count(seeds.size(), static_cast<unsigned>(pool.workers()));
   check_run_size(run_size_of(s, false, false), "scenario", s.name, static_cast<std::int64_t>(workers));
   std::vector<run_summary> out(seeds.size() * no);
   // A single seed is a run, not a Monte Carlo: no progress of its own.

@@ -415,13 +415,12 @@ private:
 
   // ---- set-up: sessions, noise streams, results, the first sends (the allocations but one) ----
   void set_up() {
-    if (opt_.storage) {  // an earlier run's buffers (their contents are replaced)
-      ss_.swap(opt_.storage->sessions);
-      ss_.clear();
-      held_.swap(opt_.storage->held);
-      dep_[0].log.swap(opt_.storage->log);
-      queue_.swap_buffers(opt_.storage->queue);
-    }
+    // An earlier run's buffers, when there is storage (their contents are replaced).
+    ss_ = spare(&detail::run_storage::sessions);
+    ss_.clear();
+    held_ = spare(&detail::run_storage::held);
+    dep_[0].log = spare(&detail::run_storage::log);
+    if (opt_.storage) queue_.swap_buffers(opt_.storage->queue);
     if (opt_.recycle) {  // an earlier result's buffers, emptied
       simulation_result& old = *opt_.recycle;
       const auto take = [](auto& to, auto& from) {
