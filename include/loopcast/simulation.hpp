@@ -527,15 +527,29 @@ private:
     merged_scheduled_.reserve(plans_.size());
   }
 
-  // A fleet's sessions and scripts do not fit in the caches, and which one the next event touches
-  // is known only from the queue: while this event runs, fetch the state and the request of the
-  // session whose event comes next.
-  void prefetch_ahead() const noexcept {
-    const std::uint32_t next = queue_.second();
-    if (next == detail::calendar_queue::none) return;
-    const session_state& s = ss_[next];
-    __builtin_prefetch(&s);
-    __builtin_prefetch(s.reqs + s.next);
+  // A fleet's sessions and scripts do not fit in the caches, and which one the next events touch
+  // is known only from the queue. While this event runs, two stages: the event after next has its
+  // session state and the request it reads fetched (a send reads its own request; a completion,
+  // the request after it, for the agent's delay); the next event, whose request came in one event
+  // ago, has that request's prefix runs fetched if it is a send.
+  // (Inlined where it is called: a function that only prefetches has no effect GCC can see, and
+  // a call to it, kept out of line, is dropped at -O2.)
+  [[gnu::always_inline]] void prefetch_ahead() const noexcept {
+    const std::uint32_t n1 = queue_.second();
+    if (n1 == detail::calendar_queue::none) return;
+    const session_state& s1 = ss_[n1];
+    if (queue_.kind_of(n1) == detail::event_kind::send) {
+      const request_spec& req = s1.request();
+      __builtin_prefetch(s1.runs + req.runs_begin);
+      __builtin_prefetch(s1.runs + req.runs_begin + req.runs_count - 1);
+    }
+    const std::uint32_t n2 = queue_.following(n1);
+    if (n2 == detail::calendar_queue::none) return;
+    const session_state& s2 = ss_[n2];
+    __builtin_prefetch(&s2);
+    const request_spec* q = s2.reqs + s2.next + (queue_.kind_of(n2) == detail::event_kind::complete ? 1 : 0);
+    __builtin_prefetch(q);
+    __builtin_prefetch(reinterpret_cast<const char*>(q) + sizeof(request_spec) - 1);
   }
 
   void schedule(double t, std::uint32_t s, detail::event_kind k) {

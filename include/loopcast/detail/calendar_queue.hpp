@@ -108,6 +108,8 @@ public:
   /// The session of the event after the top, when it falls within a few days of the top's (what the
   /// simulation prefetches); else none.
   std::uint32_t second() const noexcept { return size_ < 2 ? none : following(top_); }
+  /// The kind of session id's event (it has one in the queue).
+  event_kind kind_of(std::uint32_t id) const noexcept { return node_[id].kind; }
   /// The session of the event after session id's (in the queue), within a few days of it; else none.
   std::uint32_t following(std::uint32_t id) const noexcept {
     const std::uint64_t day = day_of(id);
