@@ -110,6 +110,7 @@ void add_solve_commands(CLI::App& app, const globals& g, std::vector<command>& c
   auto* solve = app.add_subcommand("solve", "Answer an inverse question by searching over the simulator");
   solve->require_subcommand(1);
   auto a = std::make_shared<solve_args>();
+  a->common.threads = 0;  // on the command line, every core (the answer does not depend on it)
   auto common = [a](CLI::App* c, bool with_option) {
     c->add_option("scenario", a->scenario, "Scenario file or preset name")->required();
     if (with_option) c->add_option("--option", a->option, "Label of the option to evaluate (default: the first)");
@@ -249,6 +250,7 @@ std::vector<command> simulation_commands(CLI::App& app, const globals& g) {
     std::string metric = "usd_per_task";
   };
   auto st = std::make_shared<state>();
+  st->mc.threads = 0;  // on the command line, every core (results do not depend on it)
   std::vector<command> cmds;
 
   auto* run = app.add_subcommand("run", "Simulate a scenario (default: the reference case of docs/model.md §9)");
@@ -301,6 +303,7 @@ std::vector<command> simulation_commands(CLI::App& app, const globals& g) {
   add_solve_commands(app, g, cmds);
 
   auto ca = std::make_shared<compare_args>();
+  ca->opt.threads = 0;  // on the command line, every core
   auto* cmp = app.add_subcommand("compare", "Run a task (a workload with a contract) on several options: which meet "
                                             "the contract, at what price, and why the others fail");
   cmp->add_option("workload", ca->workload, "Workload preset or .json with a \"contract\" (task-code-completion, "

@@ -263,6 +263,11 @@ TEST(CliMonteCarlo, JsonCsvAndThreadsGiveTheSameNumbers) {
   EXPECT_EQ(rows.rfind("seed,option,label,first_429_s,", 0), 0u);
   const auto b = run_cli("montecarlo reference --seeds 30 --threads 2 --json");
   EXPECT_EQ(a.out, b.out);
+  // Without --threads the command line takes every core, with the same numbers.
+  const auto c = run_cli("montecarlo reference --seeds 30 --json");
+  EXPECT_EQ(a.out, c.out);
+  const auto help = run_cli("montecarlo --help");
+  EXPECT_NE(help.out.find("--threads UINT:UINT in [0 - 1024]=0\n"), std::string::npos) << help.out;
   std::filesystem::remove(csv);
 }
 
