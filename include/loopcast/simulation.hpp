@@ -529,36 +529,40 @@ private:
 
   // A fleet's sessions and scripts do not fit in the caches, and which one the next events touch
   // is known only from the queue. While this event runs, two stages: the event after next has its
-  // session state and the request it reads fetched (a send reads its own request; a completion,
-  // the request after it, for the agent's delay); the next event, whose request came in one event
-  // ago, has that request's prefix runs fetched if it is a send.
+  // session state and the request its handler reads fetched (the queue keeps that request beside
+  // the event: schedule()); the next event, whose request came in one event ago, has that
+  // request's prefix runs fetched if it is a send.
   // (Inlined where it is called: a function that only prefetches has no effect GCC can see, and
   // a call to it, kept out of line, is dropped at -O2.)
   [[gnu::always_inline]] void prefetch_ahead() const noexcept {
     const std::uint32_t n1 = queue_.second();
     if (n1 == detail::calendar_queue::none) return;
-    const session_state& s1 = ss_[n1];
     if (queue_.kind_of(n1) == detail::event_kind::send) {
-      const request_spec& req = s1.request();
-      __builtin_prefetch(s1.runs + req.runs_begin);
-      __builtin_prefetch(s1.runs + req.runs_begin + req.runs_count - 1);
+      const auto* req = static_cast<const request_spec*>(queue_.hint_of(n1));
+      const prefix_run* runs = ss_[n1].runs + req->runs_begin;
+      __builtin_prefetch(runs);
+      __builtin_prefetch(runs + req->runs_count - 1);
     }
     const std::uint32_t n2 = queue_.following(n1);
     if (n2 == detail::calendar_queue::none) return;
-    const session_state& s2 = ss_[n2];
-    __builtin_prefetch(&s2);
-    const request_spec* q = s2.reqs + s2.next + (queue_.kind_of(n2) == detail::event_kind::complete ? 1 : 0);
+    __builtin_prefetch(&ss_[n2]);
+    const auto* q = static_cast<const char*>(queue_.hint_of(n2));
     __builtin_prefetch(q);
-    __builtin_prefetch(reinterpret_cast<const char*>(q) + sizeof(request_spec) - 1);
+    __builtin_prefetch(q + sizeof(request_spec) - 1);
   }
 
+  // Queues session s's event of kind k at t, with the request its handler reads first: a send
+  // its own, a completion the next one (for the agent's delay; one past the script's end after
+  // its last request: only prefetched).
   void schedule(double t, std::uint32_t s, detail::event_kind k) {
     const detail::event e{t + 0.0, seq_++, s, k};  // + 0.0: a −0.0 start is +0.0 (event_queue.hpp's order)
+    const session_state& st = ss_[s];
+    const request_spec* hint = st.reqs + st.next + (k == detail::event_kind::complete ? 1 : 0);
     if (top_handled_) {
-      queue_.replace_top(e);
+      queue_.replace_top(e, hint);
       top_handled_ = false;
     } else {
-      queue_.push(e);
+      queue_.push(e, hint);
     }
   }
 

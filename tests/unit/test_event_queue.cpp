@@ -120,14 +120,18 @@ TEST(RetryQueue, AgreesWithAnOrderedSet) {
 // The calendar queue (the simulation's event queue: one event per session at most) against an
 // ordered set: pushes, pops and replace_tops on 200 sessions, with times that bunch (ties on a
 // grid), spread, jump far ahead (past a year of days) and thin out (the bins shrink), so that it
-// rebuilds often; top() and second() checked at every step.
+// rebuilds often; top() and second(), and the kind and hint each event was pushed with, checked at
+// every step.
 TEST(CalendarQueue, AgreesWithAnOrderedSet) {
   constexpr std::uint32_t sessions = 200;
   calendar_queue q;
   q.reserve(sessions);
   std::set<std::pair<double, std::uint64_t>> ref;  // (t, seq)
   std::vector<std::uint32_t> session_of;           // by seq
+  std::vector<event_kind> kind_of_seq;             // by seq
   std::vector<bool> queued(sessions, false);
+  const int marks[7] = {};
+  auto hint = [&marks](std::uint64_t n) -> const void* { return &marks[n % 7]; };
   std::mt19937_64 g(17);
   std::uint64_t seq = 0;
   double now = 0;
@@ -148,9 +152,10 @@ TEST(CalendarQueue, AgreesWithAnOrderedSet) {
     const int op = static_cast<int>(g() % 4);
     if ((op == 0 || ref.empty()) && !queued[s] && (fill || ref.size() < 3)) {
       const double t = now + gap(phase);
-      q.push(loopcast::detail::event{t, seq, s, event_kind::send});
+      q.push(loopcast::detail::event{t, seq, s, event_kind::send}, hint(seq));
       ref.emplace(t, seq);
       session_of.push_back(s);
+      kind_of_seq.push_back(event_kind::send);
       queued[s] = true;
       ++seq;
     } else if (!ref.empty()) {
@@ -158,10 +163,15 @@ TEST(CalendarQueue, AgreesWithAnOrderedSet) {
       ASSERT_EQ(q.top().seq, seq0) << "step " << step;
       ASSERT_EQ(q.top().t, t0);
       ASSERT_EQ(q.top().session, session_of[seq0]);
+      ASSERT_EQ(q.hint_of(q.top().session), hint(seq0));
+      ASSERT_EQ(q.top().kind, kind_of_seq[seq0]);
       const std::uint32_t second = q.second();
       if (second != calendar_queue::none) {
         ASSERT_GT(ref.size(), 1u);
-        ASSERT_EQ(second, session_of[std::next(ref.begin())->second]) << "step " << step;
+        const std::uint64_t seq1 = std::next(ref.begin())->second;
+        ASSERT_EQ(second, session_of[seq1]) << "step " << step;
+        ASSERT_EQ(q.hint_of(second), hint(seq1));
+        ASSERT_EQ(q.kind_of(second), kind_of_seq[seq1]);
       }
       now = t0;
       ref.erase(ref.begin());
@@ -171,9 +181,10 @@ TEST(CalendarQueue, AgreesWithAnOrderedSet) {
         queued[top] = false;
       } else {  // the session schedules its next event
         const double t = now + gap(phase);
-        q.replace_top(loopcast::detail::event{t, seq, top, event_kind::complete});
+        q.replace_top(loopcast::detail::event{t, seq, top, event_kind::complete}, hint(seq));
         ref.emplace(t, seq);
         session_of.push_back(top);
+        kind_of_seq.push_back(event_kind::complete);
         ++seq;
       }
     }

@@ -68,12 +68,14 @@ public:
   /// Its key (the queue is not empty).
   order_key_t top_key() const noexcept { return node_[top_].key; }
 
-  /// Adds e; its session has no event in the queue.
-  void push(const event& e) noexcept {
+  /// Adds e; its session has no event in the queue. `hint`: what its handler will read first, kept
+  /// beside the event for whoever looks ahead in the queue (hint_of) to prefetch; never read here.
+  void push(const event& e, const void* hint = nullptr) noexcept {
     const order_key_t k = order_key(e);
     const std::uint64_t d = day(e.t);
     insert(e.session, k, d);
     node_[e.session].kind = e.kind;
+    node_[e.session].hint = hint;
     if (size_++ == 0 || k < node_[top_].key) {
       top_ = e.session;
       top_day_ = d;
@@ -89,13 +91,14 @@ public:
     tally();
   }
 
-  /// pop() then push(e) (the queue is not empty).
-  void replace_top(const event& e) noexcept {
+  /// pop() then push(e, hint) (the queue is not empty).
+  void replace_top(const event& e, const void* hint = nullptr) noexcept {
     unlink_top();
     const order_key_t k = order_key(e);
     const std::uint64_t d = day(e.t);  // ≥ the old top's day: e is not earlier than the top was
     insert(e.session, k, d);
     node_[e.session].kind = e.kind;
+    node_[e.session].hint = hint;
     if (size_ == 1) {  // (one session: nothing to look for)
       top_ = e.session;
       top_day_ = d;
@@ -110,6 +113,8 @@ public:
   std::uint32_t second() const noexcept { return size_ < 2 ? none : following(top_); }
   /// The kind of session id's event (it has one in the queue).
   event_kind kind_of(std::uint32_t id) const noexcept { return node_[id].kind; }
+  /// The hint its event was pushed with.
+  const void* hint_of(std::uint32_t id) const noexcept { return node_[id].hint; }
   /// The session of the event after session id's (in the queue), within a few days of it; else none.
   std::uint32_t following(std::uint32_t id) const noexcept {
     const std::uint64_t day = day_of(id);
@@ -244,9 +249,11 @@ private:
 
   struct node {         // per session:
     order_key_t key;    // its event's key,
+    const void* hint;   // what its handler reads first (push),
     std::uint32_t next; // the next node of its bin,
     event_kind kind;    // its event's kind
   };
+  static_assert(sizeof(node) == 32, "a node is half a cache line");
   std::vector<node> node_;
   std::vector<std::uint32_t> words_;  // head_, tail_ and scratch_
   std::uint32_t* head_ = nullptr;     // per bin: its first node
