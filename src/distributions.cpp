@@ -18,11 +18,6 @@ const double sampler_z90 = standard_normal_quantile(0.9);
 
 double lognormal_sigma(const lognormal_dist& d) { return std::log(d.p90 / d.median) / sampler_z90; }
 
-// The log-normal's value at probability p, given its spread (quantile and sampler share it).
-double lognormal_at(double median, double sigma, double p) {
-  return sigma == 0.0 ? median : median * std::exp(sigma * standard_normal_quantile(p));
-}
-
 // Keep u strictly inside (0, 1): the gamma quantile diverges at 0 and 1.
 double open01(double u) { return std::clamp(u, 0x1.0p-60, 1.0 - 0x1.0p-53); }
 } // namespace
@@ -32,7 +27,7 @@ double quantile(const distribution& d, double p) {
     double p;
     double operator()(const fixed_dist& f) const { return f.value; }
     double operator()(const uniform_dist& u) const { return u.low + (u.high - u.low) * p; }
-    double operator()(const lognormal_dist& l) const { return lognormal_at(l.median, lognormal_sigma(l), p); }
+    double operator()(const lognormal_dist& l) const { return detail::lognormal_at(l.median, lognormal_sigma(l), p); }
     double operator()(const gamma_dist& g) const {
       return boost::math::quantile(boost::math::gamma_distribution<double>(g.shape, g.scale), open01(p));
     }
@@ -64,9 +59,7 @@ sampler::sampler(const distribution& d) : d_(&d) {
   }
 }
 
-double sampler::at(double p) const {
-  return lognormal_ ? lognormal_at(median_, sigma_, p) : quantile(*d_, p);
-}
+double sampler::other_at(double p) const { return quantile(*d_, p); }
 
 double mean(const distribution& d) {
   struct visitor {
