@@ -1,8 +1,11 @@
 #include "loopcast/metrics.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <tuple>
+#include <utility>
 
 namespace loopcast {
 
@@ -16,15 +19,61 @@ double sorted_quantile(std::span<const double> v, double q) noexcept {
 }
 
 namespace {
+// The values of ranks lo and lo + 1 (0-based; lo + 1 < v.size()) of a large v, v reordered. Two
+// values of an evenly spaced sample bracket the ranks (with a margin of about four standard errors
+// of a sample quantile); one pass counts the values below and between them, and when both ranks
+// fall between, a second pass moves those values to v's front and only they are selected from: two
+// streaming passes and a selection among about 1/8 of the values instead of a selection among all
+// of them. When the bracket misses (a sample unlike the whole), the plain selection; either way the
+// values are those of the sorted v.
+std::pair<double, double> ranks_by_bracket(std::vector<double>& v, std::size_t lo) {
+  const std::size_t n = v.size();
+  constexpr std::size_t sample_size = 1024;
+  std::array<double, sample_size> sample;
+  for (std::size_t i = 0; i < sample_size; ++i) sample[i] = v[i * (n / sample_size)];
+  std::sort(sample.begin(), sample.end());
+  const auto at = static_cast<std::ptrdiff_t>(static_cast<double>(lo) / static_cast<double>(n) * sample_size);
+  constexpr std::ptrdiff_t margin = 64;  // 4·√(1024·¼)
+  const double low = sample[static_cast<std::size_t>(std::max<std::ptrdiff_t>(at - margin, 0))];
+  const double high = sample[static_cast<std::size_t>(std::min<std::ptrdiff_t>(at + margin, sample_size - 1))];
+  std::size_t below = 0, between = 0;
+  for (const double x : v) {  // (& rather than &&: no branch on each value's side of the bracket)
+    below += static_cast<std::size_t>(x < low);
+    between += static_cast<std::size_t>((x >= low) & (x <= high));
+  }
+  if (below <= lo && lo + 1 < below + between) {
+    std::size_t m = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double x = v[i];
+      v[m] = x;
+      m += static_cast<std::size_t>((x >= low) & (x <= high));
+    }
+    const auto k = static_cast<std::ptrdiff_t>(lo - below);
+    std::nth_element(v.begin(), v.begin() + k, v.begin() + static_cast<std::ptrdiff_t>(m));
+    return {v[static_cast<std::size_t>(k)], *std::min_element(v.begin() + k + 1, v.begin() + static_cast<std::ptrdiff_t>(m))};
+  }
+  const auto k = static_cast<std::ptrdiff_t>(lo);
+  std::nth_element(v.begin(), v.begin() + k, v.end());
+  return {v[lo], *std::min_element(v.begin() + k + 1, v.end())};
+}
+
 // The same value as sorted_quantile(sorted v, q), by selection (v is reordered); NaN for no values.
 double select_percentile(std::vector<double>& v, double q) {
   if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
   const double rank = q * static_cast<double>(v.size() - 1);
   const auto lo = static_cast<std::size_t>(std::floor(rank));
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
-  const double a = v[lo];
-  if (lo + 1 >= v.size()) return a;
-  const double b = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo + 1), v.end());
+  if (lo + 1 >= v.size()) {
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
+    return v[lo];
+  }
+  double a = 0, b = 0;
+  if (v.size() >= 16384) {
+    std::tie(a, b) = ranks_by_bracket(v, lo);
+  } else {
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
+    a = v[lo];
+    b = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo + 1), v.end());
+  }
   return a + (rank - static_cast<double>(lo)) * (b - a);
 }
 } // namespace

@@ -66,6 +66,35 @@ TEST(Metrics, MediansBySelectionEqualTheSortedOnes) {
   }
 }
 
+// Past 16,384 samples the medians are selected among the values a sample of them brackets; they are
+// still the sorted ones: spread values with ties, values in order, all equal, and values whose
+// evenly spaced sample (every 19th of 20,000) is unlike the rest, so that the bracket misses and
+// the plain selection answers. Odd and even counts.
+TEST(Metrics, MediansOfManySamplesEqualTheSortedOnes) {
+  for (const int shape : {0, 1, 2, 3}) {
+    for (const int n : {20000, 20001}) {
+      std::vector<request_sample> v;
+      v.reserve(static_cast<std::size_t>(n));
+      for (int i = 0; i < n; ++i) {
+        double ttft = 0;
+        switch (shape) {
+        case 0: ttft = 0.01 * ((i * 7919) % 997); break;          // spread, each value ~20 times
+        case 1: ttft = 0.001 * i; break;                          // in order
+        case 2: ttft = 0.25; break;                               // all equal
+        default: ttft = i % 19 == 0 ? 100.0 + 0.1 * i : 0.001 * i;  // the sample sees only the large ones
+        }
+        const double duration = ttft + 1.0 + 0.001 * ((i * 31) % 401);
+        v.push_back({0, 10.0 * i, 10.0 * i + ttft, 10.0 * i + duration, 1000, 0, 100 + (i % 7)});
+      }
+      const auto full = compute_request_metrics(v);
+      const auto med = compute_request_medians(v);
+      EXPECT_EQ(med.ttft_p50_s, full.ttft_s.p50) << shape << " " << n;
+      EXPECT_EQ(med.effective_tps_p50, full.effective_tps.p50) << shape << " " << n;
+      EXPECT_EQ(full.effective_tps.count, static_cast<std::size_t>(n));
+    }
+  }
+}
+
 // A median without samples is NaN (null in JSON, an empty CSV cell), never 0: no request served;
 // requests served but none kept by the throughput filters (here fewer than 50 tokens generated).
 TEST(Metrics, MediansWithoutSamplesAreNaN) {
