@@ -151,7 +151,7 @@ void session_generator::operator()(std::uint64_t seed, session_script& s) const 
     r.turn = turn;
     r.compaction = compaction;
     stack.back().end_tokens = r.prompt_tokens;
-    s.runs.insert(s.runs.end(), stack.begin(), stack.end());
+    for (const auto& run : stack) s.runs.push_back(run);  // (a few runs: no call to memmove)
     s.requests.push_back(r);
   };
 
