@@ -190,7 +190,7 @@ void run_seed(const scenario& s, std::uint64_t seed, seed_workspace& ws, std::sp
 
 namespace detail {
 std::vector<run_summary> run_seeds_on(worker_pool& pool, std::span<seed_workspace> ws, const scenario& s,
-                                      std::span<const std::uint64_t> seeds) {
+                                      std::span<const std::uint64_t> seeds, std::span<const std::size_t> order) {
   const std::size_t no = s.options.size();
   // Runs in flight at once, each worker with its own scripts and results.
   const std::size_t workers = worker_count(seeds.size(), static_cast<unsigned>(pool.workers()));
@@ -198,7 +198,8 @@ std::vector<run_summary> run_seeds_on(worker_pool& pool, std::span<seed_workspac
   std::vector<run_summary> out(seeds.size() * no);
   // A single seed is a run, not a Monte Carlo: no progress of its own.
   progress_task progress("Monte Carlo", seeds.size(), seeds.size() > 1);
-  pool.run(seeds.size(), [&](std::size_t i, std::size_t worker) {
+  pool.run(seeds.size(), [&](std::size_t k, std::size_t worker) {
+    const std::size_t i = order.empty() ? k : order[k];
     run_seed(s, seeds[i], ws[worker], std::span<run_summary>(out).subspan(i * no, no));
     progress.advance();
   });

@@ -31,7 +31,9 @@ void run_seed(const scenario& s, std::uint64_t seed, seed_workspace& ws, std::sp
 
 /// run_seeds() on the pool's workers, worker w in ws[w] (ws.size() >= pool.workers()): for a caller
 /// that runs many such batches one after another (solve), with threads and storage kept between them.
+/// `order`, when given (a permutation of the seeds' indices), is the order the seeds are started in;
+/// the rows are in the seeds' order whatever it is.
 std::vector<run_summary> run_seeds_on(worker_pool& pool, std::span<seed_workspace> ws, const scenario& s,
-                                      std::span<const std::uint64_t> seeds);
+                                      std::span<const std::uint64_t> seeds, std::span<const std::size_t> order = {});
 
 } // namespace loopcast::detail

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 namespace loopcast {
 
@@ -45,9 +46,21 @@ public:
       : seeds_(static_cast<std::size_t>(q.seeds)), pool_(detail::worker_count(seeds_, q.threads)),
         ws_(pool_.workers()) {}
 
-  // One row per seed (scenario.seed + 0, 1, …) and option.
+  // One row per seed (scenario.seed + 0, 1, …) and option. The seeds that made the most attempts
+  // in the evaluation before are started first (the next one differs from it by a little, and its
+  // seeds cost about what they cost there): the last seeds to start are then short ones, and the
+  // threads finish together instead of one waiting for a long seed.
   std::vector<run_summary> rows(const scenario& s) {
-    return detail::run_seeds_on(pool_, ws_, s, consecutive_seeds(s.seed, seeds_));
+    auto out = detail::run_seeds_on(pool_, ws_, s, consecutive_seeds(s.seed, seeds_), order_);
+    if (pool_.workers() > 1 && !out.empty()) {
+      const std::size_t per_seed = out.size() / seeds_;
+      cost_.assign(seeds_, 0);
+      for (std::size_t r = 0; r < out.size(); ++r) cost_[r / per_seed] += static_cast<std::int64_t>(out[r].attempts);
+      order_.resize(seeds_);
+      std::iota(order_.begin(), order_.end(), std::size_t{0});
+      std::stable_sort(order_.begin(), order_.end(), [this](std::size_t a, std::size_t b) { return cost_[a] > cost_[b]; });
+    }
+    return out;
   }
   std::vector<option_distribution> evaluate(const scenario& s, const montecarlo_options& mo = {}) {
     return summarize_runs(s, rows(s), mo);
@@ -57,6 +70,8 @@ private:
   std::size_t seeds_;
   detail::worker_pool pool_;
   std::vector<detail::seed_workspace> ws_;
+  std::vector<std::size_t> order_;  // the order the next evaluation starts its seeds in (empty: theirs)
+  std::vector<std::int64_t> cost_;  // per seed: its attempts in the last evaluation
 };
 
 // Mean stall share <= y and no session died.

@@ -5,6 +5,7 @@
 #include "loopcast/scenario.hpp"
 #include "loopcast/solve.hpp"
 
+#include "../../src/seed_runs.hpp"
 #include "single_request_workload.hpp"
 #include "test_support.hpp"
 #include "two_requests.hpp"
@@ -205,4 +206,29 @@ TEST(Solve, EveryStepIsItsOwnMonteCarlo) {
     shares.insert(step.value.value);
   }
   EXPECT_GE(shares.size(), 3u);  // the steps differ
+}
+
+// solve starts the seeds that cost most in its last evaluation first (run_seeds_on's order): the
+// rows stay in the seeds' order, each what the seed gives alone (reversed and shuffled orders on
+// 2 workers against run_seeds on one thread).
+TEST(Solve, SeedsStartedInAnotherOrderKeepTheirRows) {
+  auto s = test_support::lib().load_scenario("reference");
+  s.fleet[0].sessions = 3;
+  s.fleet[0].stagger_s = 5;
+  const auto seeds = consecutive_seeds(s.seed, 5);
+  const auto alone = run_seeds(s, seeds, 1);
+  ASSERT_EQ(alone.size(), 5u * s.options.size());
+  detail::worker_pool pool(2);
+  std::vector<detail::seed_workspace> ws(pool.workers());
+  for (const std::vector<std::size_t>& order : {std::vector<std::size_t>{4, 3, 2, 1, 0}, std::vector<std::size_t>{2, 0, 4, 1, 3}}) {
+    const auto rows = detail::run_seeds_on(pool, ws, s, seeds, order);
+    ASSERT_EQ(rows.size(), alone.size());
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      EXPECT_EQ(rows[r].seed, alone[r].seed) << r;
+      EXPECT_EQ(rows[r].option, alone[r].option) << r;
+      EXPECT_EQ(rows[r].wall_s, alone[r].wall_s) << r;
+      EXPECT_EQ(rows[r].cost_usd, alone[r].cost_usd) << r;
+      EXPECT_EQ(rows[r].attempts, alone[r].attempts) << r;
+    }
+  }
 }
