@@ -39,9 +39,6 @@ double mean(const distribution& d);
 /// The largest value it can give (+infinity for the unbounded log-normal and gamma).
 double upper_bound(const distribution& d);
 
-/// A distribution prepared for many draws: what does not depend on the draw (a log-normal's spread,
-/// ln(p90/median)/z0.9) is worked out once. Each draw is bit-identical to sample(d, g) and consumes
-/// the same one value. Refers to d: keep it alive while the sampler is used.
 namespace detail {
 /// The log-normal's value at probability p, given its spread (quantile() and sampler share it).
 inline double lognormal_at(double median, double sigma, double p) noexcept {
@@ -49,6 +46,9 @@ inline double lognormal_at(double median, double sigma, double p) noexcept {
 }
 } // namespace detail
 
+/// A distribution prepared for many draws: what does not depend on the draw (a log-normal's spread,
+/// ln(p90/median)/z0.9) is worked out once. Each draw is bit-identical to sample(d, g) and consumes
+/// the same one value. Refers to d: keep it alive while the sampler is used.
 class sampler {
 public:
   explicit sampler(const distribution& d);
