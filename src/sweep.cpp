@@ -125,9 +125,12 @@ sweep_result run_sweep(const sweep_spec& s, unsigned threads, double confidence,
   r.rows.resize(offset.back());
   const auto per_point = static_cast<std::size_t>(s.seeds);
   detail::progress_task progress("sweep", s.points.size() * per_point);
-  for (const auto& point : s.points)  // (what run_seeds checks of each point's seed)
-    check_run_size(run_size_of(point.scn, false, false), "scenario", point.scn.name);
-  std::vector<detail::seed_workspace> ws(detail::worker_count(s.points.size() * per_point, threads));
+  // What run_seeds checks of each point's seeds: every worker may be running the point at once.
+  const std::size_t workers = detail::worker_count(s.points.size() * per_point, threads);
+  for (const auto& point : s.points)
+    check_run_size(run_size_of(point.scn, false, false), "scenario", point.scn.name,
+                   static_cast<std::int64_t>(workers));
+  std::vector<detail::seed_workspace> ws(workers);
   detail::parallel_for(s.points.size() * per_point, threads, [&](std::size_t task, std::size_t worker) {
     const std::size_t p = task / per_point, k = task % per_point;
     const auto& scn = s.points[p].scn;

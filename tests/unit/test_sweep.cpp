@@ -1,4 +1,5 @@
 // Sweeps: grid order, every point a strictly loaded scenario, rows identical whatever the threads.
+#include "loopcast/budget.hpp"
 #include "loopcast/errors.hpp"
 #include "loopcast/presets.hpp"
 #include "loopcast/report.hpp"
@@ -73,6 +74,26 @@ TEST(Sweep, RowsArePointMajorAndIndependentOfThreads) {
   EXPECT_LT(one.rows[2 * 8].rate_limited, one.rows[0].rate_limited);
   ASSERT_EQ(one.points.size(), 6u);
   EXPECT_EQ(one.points[0][0].runs, 4);
+}
+
+// A sweep's threads run points side by side: the memory budget is checked for one run of its
+// largest point on each of them (a budget that holds one run of 3 agents but not two refuses it on
+// 2 threads and runs it on one).
+TEST(Sweep, TheMemoryBudgetCountsTheRunsInFlight) {
+  const preset_library lib({models});
+  const auto s = parse_sweep(spec().dump(), "sweep.json", lib);
+  const auto one_run = estimate_run_bytes(run_size_of(s.points[3].scn, false, false));
+  set_memory_budget_bytes(one_run + one_run / 2);
+  try {
+    (void)run_sweep(s, 2);
+    ADD_FAILURE() << "no error";
+  } catch (const config_error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("scenario " + s.points[3].scn.name + ": this run needs about ", 0), 0u) << what;
+    EXPECT_NE(what.find("3 sessions, 2 runs at once), over the memory budget of"), std::string::npos) << what;
+  }
+  EXPECT_EQ(run_sweep(s, 1).rows.size(), 6u * 4 * 2);
+  set_memory_budget_bytes(0);
 }
 
 TEST(Sweep, CsvHasAColumnPerParameter) {
