@@ -1,6 +1,8 @@
 #include "loopcast/compare.hpp"
 
+#include "loopcast/budget.hpp"
 #include "loopcast/errors.hpp"
+#include "loopcast/scenario.hpp"
 
 #include "numbers.hpp"
 #include "parallel.hpp"
@@ -91,6 +93,9 @@ compare_result compare_on(const workload& wl, std::span<const scenario_option> o
   s.start_unix_s = opt.start_unix_s;
   const auto no = s.options.size();
   std::vector<run_stats> per(static_cast<std::size_t>(opt.seeds) * no);
+  // Each worker runs a seed at a time: the memory budget is checked for that many runs at once.
+  check_run_size(run_size_of(s, false, false), "scenario", s.name,
+                 static_cast<std::int64_t>(detail::worker_count(static_cast<std::size_t>(opt.seeds), opt.threads)));
   const auto shared = std::make_shared<const scenario>(s);  // one copy for every seed
   detail::progress_task progress("compare", static_cast<std::uint64_t>(opt.seeds));
   detail::parallel_for(static_cast<std::size_t>(opt.seeds), opt.threads, [&](std::size_t k) {

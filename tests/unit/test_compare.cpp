@@ -1,4 +1,5 @@
 // compare: verdicts on a case built so that the answer is known.
+#include "loopcast/budget.hpp"
 #include "loopcast/compare.hpp"
 #include "loopcast/errors.hpp"
 #include "loopcast/presets.hpp"
@@ -118,4 +119,25 @@ TEST(Compare, CodeCompletionPrefersTheLocalEngine) {
   EXPECT_TRUE(r.rows[0].meets);
   EXPECT_FALSE(r.rows[1].meets);
   EXPECT_EQ(r.rows[1].failures.at(0).rfind("TTFT P50", 0), 0u) << r.rows[1].failures.at(0);
+}
+
+// compare runs its seeds on its threads side by side: the memory budget is checked for a run on
+// each of them (named in the refusal), before any seed runs.
+TEST(Compare, TheMemoryBudgetCountsTheRunsInFlight) {
+  const std::vector<scenario_option> opts = {option("good", "m-smart", 1e-4, 5)};
+  compare_options co;
+  co.seeds = 2;
+  co.threads = 2;
+  set_memory_budget_bytes(1);
+  try {
+    (void)compare_on(task(), opts, co);
+    ADD_FAILURE() << "no error";
+  } catch (const config_error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("scenario compare: this run needs about ", 0), 0u) << what;
+    EXPECT_NE(what.find("(2 requests in 2 sessions, 2 runs at once), over the memory budget of 0.0 GiB"),
+              std::string::npos) << what;
+  }
+  set_memory_budget_bytes(0);
+  EXPECT_EQ(compare_on(task(), opts, co).rows.size(), 1u);
 }
