@@ -557,7 +557,9 @@ std::string on_a_terminal(const std::string& env, const std::string& args) {
 // or a file, never with --quiet.
 TEST(Cli, ProgressAppearsOnATerminalOnly) {
   const auto shown = on_a_terminal("LOOPCAST_PROGRESS_AFTER_S=0", "montecarlo reference --seeds 3000");
-  EXPECT_EQ(shown.rfind("\r\033[Kloopcast: Monte Carlo 1/3000 (0%), ", 0), 0u) << shown;
+  // (On several threads — the default — the first line may count a seed or two already done.)
+  EXPECT_EQ(shown.rfind("\r\033[Kloopcast: Monte Carlo ", 0), 0u) << shown;
+  EXPECT_NE(shown.find("/3000 (0%), "), std::string::npos) << shown;
   EXPECT_NE(shown.find("/s, ETA "), std::string::npos) << shown;
   EXPECT_TRUE(shown.ends_with("\r\033[K")) << shown;  // the line is cleared at the end
   EXPECT_EQ(on_a_terminal("LOOPCAST_PROGRESS_AFTER_S=0", "--quiet montecarlo reference --seeds 3000"), "");
