@@ -4,7 +4,6 @@
 #include <array>
 #include <cmath>
 #include <limits>
-#include <tuple>
 #include <utility>
 
 namespace loopcast {
@@ -19,13 +18,20 @@ double sorted_quantile(std::span<const double> v, double q) noexcept {
 }
 
 namespace {
-// The values of ranks lo and lo + 1 (0-based; lo + 1 < v.size()) of a large v, v reordered. Two
-// values of an evenly spaced sample bracket the ranks (with a margin of about four standard errors
-// of a sample quantile); one pass counts the values below and between them, and when both ranks
-// fall between, a second pass moves those values to v's front and only they are selected from: two
-// streaming passes and a selection among about 1/8 of the values instead of a selection among all
-// of them. When the bracket misses (a sample unlike the whole), the plain selection; either way the
-// values are those of the sorted v.
+// The values of ranks k and k + 1 (0-based; k + 1 < last − first) of [first, last), reordered.
+std::pair<double, double> two_ranks(std::vector<double>::iterator first, std::vector<double>::iterator last,
+                                    std::size_t k) {
+  const auto at = first + static_cast<std::ptrdiff_t>(k);
+  std::nth_element(first, at, last);
+  return {*at, *std::min_element(at + 1, last)};
+}
+
+// two_ranks(v, lo) of a large v. Two values of an evenly spaced sample bracket the ranks (with a
+// margin of about four standard errors of a sample quantile); one pass counts the values below and
+// between them, and when both ranks fall between, a second pass moves those values to v's front and
+// only they are selected from: two streaming passes and a selection among about 1/8 of the values
+// instead of a selection among all of them. When the bracket misses (a sample unlike the whole),
+// the plain selection; either way the values are those of the sorted v.
 std::pair<double, double> ranks_by_bracket(std::vector<double>& v, std::size_t lo) {
   const std::size_t n = v.size();
   constexpr std::size_t sample_size = 1024;
@@ -41,20 +47,14 @@ std::pair<double, double> ranks_by_bracket(std::vector<double>& v, std::size_t l
     below += static_cast<std::size_t>(x < low);
     between += static_cast<std::size_t>((x >= low) & (x <= high));
   }
-  if (below <= lo && lo + 1 < below + between) {
-    std::size_t m = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double x = v[i];
-      v[m] = x;
-      m += static_cast<std::size_t>((x >= low) & (x <= high));
-    }
-    const auto k = static_cast<std::ptrdiff_t>(lo - below);
-    std::nth_element(v.begin(), v.begin() + k, v.begin() + static_cast<std::ptrdiff_t>(m));
-    return {v[static_cast<std::size_t>(k)], *std::min_element(v.begin() + k + 1, v.begin() + static_cast<std::ptrdiff_t>(m))};
+  if (!(below <= lo && lo + 1 < below + between)) return two_ranks(v.begin(), v.end(), lo);
+  std::size_t m = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double x = v[i];
+    v[m] = x;
+    m += static_cast<std::size_t>((x >= low) & (x <= high));
   }
-  const auto k = static_cast<std::ptrdiff_t>(lo);
-  std::nth_element(v.begin(), v.begin() + k, v.end());
-  return {v[lo], *std::min_element(v.begin() + k + 1, v.end())};
+  return two_ranks(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m), lo - below);
 }
 
 // The same value as sorted_quantile(sorted v, q), by selection (v is reordered); NaN for no values.
@@ -62,18 +62,8 @@ double select_percentile(std::vector<double>& v, double q) {
   if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
   const double rank = q * static_cast<double>(v.size() - 1);
   const auto lo = static_cast<std::size_t>(std::floor(rank));
-  if (lo + 1 >= v.size()) {
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
-    return v[lo];
-  }
-  double a = 0, b = 0;
-  if (v.size() >= 16384) {
-    std::tie(a, b) = ranks_by_bracket(v, lo);
-  } else {
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
-    a = v[lo];
-    b = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo + 1), v.end());
-  }
+  if (lo + 1 >= v.size()) return *std::max_element(v.begin(), v.end());  // (q = 1, or one value)
+  const auto [a, b] = v.size() >= 16384 ? ranks_by_bracket(v, lo) : two_ranks(v.begin(), v.end(), lo);
   return a + (rank - static_cast<double>(lo)) * (b - a);
 }
 } // namespace

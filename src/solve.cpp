@@ -53,12 +53,12 @@ public:
   std::vector<run_summary> rows(const scenario& s) {
     auto out = detail::run_seeds_on(pool_, ws_, s, consecutive_seeds(s.seed, seeds_), order_);
     if (pool_.workers() > 1 && !out.empty()) {
-      const std::size_t per_seed = out.size() / seeds_;
-      cost_.assign(seeds_, 0);
-      for (std::size_t r = 0; r < out.size(); ++r) cost_[r / per_seed] += static_cast<std::int64_t>(out[r].attempts);
+      const std::size_t options = out.size() / seeds_;
+      std::vector<std::int64_t> attempts(seeds_, 0);
+      for (std::size_t r = 0; r < out.size(); ++r) attempts[r / options] += out[r].attempts;
       order_.resize(seeds_);
       std::iota(order_.begin(), order_.end(), std::size_t{0});
-      std::stable_sort(order_.begin(), order_.end(), [this](std::size_t a, std::size_t b) { return cost_[a] > cost_[b]; });
+      std::stable_sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) { return attempts[a] > attempts[b]; });
     }
     return out;
   }
@@ -71,7 +71,6 @@ private:
   detail::worker_pool pool_;
   std::vector<detail::seed_workspace> ws_;
   std::vector<std::size_t> order_;  // the order the next evaluation starts its seeds in (empty: theirs)
-  std::vector<std::int64_t> cost_;  // per seed: its attempts in the last evaluation
 };
 
 // Mean stall share <= y and no session died.
