@@ -84,7 +84,7 @@ void register_replay(py::module_& m) {
       "stats",
       [](const traces_holder& h, std::optional<std::string> price_target_json, std::optional<std::string> price_list,
          std::optional<std::string> models_dir, double cache_ttl_s, std::int64_t block_tokens, const std::string& by,
-         std::optional<double> since, std::optional<double> until) {
+         std::optional<double> since, std::optional<double> until, const std::string& timezone, bool breakdown) {
         std::optional<target> t;
         if (price_target_json) t = parse_target(*price_target_json, "<price>");
         if (t && !t->prices) throw config_error("<price>", "", "the target has no prices");
@@ -94,7 +94,8 @@ void register_replay(py::module_& m) {
           so.price_all = &*t->prices;
         } else {
           book = load_price_book(price_list.value_or(""),
-                                 models_dir ? preset_library({*models_dir}) : preset_library::standard());
+                                 models_dir ? preset_library({*models_dir}) : preset_library::standard(),
+                                 models_of(h.traces));
           so.prices = &book;
         }
         if (cache_ttl_s < 0 || !std::isfinite(cache_ttl_s)) throw std::invalid_argument("cache_ttl_s must be >= 0");
@@ -102,16 +103,25 @@ void register_replay(py::module_& m) {
         so.cache_ttl_s = cache_ttl_s;
         so.cache_block_tokens = block_tokens;
         const auto g = parse_name<stats_grouping>(by);
-        if (!g) throw std::invalid_argument("by must be one of model, day, session, project, not '" + by + "'");
+        if (!g) throw std::invalid_argument("by must be " + spelling_list<stats_grouping>(true) + ", not \"" + by + "\"");
         so.by = *g;
+        so.timezone = time_zone_name(timezone);
+        so.breakdown = breakdown;
         if (since) so.since_unix = *since;
         if (until) so.until_unix = *until;
         return to_python(detail::stats_doc(h.traces, compute_trace_stats(h.traces, so)));
       },
       py::arg("traces"), py::arg("price_target_json") = py::none(), py::arg("price_list") = py::none(),
       py::arg("models_dir") = py::none(), py::arg("cache_ttl_s") = 0.0, py::arg("block_tokens") = 1,
-      py::arg("by") = "model", py::arg("since") = py::none(), py::arg("until") = py::none(),
-      "`loopcast stats --json` as a dict.");
+      py::arg("by") = "model", py::arg("since") = py::none(), py::arg("until") = py::none(), py::arg("timezone") = "",
+      py::arg("breakdown") = false, "`loopcast stats --json` as a dict.");
+  m.def(
+      "local_day_start",
+      [](const std::string& option, const std::string& date, const std::string& timezone, int days_after) {
+        return local_day_start(option, date, timezone, days_after);
+      },
+      py::arg("option"), py::arg("date"), py::arg("timezone") = "", py::arg("days_after") = 0,
+      "The first instant of a local date (days_after days on) in an IANA time zone, Unix seconds.");
   m.def(
       "replay",
       [](const traces_holder& h,
@@ -155,7 +165,8 @@ void register_replay(py::module_& m) {
           throw std::invalid_argument("compact_at must be in [0.05, 1] (or None for the client's)");
         ro.compact_at = compact_at;
         const auto book = load_price_book(price_list.value_or(""),
-                                          models_dir ? preset_library({*models_dir}) : preset_library::standard());
+                                          models_dir ? preset_library({*models_dir}) : preset_library::standard(),
+                                          models_of(r->traces));
         ro.recorded_prices = &book;
         py::gil_scoped_release release;
         r->replay = std::make_unique<replay_result>(run_replay(r->traces, targets, ro));

@@ -7,6 +7,7 @@ LOOPCAST_DEBIAN_PACKAGES=(
   cmake g++ make pkg-config
   libfmt-dev nlohmann-json3-dev libboost-dev libeigen3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev zlib1g-dev libzstd-dev libsimdjson-dev
+  libhowardhinnant-date-dev tzdata
   python3-dev pybind11-dev python3-numpy python3-pandas python3-matplotlib python3-pytest
   python3-nbclient python3-nbformat python3-ipykernel python3-distributed python3-tqdm
 )

@@ -354,7 +354,7 @@ std::string limits_fragment_json(const limits_inference& r, int indent) {
     oj j = {{"name", c.name}, {"unit", to_string(c.unit)}};
     if (c.unit == bucket_unit::tokens) {
       oj counts = oj::array();
-      for (auto t : all_token_classes)
+      for (auto t : counted_token_classes)
         if (c.classes.contains(t)) counts.push_back(to_string(t));
       j["counts"] = counts;
     }

@@ -346,13 +346,20 @@ std::string price_sheet_json(const price_sheet& p, int indent) {
   return j.dump(indent, ' ', false, oj::error_handler_t::replace);
 }
 
-model_price_book price_book_of(const price_list& list) {
+model_price_book price_book_of(const price_list& list, const std::string& name, const std::string& date) {
   model_price_book book;
-  book.source = list.file;
+  book.sources.push_back({name.empty() ? list.file : name, date});
   for (const auto& m : list.models) {
     if (!m.priced) continue;  // no token prices, or one was rejected: never priced at zero
     const bool writes = m.prices.usd_per_million.cache_write_5m > 0 || m.prices.usd_per_million.cache_write_1h > 0;
-    book.add({normalize_model_name(m.id), m.id, list.file + " " + m.id, m.prices, writes});
+    model_price_book::entry e;
+    e.key = normalize_model_name(m.id);
+    e.model = m.id;
+    e.from = m.id;
+    e.prices = m.prices;
+    e.write_charged = writes;
+    e.reseller = is_reseller(m.id) || is_reseller(m.provider);
+    book.add(std::move(e));
   }
   return book;
 }

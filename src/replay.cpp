@@ -4,14 +4,13 @@
 
 #include <fmt/format.h>
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 
 namespace loopcast {
@@ -41,244 +40,6 @@ double origin_of(const std::vector<recorded_trace>& traces, const recorded_trace
 } // namespace
 
 
-
-std::vector<context_bin> default_context_bins() {
-  return {{"<20K", 0, 20000, 0, {}},
-          {"20-50K", 20000, 50000, 0, {}},
-          {"50-100K", 50000, 100000, 0, {}},
-          {">100K", 100000, std::numeric_limits<std::int64_t>::max(), 0, {}}};
-}
-
-std::vector<request_sample> samples_of(const recorded_trace& t) {
-  std::vector<request_sample> out;
-  out.reserve(t.request_count());
-  for (std::size_t s = 0; s < t.sessions.size(); ++s)
-    for (const auto& r : t.sessions[s].requests)
-      out.push_back({static_cast<std::uint32_t>(s), r.t_send, r.t_first_token, r.t_end, r.tokens.prompt(),
-                     r.tokens.cache_read, r.tokens.generated()});
-  return out;
-}
-
-namespace {
-
-// Cache hits of every recorded request with a provider cache of the given TTL and block size.
-// Requests are visited in send order across all sessions of all traces (each trace on its own
-// lineages); the prefix structure is the one replays use.
-std::vector<std::vector<std::int64_t>> ttl_cache_hits(const std::vector<recorded_trace>& traces, double ttl_s,
-                                                      std::int64_t block_tokens) {
-  std::vector<std::vector<std::int64_t>> hits(traces.size());
-  struct ref {
-    double t;
-    std::uint32_t trace, script, request;
-  };
-  std::vector<ref> order;
-  std::vector<replay_sessions> per_trace;
-  std::vector<std::vector<std::uint32_t>> lineage_base(traces.size());
-  std::uint32_t lineages = 0;
-  per_trace.reserve(traces.size());
-  for (std::uint32_t ti = 0; ti < traces.size(); ++ti) {
-    const auto& t = traces[ti];
-    if (t.totals) {
-      per_trace.emplace_back();
-      continue;
-    }
-    per_trace.push_back(make_replay_sessions({t}, 0));
-    const auto& rs = per_trace.back();
-    std::uint32_t k = 0;
-    for (std::uint32_t si = 0; si < t.sessions.size(); ++si) {
-      if (t.sessions[si].requests.empty()) continue;
-      const auto& sc = rs.scripts[k];
-      lineage_base[ti].push_back(lineages);
-      lineages += sc.lineages;
-      for (std::uint32_t ri = 0; ri < t.sessions[si].requests.size(); ++ri)
-        order.push_back({t.sessions[si].requests[ri].t_send, ti, k, ri});
-      ++k;
-    }
-    hits[ti].assign(t.request_count(), 0);
-  }
-  std::stable_sort(order.begin(), order.end(), [](const ref& a, const ref& b) { return a.t < b.t; });
-  cache_config cfg;
-  cfg.enabled = true;
-  cfg.block_tokens = std::max<std::int64_t>(1, block_tokens);
-  cfg.ttl_s = ttl_s;
-  prefix_cache cache(cfg, lineages);
-  // A trace's sessions share lineages (hash ids): map every script onto the trace's first base.
-  std::vector<prefix_run> runs;
-  // Index of request (script k, request ri) in the trace's flat order.
-  std::vector<std::vector<std::size_t>> flat(traces.size());
-  for (std::uint32_t ti = 0; ti < traces.size(); ++ti) {
-    std::size_t n = 0;
-    for (const auto& s : traces[ti].sessions) {
-      if (s.requests.empty()) continue;
-      flat[ti].push_back(n);
-      n += s.requests.size();
-    }
-  }
-  for (const auto& o : order) {
-    const auto& sc = per_trace[o.trace].scripts[o.script];
-    const auto& q = sc.requests[o.request];
-    const auto base = traces[o.trace].has_prefix ? lineage_base[o.trace][0] : lineage_base[o.trace][o.script];
-    runs.clear();
-    for (const auto& r : sc.runs_of(q)) runs.push_back({base + r.lineage, r.end_tokens});
-    const std::int64_t hit = cache.lookup(runs, q.prompt_tokens, o.t);
-    hits[o.trace][flat[o.trace][o.script] + o.request] = hit;
-    const double served = o.t + std::max(0.0, q.recorded_ttft_s);
-    cache.touch(runs, q.prompt_tokens, served);
-  }
-  return hits;
-}
-
-// The tokens of a recorded request as a provider cache of the given hits would bill them.
-token_counts with_cache_hit(const recorded_request& r, std::int64_t hit, bool write_charged) {
-  token_counts t = r.tokens;
-  const std::int64_t prompt = r.tokens.prompt();
-  t.cache_read = std::min(hit, prompt);
-  t.cache_write = write_charged ? prompt - t.cache_read : 0;
-  t.input = prompt - t.cache_read - t.cache_write;
-  return t;
-}
-
-} // namespace
-
-trace_stats compute_trace_stats(const std::vector<recorded_trace>& traces, const price_sheet* prices) {
-  stats_options o;
-  o.price_all = prices;
-  return compute_trace_stats(traces, o);
-}
-
-
-namespace {
-std::string utc_day(double unix_s) {
-  const auto days = std::chrono::floor<std::chrono::days>(std::chrono::sys_seconds(std::chrono::seconds(
-      static_cast<std::int64_t>(std::floor(unix_s)))));
-  const std::chrono::year_month_day ymd{days};
-  return fmt::format("{:04d}-{:02d}-{:02d}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-                     static_cast<unsigned>(ymd.day()));
-}
-} // namespace
-
-trace_stats compute_trace_stats(const std::vector<recorded_trace>& traces, const stats_options& opt) {
-  struct acc {
-    std::vector<request_sample> samples;
-    token_counts tokens;
-    double recorded = 0, priced = 0, ttl_priced = 0;
-    std::int64_t ttl_hit = 0, prompt = 0;
-    bool all_recorded = true, all_priced = true;
-    std::set<std::string> from;
-  };
-  std::map<std::string, acc> by_model;
-  acc all;
-  trace_stats st;
-  st.by = opt.by;
-  const bool bounded = !std::isnan(opt.since_unix) || !std::isnan(opt.until_unix);
-  const bool pricing = opt.prices || opt.price_all;
-  std::set<std::string> unpriced;
-  std::vector<std::vector<std::int64_t>> hits;
-  if (opt.cache_ttl_s > 0) {
-    hits = ttl_cache_hits(traces, opt.cache_ttl_s, opt.cache_block_tokens);
-    st.cache_ttl_s = opt.cache_ttl_s;
-    st.cache_block_tokens = std::max<std::int64_t>(1, opt.cache_block_tokens);
-  }
-  for (std::size_t ti = 0; ti < traces.size(); ++ti) {
-    const auto& t = traces[ti];
-    if (t.totals) {
-      st.totals_only.push_back(&t);
-      continue;
-    }
-    if (!t.absolute_clock && (bounded || opt.by == stats_grouping::day)) {
-      st.undated.push_back(t.file);
-      continue;
-    }
-    st.has_ttft = st.has_ttft || t.has_ttft;
-    std::size_t flat = 0;
-    for (std::size_t s = 0; s < t.sessions.size(); ++s) {
-      std::size_t root = s;
-      while (t.sessions[root].parent >= 0) root = static_cast<std::size_t>(t.sessions[root].parent);
-      for (const auto& r : t.sessions[s].requests) {
-        if ((!std::isnan(opt.since_unix) && r.t_send < opt.since_unix) ||
-            (!std::isnan(opt.until_unix) && r.t_send >= opt.until_unix)) {
-          ++st.filtered_out;
-          ++flat;
-          continue;
-        }
-        const request_sample x{static_cast<std::uint32_t>(s), r.t_send, r.t_first_token, r.t_end, r.tokens.prompt(),
-                               r.tokens.cache_read, r.tokens.generated()};
-        const auto& model = t.models.at(static_cast<std::size_t>(r.model));
-        std::string key;
-        switch (opt.by) {
-        case stats_grouping::model: key = model; break;
-        case stats_grouping::day: key = utc_day(r.t_send); break;
-        case stats_grouping::session:
-          key = t.sessions[root].id.empty() ? std::filesystem::path(t.file).filename().string() : t.sessions[root].id;
-          break;
-        case stats_grouping::project: key = std::filesystem::path(t.file).parent_path().filename().string(); break;
-        }
-        const price_sheet* sheet = opt.price_all;
-        bool write_charged = true;
-        std::string from = "--price";
-        if (!sheet && opt.prices) {
-          if (const auto* e = opt.prices->find(model)) {
-            sheet = &e->prices;
-            write_charged = e->write_charged;
-            from = e->from;
-          } else {
-            unpriced.insert(model);
-          }
-        }
-        const double when = t.absolute_clock ? r.t_send : 0.0;
-        for (acc* a : {&by_model[key], &all}) {
-          a->samples.push_back(x);
-          a->tokens += r.tokens;
-          if (std::isnan(r.cost_usd)) a->all_recorded = false;
-          else a->recorded += r.cost_usd;
-          if (sheet) {
-            a->priced += price_request(*sheet, r.tokens, when).total_usd;
-            a->from.insert(from);
-          } else {
-            a->all_priced = false;
-          }
-          if (!hits.empty()) {
-            const auto hit = hits[ti][flat];
-            a->ttl_hit += std::min(hit, r.tokens.prompt());
-            a->prompt += r.tokens.prompt();
-            if (sheet) a->ttl_priced += price_request(*sheet, with_cache_hit(r, hit, write_charged), when).total_usd;
-          }
-        }
-        ++flat;
-      }
-    }
-  }
-  auto make = [&](const std::string& name, const acc& a) {
-    stats_group g;
-    g.model = name;
-    g.requests = a.samples.size();
-    g.tokens = a.tokens;
-    g.metrics = compute_request_metrics(a.samples);
-    g.recorded_cost_usd = a.all_recorded && !a.samples.empty() ? a.recorded : unknown_time;
-    const bool priced = pricing && a.all_priced && !a.samples.empty();
-    g.priced_cost_usd = priced ? a.priced : unknown_time;
-    if (priced) {
-      for (const auto& f : a.from) g.priced_from += (g.priced_from.empty() ? "" : ", ") + f;
-    }
-    if (!hits.empty()) {
-      g.ttl_cache_hit_rate = a.prompt > 0 ? static_cast<double>(a.ttl_hit) / static_cast<double>(a.prompt) : unknown_time;
-      g.ttl_priced_cost_usd = priced ? a.ttl_priced : unknown_time;
-    }
-    g.bins = default_context_bins();
-    for (auto& b : g.bins) {
-      std::vector<request_sample> in;
-      for (const auto& x : a.samples)
-        if (x.prompt >= b.lo_tokens && x.prompt < b.hi_tokens) in.push_back(x);
-      b.requests = in.size();
-      b.metrics = compute_request_metrics(in);
-    }
-    return g;
-  };
-  for (const auto& [name, a] : by_model) st.groups.push_back(make(name, a));
-  if (!all.samples.empty()) st.groups.push_back(make("all", all));
-  st.unpriced_models.assign(unpriced.begin(), unpriced.end());
-  return st;
-}
 
 std::vector<session_plan> replay_sessions::plans(std::uint64_t seed) const {
   std::vector<session_plan> out;
@@ -339,9 +100,18 @@ session_script shape_session(const recorded_trace& t, const recorded_session& s,
     }
   };
 
+  // A model map's segment of each request: the first pattern that matches its model.
+  auto segment_for = [&](const recorded_request& r) -> std::uint8_t {
+    const auto& model = t.models.at(static_cast<std::size_t>(r.model));
+    for (std::size_t k = 0; k < sh.model_patterns.size(); ++k)
+      if (model_matches(sh.model_patterns[k], model)) return static_cast<std::uint8_t>(k);
+    return 0;
+  };
+
   for (std::size_t i = 0; i < s.requests.size(); ++i) {
     const auto& r = s.requests[i];
     request_spec q;
+    q.segment = segment_for(r);
     q.prompt_tokens = r.tokens.prompt();
     q.output_tokens = r.tokens.output;
     q.reasoning_tokens = r.tokens.reasoning;
@@ -384,6 +154,7 @@ session_script shape_session(const recorded_trace& t, const recorded_session& s,
       c.turn = q.turn;
       c.compaction = true;
       c.inserted = true;
+      c.segment = q.segment;
       if (fresh) {
         // The history is this request's own recorded prompt.
         c.prompt_tokens = std::min(prompt, readable);
@@ -480,6 +251,7 @@ recorded_run measure_recorded(const std::vector<recorded_trace>& traces, const m
   recorded_run run;
   std::vector<request_sample> samples;
   double first = std::numeric_limits<double>::infinity(), last = -first, cost = 0, priced = 0;
+  std::size_t priced_requests = 0;
   bool all_cost = true;
   std::set<std::string> unpriced;
   for (const auto& t : traces) {
@@ -494,126 +266,31 @@ recorded_run measure_recorded(const std::vector<recorded_trace>& traces, const m
         else cost += r.cost_usd;
         const auto& model = t.models.at(static_cast<std::size_t>(r.model));
         if (!prices) continue;
-        if (const auto* e = prices->find(model)) priced += price_request(e->prices, r.tokens, t.absolute_clock ? r.t_send : 0.0).total_usd;
-        else unpriced.insert(model);
+        if (const auto* e = prices->find(model)) {
+          priced += price_request(e->prices, r.tokens, t.absolute_clock ? r.t_send : 0.0).total_usd;
+          ++priced_requests;
+        } else {
+          unpriced.insert(model);
+        }
       }
     auto x = samples_of(t);
     samples.insert(samples.end(), x.begin(), x.end());
   }
   run.requests = samples.size();
   run.wall_s = samples.empty() ? 0.0 : last - first;
+  run.unpriced_models.assign(unpriced.begin(), unpriced.end());
   if (all_cost && !samples.empty()) {
     run.cost_usd = cost;
-  } else if (prices && unpriced.empty() && !samples.empty()) {
+    run.unpriced_models.clear();
+  } else if (prices && priced_requests > 0) {  // partial when some models have no prices
     run.cost_usd = priced;
     run.cost_priced = true;
   } else {
     run.cost_usd = unknown_time;
-    run.unpriced_models.assign(unpriced.begin(), unpriced.end());
   }
   run.metrics = compute_request_metrics(samples);
   return run;
 }
-
-namespace {
-
-bool matches(const std::string& pattern, const std::string& model) {
-  return pattern == "*" || fnmatch(pattern.c_str(), model.c_str(), 0) == 0;
-}
-
-// Merges the runs of one option's routes (each over its own sessions) into one result whose
-// sessions are in the order of `global` (route part → its sessions' global indices).
-option_result merge_routes(std::string label, std::shared_ptr<const scenario_option> described,
-                           std::vector<option_result>& parts,
-                           const std::vector<std::vector<std::uint32_t>>& global, std::size_t sessions) {
-  if (parts.size() == 1 && global[0].size() == sessions) {
-    bool identity = true;
-    for (std::size_t i = 0; i < sessions; ++i) identity = identity && global[0][i] == i;
-    if (identity) {
-      option_result r = std::move(parts[0]);
-      r.label = std::move(label);
-      r.option = described;
-      return r;
-    }
-  }
-  option_result out;
-  out.label = std::move(label);
-  out.option = described;
-  auto& m = out.sim;
-  std::size_t nb_total = 0;
-  for (const auto& p : parts) nb_total += p.sim.buckets.size();
-  m.sessions.resize(sessions);
-  double first = std::numeric_limits<double>::infinity(), last = -first;
-  std::size_t bucket_offset = 0;
-  for (std::size_t k = 0; k < parts.size(); ++k) {
-    auto& p = parts[k].sim;
-    const auto& g = global[k];
-    const std::size_t nb = p.buckets.size();
-    for (std::size_t i = 0; i < p.sessions.size(); ++i) {
-      auto s = p.sessions[i];
-      if (s.stop_bucket >= 0) s.stop_bucket = static_cast<std::int16_t>(s.stop_bucket + static_cast<std::int16_t>(bucket_offset));
-      m.sessions[g[i]] = s;
-      if (s.attempts > 0) {
-        first = std::min(first, s.start_s);
-        last = std::max(last, s.end_s);
-      }
-    }
-    for (std::size_t a = 0; a < p.attempts.size(); ++a) {
-      auto x = p.attempts[a];
-      x.session = g[x.session];
-      if (x.refused_by >= 0) x.refused_by = static_cast<std::int16_t>(x.refused_by + static_cast<std::int16_t>(bucket_offset));
-      m.attempts.push_back(x);
-      for (std::size_t b = 0; b < nb_total; ++b)
-        m.bucket_levels.push_back(b >= bucket_offset && b < bucket_offset + nb ? p.bucket_levels[a * nb + (b - bucket_offset)]
-                                                                               : unknown_time);
-    }
-    for (auto x : p.requests) {
-      x.session = g[x.session];
-      m.requests.push_back(x);
-    }
-    for (auto& c : p.charges) m.charges.push_back(std::move(c));
-    const std::size_t op_offset = m.bucket_ops.size();
-    for (auto op : p.bucket_ops) {
-      op.bucket = static_cast<std::uint16_t>(op.bucket + bucket_offset);
-      if (op.adjust) op.ref += op_offset;
-      m.bucket_ops.push_back(op);
-    }
-    m.start_unix_s = p.start_unix_s;
-    for (const auto& b : p.buckets) m.buckets.push_back(b);
-    if (p.first_429 && (!m.first_429 || p.first_429->time_s < m.first_429->time_s)) {
-      auto f = *p.first_429;
-      f.session = g[f.session];
-      f.bucket = static_cast<std::int16_t>(f.bucket + static_cast<std::int16_t>(bucket_offset));
-      std::vector<bucket_snapshot> snaps(nb_total);
-      for (std::size_t b = 0; b < f.buckets.size(); ++b) snaps[bucket_offset + b] = f.buckets[b];
-      f.buckets = std::move(snaps);
-      m.first_429 = std::move(f);
-    }
-    m.tokens += p.tokens;
-    for (std::size_t c = 0; c < token_class_count; ++c) m.cost_by_class_usd[c] += p.cost_by_class_usd[c];
-    m.token_cost_usd += p.token_cost_usd;
-    m.cache_storage_usd += p.cache_storage_usd;
-    m.busy_s += p.busy_s;
-    m.cost_usd += p.cost_usd;
-    if (p.energy) {
-      if (!m.energy) m.energy = energy_cost{};
-      m.energy->energy_kwh += p.energy->energy_kwh;
-      m.energy->electricity_usd += p.energy->electricity_usd;
-      m.energy->amortisation_usd += p.energy->amortisation_usd;
-    }
-    if (p.engine && !m.engine) m.engine = p.engine;
-    bucket_offset += nb;
-  }
-  // A first 429's snapshots of the other routes' buckets stay zero: they are other organisations.
-  std::sort(m.requests.begin(), m.requests.end(), [](const request_sample& a, const request_sample& b) {
-    return a.t_send < b.t_send || (a.t_send == b.t_send && a.session < b.session);
-  });
-  m.wall_s = std::isfinite(first) ? last - first : 0.0;
-  out.metrics = compute_request_metrics(m.requests);
-  return out;
-}
-
-} // namespace
 
 replay_result run_replay(const std::vector<recorded_trace>& traces, const std::vector<scenario_option>& options,
                          const replay_options& opt) {
@@ -622,6 +299,28 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
   return run_replay(traces, targets, opt);
 }
 
+namespace {
+
+// How an option's target fits the sessions to its window (the client's or the option's choices).
+session_shaping shaping_for(const scenario_option& o, const replay_options& opt) {
+  session_shaping sh;
+  sh.max_tokens_override = opt.max_tokens;
+  sh.agent_max_tokens = o.client.agent_max_tokens > 0 ? o.client.agent_max_tokens : opt.default_max_tokens;
+  // (A route's tgt stands for its targets: the largest window, no output cap.)
+  sh.max_output_tokens = o.tgt.max_output_tokens;
+  sh.window_tokens = o.tgt.context_window_tokens;
+  sh.policy = opt.policy;
+  sh.compact_at = opt.compact_at > 0 ? opt.compact_at
+                  : o.client.agent_compact_at > 0 ? o.client.agent_compact_at : default_compact_at;
+  sh.summary_tokens = opt.summary_tokens > 0 ? opt.summary_tokens : default_summary_tokens;
+  return sh;
+}
+
+// The targets an option runs on, in order.
+std::vector<target> targets_of(const scenario_option& o) { return o.route.empty() ? std::vector<target>{o.tgt} : o.route; }
+
+} // namespace
+
 replay_result run_replay(const std::vector<recorded_trace>& traces, const std::vector<replay_target>& targets,
                          const replay_options& opt) {
   replay_result out;
@@ -629,7 +328,7 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
   out.speed = opt.speed;
   out.recorded = measure_recorded(traces, opt.recorded_prices);
   // The sessions every option numbers alike (those with requests, trace by trace), and the
-  // requests per model of each, which decide its route.
+  // requests per model of each.
   std::vector<std::string> source;
   std::vector<std::map<std::string, std::size_t>> models;
   for (const auto& t : traces) {
@@ -653,32 +352,32 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
 
   for (const auto& tg : targets) {
     if (tg.routes.empty()) throw config_error("--on", "", fmt::format("option {} has no target", tg.label));
-    // Each session goes to the first route whose pattern matches its model.
-    std::vector<int> route_of(n, -1);
+    // Each request goes to the first entry of the map whose pattern matches its model; a session
+    // is shaped for the entry of most of its requests.
+    auto entry_of = [&](const std::string& model) {
+      for (std::size_t k = 0; k < tg.routes.size(); ++k)
+        if (model_matches(tg.routes[k].pattern, model)) return static_cast<int>(k);
+      return -1;
+    };
+    std::vector<int> major(n, -1);
+    std::vector<bool> used(tg.routes.size(), false);
     std::map<std::string, std::size_t> unmatched;
-    // A session runs on one target: when its models route to different targets (Claude Code's
-    // main session sends a few Haiku requests), it runs on the target of the route with the most
-    // of its requests, and the replay says so.
     std::size_t mixed = 0;
     std::string mixed_example;
     for (std::size_t i = 0; i < n; ++i) {
-      std::map<int, std::size_t> per_route;
+      std::map<int, std::size_t> per_entry;
       for (const auto& [model, count] : models[i]) {
-        int r = -1;
-        for (std::size_t k = 0; k < tg.routes.size() && r < 0; ++k)
-          if (matches(tg.routes[k].pattern, model)) r = static_cast<int>(k);
-        if (r < 0) {
+        const int k = entry_of(model);
+        if (k < 0) {
           unmatched[model] += 1;
           continue;
         }
-        per_route[r] += count;
+        per_entry[k] += count;
+        used[static_cast<std::size_t>(k)] = true;
       }
-      for (const auto& [r, count] : per_route)
-        if (route_of[i] < 0 || count > per_route[route_of[i]]) route_of[i] = r;
-      if (per_route.size() > 1) {
-        ++mixed;
-        if (mixed_example.empty()) mixed_example = source[i];
-      }
+      for (const auto& [k, count] : per_entry)
+        if (major[i] < 0 || count > per_entry[major[i]]) major[i] = k;
+      if (per_entry.size() > 1 && ++mixed == 1) mixed_example = source[i];
     }
     if (!unmatched.empty()) {
       std::string list;
@@ -688,66 +387,65 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
                                                  tg.label, unmatched.size() == 1 ? "" : "s", list,
                                                  unmatched.size() == 1 ? "it" : "them"));
     }
-    std::vector<option_result> parts;
-    std::vector<std::vector<std::uint32_t>> global;
+    // The entries in use, side by side as one route cut into segments (one for a single entry).
+    std::vector<std::size_t> entries;
+    for (std::size_t k = 0; k < tg.routes.size(); ++k)
+      if (used[k]) entries.push_back(k);
     replay_shaping_summary summary;
-    if (mixed > 0)
-      summary.notes.push_back(fmt::format("{} session{} (e.g. {}) send requests of models routed to different targets: "
-                                          "each ran all its requests on the target of its most frequent model",
-                                          mixed, mixed == 1 ? "" : "s", mixed_example));
-    const scenario_option* first_used = nullptr;
-    for (std::size_t k = 0; k < tg.routes.size(); ++k) {
-      std::vector<std::uint32_t> mine;
-      for (std::uint32_t i = 0; i < n; ++i)
-        if (route_of[i] == static_cast<int>(k)) mine.push_back(i);
-      if (mine.empty()) continue;
-      const auto& o = tg.routes[k].option;
-      if (!first_used) first_used = &o;
-      session_shaping sh;
-      sh.max_tokens_override = opt.max_tokens;
-      sh.agent_max_tokens = o.client.agent_max_tokens > 0 ? o.client.agent_max_tokens : opt.default_max_tokens;
-      sh.max_output_tokens = o.tgt.max_output_tokens;
-      sh.window_tokens = o.tgt.context_window_tokens;
-      sh.policy = opt.policy;
-      sh.compact_at = opt.compact_at > 0 ? opt.compact_at
-                      : o.client.agent_compact_at > 0 ? o.client.agent_compact_at : default_compact_at;
-      sh.summary_tokens = opt.summary_tokens > 0 ? opt.summary_tokens : default_summary_tokens;
-      // Every session is shaped (the plans need each session's index, start and family), but
-      // only this route's run on its target.
-      const auto rs = make_replay_sessions(traces, sh);
-      std::int32_t compactions = 0, truncations = 0;
-      std::vector<session_plan> plans;
-      const auto all_plans = rs.plans(opt.seed);
-      for (auto i : mine) {
-        plans.push_back(all_plans[i]);
-        compactions += rs.script_compactions[i];
-        truncations += rs.script_truncations[i];
+    auto o = std::make_shared<scenario_option>(tg.routes[entries.front()].option);
+    std::vector<std::string> patterns;
+    if (entries.size() > 1) {
+      o->label = tg.label;
+      o->route.clear();
+      o->routing = tg.routes[entries.front()].option.routing;
+      o->routing.segments.clear();
+      for (const auto k : entries) {
+        const auto& e = tg.routes[k].option;
+        if (e.routing.spill_after_s != o->routing.spill_after_s ||
+            e.routing.cooldown_after_fails != o->routing.cooldown_after_fails ||
+            e.routing.cooldown_window_s != o->routing.cooldown_window_s || e.routing.cooldown_s != o->routing.cooldown_s)
+          throw config_error("--on", "", fmt::format("{}: the routes of a model map must share one spill and cooldown "
+                                                     "policy ({} differs from {})",
+                                                     tg.label, tg.routes[k].pattern, tg.routes[entries.front()].pattern));
+        const auto ts = targets_of(e);
+        o->routing.segments.push_back({static_cast<std::uint8_t>(std::min(o->route.size(), max_route_targets)),
+                                       static_cast<std::uint8_t>(ts.size())});
+        o->route.insert(o->route.end(), ts.begin(), ts.end());
+        patterns.push_back(tg.routes[k].pattern);
+        summary.routes.push_back(fmt::format("{} → {}", tg.routes[k].pattern, route_name(ts)));
       }
-      summary.compactions += compactions;
-      summary.truncations += truncations;
-      summary.routes.push_back(fmt::format("{} → {}", tg.routes[k].pattern, o.tgt.name));
-      parts.push_back(run_option(o, plans, so, true, true));
-      global.push_back(std::move(mine));
-    }
-    // What this option ran: the one target, or the routes' targets with their buckets side by side.
-    auto described = std::make_shared<scenario_option>();
-    if (parts.size() == 1) {
-      *described = *first_used;
+      if (o->route.size() > max_route_targets)
+        throw config_error("--on", "", fmt::format("{}: the model map's routes hold {} targets; a run has at most {}",
+                                                   tg.label, o->route.size(), max_route_targets));
+      o->tgt = describe_route(tg.label, o->route);
+      if (mixed > 0)
+        summary.notes.push_back(fmt::format(
+            "{} session{} (e.g. {}) send requests of models mapped to different targets: each request ran on its "
+            "own model's target, and each session's context policy follows the target of most of its requests",
+            mixed, mixed == 1 ? "" : "s", mixed_example));
     } else {
-      described->label = tg.label;
-      described->client = first_used->client;
-      std::vector<target> used;
-      for (std::size_t k = 0; k < tg.routes.size(); ++k)
-        if (std::find(route_of.begin(), route_of.end(), static_cast<int>(k)) != route_of.end())
-          used.push_back(tg.routes[k].option.tgt);
-      described->tgt = describe_route(tg.label, used);
+      summary.routes.push_back(fmt::format("{} → {}", tg.routes[entries.front()].pattern, o->tgt.name));
     }
-    for (std::size_t k = 0, b = 0; k < parts.size(); ++k)
-      for (auto& bs : parts[k].sim.buckets) {
-        if (parts.size() > 1) bs.name = described->tgt.limits[b].name;
-        ++b;
+    // Each session shaped for its entry's target (the plans need every session's index, start
+    // and family, so every shaping holds them all).
+    std::vector<std::unique_ptr<replay_sessions>> shaped(tg.routes.size());
+    std::vector<session_plan> plans(n);
+    for (const auto k : entries) {
+      auto sh = shaping_for(tg.routes[k].option, opt);
+      sh.model_patterns = patterns;
+      shaped[k] = std::make_unique<replay_sessions>(make_replay_sessions(traces, sh));
+      const auto all_plans = shaped[k]->plans(opt.seed);
+      for (std::size_t i = 0; i < n; ++i) {
+        if (major[i] != static_cast<int>(k)) continue;
+        plans[i] = all_plans[i];
+        summary.compactions += shaped[k]->script_compactions[i];
+        summary.truncations += shaped[k]->script_truncations[i];
       }
-    out.options.push_back(merge_routes(tg.label, std::move(described), parts, global, n));
+    }
+    auto result = run_option(*o, plans, so, true, true);
+    result.label = tg.label;
+    result.option = o;
+    out.options.push_back(std::move(result));
     out.shaping.push_back(std::move(summary));
   }
   return out;

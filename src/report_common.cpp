@@ -83,7 +83,7 @@ stop_explanation explain_stop(const option_result& o) {
   auto unit_text = [&](const bucket_config& c) {
     if (c.unit != bucket_unit::tokens) return std::string(c.unit == bucket_unit::requests ? "requests" : "requests in flight");
     std::string classes;
-    for (auto k : all_token_classes)
+    for (auto k : counted_token_classes)
       if (c.classes.contains(k)) classes += (classes.empty() ? "" : " + ") + std::string(to_string(k));
     return "tokens (" + classes + ")";
   };

@@ -83,40 +83,97 @@ json header_json(const std::vector<recorded_trace>& traces) {
 
 } // namespace
 
-void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& traces, const trace_stats& st) {
+namespace {
+
+// A name cut from the left to `width` characters ("…" and its end): a project's path keeps its
+// last folders, a block its time.
+std::string cut_left(const std::string& name, std::size_t width) {
+  std::size_t chars = 0;  // UTF-8 aware: count code points
+  for (const char c : name) chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  if (width == 0 || chars <= width) return name;
+  std::size_t drop = chars - (width - 1), i = 0;
+  while (drop > 0 && i < name.size()) {
+    ++i;
+    while (i < name.size() && (static_cast<unsigned char>(name[i]) & 0xC0) == 0x80) ++i;
+    --drop;
+  }
+  return "…" + name.substr(i);
+}
+
+std::size_t display_width(const std::string& s) {
+  std::size_t chars = 0;
+  for (const char c : s) chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return chars;
+}
+
+// The cost a table shows: priced (marked * when partial), else recorded.
+std::string cost_cell(const stats_group& g) {
+  if (!std::isnan(g.priced_cost_usd)) return usd(g.priced_cost_usd) + (g.unpriced_requests > 0 ? "*" : "");
+  return usd(g.recorded_cost_usd);
+}
+
+std::string count(std::int64_t n) { return grouped(static_cast<double>(n)); }
+
+void write_stats_table(std::ostream& os, const trace_stats& st, std::size_t width) {
+  // The name column fits the longest name, cut from the left when the line would not fit.
+  constexpr std::size_t rest = 9 + 13 + 13 + 13 + 14 + 12 + 12 + 2;  // the other columns
+  std::size_t name_w = display_width(std::string(to_string(st.by)));
+  for (const auto& g : st.groups) {
+    name_w = std::max(name_w, display_width(g.name));
+    for (const auto& m : g.models) name_w = std::max(name_w, display_width(m.name) + 4);
+  }
+  if (width > 0 && name_w + rest > width) name_w = std::max<std::size_t>(12, width > rest ? width - rest : 12);
+  auto pad = [&](const std::string& name) {
+    const auto cut = cut_left(name, name_w);
+    return cut + std::string(name_w - std::min(name_w, display_width(cut)), ' ');
+  };
+  auto row = [&](const std::string& name, const stats_group& g) {
+    fmt::print(os, "  {} {:>8} {:>12} {:>12} {:>12} {:>13} {:>11} {:>11}\n", pad(name), g.requests, count(g.tokens.input),
+               count(g.tokens.cache_write), count(g.tokens.cache_write_1h), count(g.tokens.cache_read),
+               count(g.tokens.generated()), cost_cell(g));
+  };
+  const auto by = st.by == stats_grouping::block ? std::string("block (5 h, from)") : std::string(to_string(st.by));
+  fmt::print(os, "\n  {} {:>8} {:>12} {:>12} {:>12} {:>13} {:>11} {:>11}\n", pad(by), "requests", "input",
+             "cache write", "write 1h", "cache read", "generated", "cost");
+  for (const auto& g : st.groups) {
+    row(g.name, g);
+    for (const auto& m : g.models) row("  └ " + m.name, m);
+  }
+}
+
+} // namespace
+
+void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& traces, const trace_stats& st,
+                      std::size_t width) {
   fmt::print(os, "loopcast {} — stats of {} log{}\n", version_string, traces.size(), traces.size() == 1 ? "" : "s");
   write_import_summary(os, traces);
+  if (st.repeated_responses > 0)
+    fmt::print(os, "  each response counted once: {} logged again in another file (a resumed or copied session) "
+                   "left out\n", st.repeated_responses);
   for (const auto* t : st.totals_only)
     fmt::print(os, "  {}: per-task totals only: {} API calls, {} tokens sent, {} received, cost {} (no per-request "
                    "throughput can be derived)\n",
                t->file, t->totals->api_calls, grouped(static_cast<double>(t->totals->tokens_sent)),
                grouped(static_cast<double>(t->totals->tokens_received)), usd(t->totals->cost_usd));
+  for (const auto& p : st.pricing)
+    fmt::print(os, "  prices: {} as {} ({})\n", p.model, p.priced_as, p.source);
   if (!st.unpriced_models.empty())
-    fmt::print(os, "  not priced (no prices for these models; give --price-list FILE): {}\n", fmt::join(st.unpriced_models, ", "));
+    fmt::print(os, "  not priced (no price list knows these models; give --price-list FILE): {}; totals that lack "
+                   "them are partial (*)\n",
+               fmt::join(st.unpriced_models, ", "));
   if (!st.undated.empty())
     fmt::print(os, "  left out: {} log{} on a relative clock (no dates to filter or group by): {}\n", st.undated.size(),
                st.undated.size() == 1 ? "" : "s", fmt::join(st.undated, ", "));
   if (st.filtered_out > 0) fmt::print(os, "  left out: {} requests outside --since/--until\n", st.filtered_out);
-  if (st.by != stats_grouping::model) {
-    // One line per group (ccusage-style), then the whole in detail.
-    const auto by = std::string(to_string(st.by));
-    fmt::print(os, "\n  {:<38} {:>8} {:>12} {:>13} {:>12} {:>10} {:>11} {:>9}\n", by, "requests", "input", "cache read",
-               "cache write", "generated", "cost", "eff. P50");
-    for (const auto& g : st.groups) {
-      const double cost = std::isnan(g.priced_cost_usd) ? g.recorded_cost_usd : g.priced_cost_usd;
-      fmt::print(os, "  {:<38} {:>8} {:>12} {:>13} {:>12} {:>10} {:>11} {:>9}\n",
-                 g.model.size() > 38 ? g.model.substr(0, 37) + "~" : g.model, g.requests,
-                 grouped(static_cast<double>(g.tokens.input)), grouped(static_cast<double>(g.tokens.cache_read)),
-                 grouped(static_cast<double>(g.tokens.cache_write)), grouped(static_cast<double>(g.tokens.generated())),
-                 usd(cost), tps(g.metrics.effective_tps, g.metrics.effective_tps.p50));
-    }
-  }
+  if (is_period(st.by)) fmt::print(os, "  times in {}\n", st.timezone);
+  if (st.by != stats_grouping::model || std::any_of(st.groups.begin(), st.groups.end(), [](const auto& g) { return !g.models.empty(); }))
+    write_stats_table(os, st, width);  // one line per group (ccusage-style), then the whole in detail
   for (const auto& g : st.groups) {
-    if (st.by != stats_grouping::model && g.model != "all") continue;
+    if (st.by != stats_grouping::model && g.name != "all") continue;
     const auto& m = g.metrics;
     fmt::print(os, "\n== {} ==  {} requests ({} kept for throughput; dropped: {} with < 50 output tokens, {} outside 0.2-3600 s, "
                    "{} without recorded timing)\n",
-               g.model, g.requests, m.samples.kept, m.samples.dropped_short_output, m.samples.dropped_duration,
+               g.name, g.requests, m.samples.kept, m.samples.dropped_short_output, m.samples.dropped_duration,
                m.samples.dropped_no_timing);
     fmt::print(os, "  effective tok/s   P10 {} · P25 {} · P50 {} · P75 {} · P90 {}\n", tps(m.effective_tps, m.effective_tps.p10),
                tps(m.effective_tps, m.effective_tps.p25), tps(m.effective_tps, m.effective_tps.p50),
@@ -135,12 +192,17 @@ void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& trace
                  st.cache_block_tokens,
                  std::isnan(g.ttl_cache_hit_rate) ? std::string("—") : fmt::format("{:.1f}%", 100 * g.ttl_cache_hit_rate),
                  usd(g.ttl_priced_cost_usd));
-    fmt::print(os, "  tokens            input {} · cache read {} · cache write {} · output {} · reasoning {}\n",
-               grouped(static_cast<double>(g.tokens.input)), grouped(static_cast<double>(g.tokens.cache_read)),
-               grouped(static_cast<double>(g.tokens.cache_write)), grouped(static_cast<double>(g.tokens.output)),
-               grouped(static_cast<double>(g.tokens.reasoning)));
+    fmt::print(os, "  tokens            input {} · cache read {} · cache write {} · cache write 1h {} · output {} · "
+                   "reasoning {}\n",
+               count(g.tokens.input), count(g.tokens.cache_read), count(g.tokens.cache_write),
+               count(g.tokens.cache_write_1h), count(g.tokens.output), count(g.tokens.reasoning));
+    std::string partial;
+    if (g.unpriced_requests > 0 && !std::isnan(g.priced_cost_usd))
+      partial = fmt::format(", partial: {} request{} of unpriced models left out", g.unpriced_requests,
+                            g.unpriced_requests == 1 ? "" : "s");
     fmt::print(os, "  cost              recorded {} · priced {}{}\n", usd(g.recorded_cost_usd), usd(g.priced_cost_usd),
-               g.priced_from.empty() ? std::string() : " (prices of " + g.priced_from + ")");
+               g.priced_from.empty() && partial.empty() ? std::string()
+                                                         : " (" + (g.priced_from.empty() ? "" : "prices of " + g.priced_from) + partial + ")");
     fmt::print(os, "  {:<9} {:>8} {:>14} {:>12}\n", "context", "requests", "effective P50", "decode P50");
     for (const auto& b : g.bins)
       fmt::print(os, "  {:<9} {:>8} {:>14} {:>12}\n", b.label, b.requests, tps(b.metrics.effective_tps, b.metrics.effective_tps.p50),
@@ -149,25 +211,27 @@ void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& trace
 }
 
 namespace detail {
-nlohmann::ordered_json stats_doc(const std::vector<recorded_trace>& traces, const trace_stats& st) {
-  json j = header_json(traces);
-  j["by"] = std::string(to_string(st.by));
-  j["undated"] = st.undated;
-  j["filtered_out"] = st.filtered_out;
-  json groups = json::array();
-  for (const auto& g : st.groups) {
-    json x;
-    x["group"] = g.model;
-    if (st.by == stats_grouping::model) x["model"] = g.model;
-    x["requests"] = g.requests;
-    x["tokens"] = detail::tokens_json(g.tokens);
-    x.update(detail::metrics_json(g.metrics));
-    x["recorded_cost_usd"] = nan_or(g.recorded_cost_usd);
-    x["priced_cost_usd"] = nan_or(g.priced_cost_usd);
-    x["priced_from"] = g.priced_from.empty() ? json(nullptr) : json(g.priced_from);
-    if (st.cache_ttl_s > 0)
-      x["provider_cache"] = {{"ttl_s", st.cache_ttl_s}, {"block_tokens", st.cache_block_tokens},
-                             {"cache_hit_rate", nan_or(g.ttl_cache_hit_rate)}, {"priced_cost_usd", nan_or(g.ttl_priced_cost_usd)}};
+namespace {
+json stats_group_json(const trace_stats& st, const stats_group& g, bool top) {
+  json x;
+  x["group"] = g.name;
+  if (st.by == stats_grouping::model || !top) x["model"] = g.name;
+  if (is_period(st.by) && top) {
+    x["start_unix"] = nan_or(g.start_unix);
+    x["end_unix"] = nan_or(g.end_unix);
+  }
+  x["requests"] = g.requests;
+  x["tokens"] = detail::tokens_json(g.tokens);
+  x.update(detail::metrics_json(g.metrics));
+  x["recorded_cost_usd"] = nan_or(g.recorded_cost_usd);
+  x["priced_cost_usd"] = nan_or(g.priced_cost_usd);
+  x["priced_partial"] = g.unpriced_requests > 0 && !std::isnan(g.priced_cost_usd);
+  x["unpriced_requests"] = g.unpriced_requests;
+  x["priced_from"] = g.priced_from.empty() ? json(nullptr) : json(g.priced_from);
+  if (st.cache_ttl_s > 0)
+    x["provider_cache"] = {{"ttl_s", st.cache_ttl_s}, {"block_tokens", st.cache_block_tokens},
+                           {"cache_hit_rate", nan_or(g.ttl_cache_hit_rate)}, {"priced_cost_usd", nan_or(g.ttl_priced_cost_usd)}};
+  if (top) {
     json bins = json::array();
     for (const auto& b : g.bins) {
       json y = {{"label", b.label}, {"lo_tokens", b.lo_tokens}, {"requests", b.requests}};
@@ -176,8 +240,28 @@ nlohmann::ordered_json stats_doc(const std::vector<recorded_trace>& traces, cons
       bins.push_back(y);
     }
     x["context_bins"] = bins;
-    groups.push_back(x);
   }
+  if (!g.models.empty()) {
+    json models = json::array();
+    for (const auto& m : g.models) models.push_back(stats_group_json(st, m, false));
+    x["models"] = models;
+  }
+  return x;
+}
+} // namespace
+
+nlohmann::ordered_json stats_doc(const std::vector<recorded_trace>& traces, const trace_stats& st) {
+  json j = header_json(traces);
+  j["by"] = std::string(to_string(st.by));
+  j["timezone"] = st.timezone;
+  j["undated"] = st.undated;
+  j["filtered_out"] = st.filtered_out;
+  j["repeated_responses"] = st.repeated_responses;
+  json pricing = json::array();
+  for (const auto& p : st.pricing) pricing.push_back({{"model", p.model}, {"priced_as", p.priced_as}, {"source", p.source}});
+  j["pricing"] = pricing;
+  json groups = json::array();
+  for (const auto& g : st.groups) groups.push_back(stats_group_json(st, g, true));
   j["groups"] = groups;
   j["unpriced_models"] = st.unpriced_models;
   return j;
@@ -190,15 +274,23 @@ std::string stats_to_json(const std::vector<recorded_trace>& traces, const trace
 
 void write_stats_csv(std::ostream& os, const trace_stats& st) {
   auto num = [](double x) { return std::isnan(x) ? std::string() : fmt::format("{}", x); };
-  fmt::print(os, "{},requests,input,cache_read,cache_write,output,reasoning,recorded_cost_usd,priced_cost_usd,"
-                 "effective_tps_p50,context_tokens_p50,cache_hit_rate\n",
-             to_string(st.by));
-  for (const auto& g : st.groups) {
+  const bool breakdown = std::any_of(st.groups.begin(), st.groups.end(), [](const auto& g) { return !g.models.empty(); });
+  fmt::print(os, "{}{}{},requests,input,cache_read,cache_write,cache_write_1h,output,reasoning,recorded_cost_usd,"
+                 "priced_cost_usd,unpriced_requests,effective_tps_p50,context_tokens_p50,cache_hit_rate\n",
+             to_string(st.by), is_period(st.by) ? ",start_unix,end_unix" : "", breakdown ? ",model" : "");
+  auto row = [&](const stats_group& top, const stats_group& g, const std::string& model) {
     const auto& m = g.metrics;
-    fmt::print(os, "{},{},{},{},{},{},{},{},{},{},{},{}\n", detail::csv_field(g.model), g.requests, g.tokens.input,
-               g.tokens.cache_read, g.tokens.cache_write, g.tokens.output, g.tokens.reasoning, num(g.recorded_cost_usd),
-               num(g.priced_cost_usd), m.effective_tps.count ? num(m.effective_tps.p50) : std::string(),
+    fmt::print(os, "{}{}{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", detail::csv_field(top.name),
+               is_period(st.by) ? "," + num(top.start_unix) + "," + num(top.end_unix) : std::string(),
+               breakdown ? "," + detail::csv_field(model) : std::string(), g.requests, g.tokens.input,
+               g.tokens.cache_read, g.tokens.cache_write, g.tokens.cache_write_1h, g.tokens.output, g.tokens.reasoning,
+               num(g.recorded_cost_usd), num(g.priced_cost_usd), g.unpriced_requests,
+               m.effective_tps.count ? num(m.effective_tps.p50) : std::string(),
                m.context_tokens.count ? num(m.context_tokens.p50) : std::string(), num(m.cache_hit_rate));
+  };
+  for (const auto& g : st.groups) {
+    row(g, g, "*");
+    for (const auto& m : g.models) row(g, m, m.name);
   }
 }
 
@@ -271,7 +363,8 @@ void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& trac
     for (const auto& x : o.sim.sessions) s += x.stall_s;
     return fmt::format("{:.1f} s", s);
   });
-  const std::string rec_cost = usd(rec.cost_usd) + (rec.cost_priced ? " priced" : "");
+  const std::string rec_cost =
+      usd(rec.cost_usd) + (rec.cost_priced ? (rec.unpriced_models.empty() ? " priced" : " priced, partial") : "");
   row("cost", rec_cost, [](const option_result& o) { return cell_usd(o, o.sim.cost_usd); });
   row("$ per hour", std::isnan(rec.cost_usd) || rec.wall_s <= 0 ? "n/a" : fmt::format("${:.2f}", rec.cost_usd / (rec.wall_s / 3600)),
       [](const option_result& o) {
@@ -326,7 +419,11 @@ void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& trac
   auto hit = [](double x) { return std::isnan(x) ? std::string("—") : fmt::format("{:.1f}%", 100 * x); };
   row("cache hit rate", hit(rec.metrics.cache_hit_rate), [&](const option_result& o) { return hit(o.metrics.cache_hit_rate); });
 
-  if (rec.cost_priced)
+  if (rec.cost_priced && !rec.unpriced_models.empty())
+    fmt::print(os, "\n  The logs record no cost: the recorded column prices each request at its own model, except "
+                   "those of {} (no price list knows them; give --price-list FILE): partial.\n",
+               fmt::join(rec.unpriced_models, ", "));
+  else if (rec.cost_priced)
     fmt::print(os, "\n  The logs record no cost: the recorded column prices each request at its own model.\n");
   else if (std::isnan(rec.cost_usd) && !rec.unpriced_models.empty())
     fmt::print(os, "\n  Recorded cost n/a: no prices for {} (give --price-list FILE).\n", fmt::join(rec.unpriced_models, ", "));
@@ -366,6 +463,7 @@ nlohmann::ordered_json replay_doc(const std::vector<recorded_trace>& traces, con
   rec["tokens"] = detail::tokens_json(r.recorded.tokens);
   rec["cost_usd"] = nan_or(r.recorded.cost_usd);
   rec["cost_priced"] = r.recorded.cost_priced;
+  rec["cost_partial"] = r.recorded.cost_priced && !r.recorded.unpriced_models.empty();
   rec["unpriced_models"] = r.recorded.unpriced_models;
   rec.update(detail::metrics_json(r.recorded.metrics));
   j["recorded"] = rec;

@@ -48,6 +48,7 @@ public:
   static preset_library standard();
 
   const std::vector<preset_entry>& entries() const noexcept { return entries_; }
+  const std::vector<std::filesystem::path>& dirs() const noexcept { return dirs_; }
   /// The file of a preset; throws config_error naming the known presets of that kind otherwise.
   const std::filesystem::path& find(preset_kind kind, std::string_view name) const;
 
@@ -64,9 +65,24 @@ private:
 /// Prices by model from the library's cloud targets (the first target of a model, by name,
 /// wins; every tier of a provider bills a model alike). For pricing recorded requests.
 model_price_book catalogue_price_book(const preset_library& lib);
-/// The prices to price recorded requests with: the LiteLLM or models.dev list at `price_list`
-/// when one is given, else the library's catalogue.
-model_price_book load_price_book(const std::string& price_list, const preset_library& lib);
+
+/// The price list that comes with loopcast: LiteLLM's map in <models>/prices/litellm/, dated by
+/// the source.json beside it (the library's folders first, then default_models_dir()'s).
+struct bundled_price_list {
+  std::filesystem::path file;
+  std::string name;  ///< "LiteLLM price map (bundled)"
+  std::string date;  ///< the snapshot's date, YYYY-MM-DD
+};
+/// nullopt when no folder holds one.
+std::optional<bundled_price_list> find_bundled_price_list(const preset_library& lib);
+
+/// The prices to price recorded requests with, in order of preference: the LiteLLM or models.dev
+/// list at `price_list` (else at $LOOPCAST_PRICE_LIST) when one is given; the library's
+/// catalogue; and, unless a list was given, the bundled snapshot (find_bundled_price_list) for the
+/// models the catalogue lacks. `models`: the models to be priced; when every one is known before
+/// the snapshot, it is not read (it takes about 0.1 s); empty: read it anyway.
+model_price_book load_price_book(const std::string& price_list, const preset_library& lib,
+                                 const std::vector<std::string>& models = {});
 
 /// The models directory: $LOOPCAST_MODELS; else <exe>/../share/loopcast/models (an installed
 /// program); else the source tree's models/ (a build-tree program); else the install prefix's.

@@ -76,8 +76,9 @@ price_list import_price_list(const std::string& path, price_list_format format =
                              const std::vector<std::string>& only = {}, bool all_modes = false);
 
 /// Prices by model from a price list (ids as the list names them, e.g. LiteLLM's
-/// "claude-opus-4-5-20251101" or models.dev's "anthropic/claude-opus-4-5").
-model_price_book price_book_of(const price_list& list);
+/// "claude-opus-4-5-20251101" or models.dev's "anthropic/claude-opus-4-5"), as one source named
+/// `name` (default: the list's file) of `date` (YYYY-MM-DD, "" when unknown).
+model_price_book price_book_of(const price_list& list, const std::string& name = {}, const std::string& date = {});
 
 /// A price sheet as the "prices" object of a target preset (docs/presets.md).
 std::string price_sheet_json(const price_sheet& p, int indent = 2);

@@ -77,8 +77,8 @@ struct request_cost {
   double total_usd = 0;
   double by_class_usd[token_class_count] = {};
 };
-inline request_cost price_request(const price_sheet& p, const token_counts& t, double unix_s, bool batch = false,
-                                  bool write_1h = false) noexcept {
+/// cache_write is billed at the 5-minute write price, cache_write_1h at the 1-hour one.
+inline request_cost price_request(const price_sheet& p, const token_counts& t, double unix_s, bool batch = false) noexcept {
   const class_prices& c = prices_for_prompt(p, t.prompt());
   const double m = time_multiplier(p, unix_s);
   const double b = batch ? 1.0 - p.batch_discount : 1.0;
@@ -91,9 +91,10 @@ inline request_cost price_request(const price_sheet& p, const token_counts& t, d
   };
   put(token_class::input, t.input, c.input, b);
   put(token_class::cache_read, t.cache_read, c.cache_read, bc);
-  put(token_class::cache_write, t.cache_write, write_1h ? c.cache_write_1h : c.cache_write_5m, bc);
+  put(token_class::cache_write, t.cache_write, c.cache_write_5m, bc);
   put(token_class::output, t.output, c.output, b);
   put(token_class::reasoning, t.reasoning, c.reasoning, b);
+  put(token_class::cache_write_1h, t.cache_write_1h, c.cache_write_1h, bc);
   r.total_usd += p.usd_per_request;
   return r;
 }

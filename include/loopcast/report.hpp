@@ -45,9 +45,13 @@ std::string solve_to_json(const scenario& s, const solve_result& r, int indent =
 void write_compare_text(std::ostream& os, const compare_result& r);
 std::string compare_to_json(const compare_result& r, int indent = 2);
 
-/// `loopcast stats`: per model and overall, with context bins and what the import skipped.
-void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& traces, const trace_stats& st);
-/// `loopcast stats --csv`: one row per group (and "all"); empty fields where there are no samples.
+/// `loopcast stats`: per model and overall, with context bins and what the import skipped; with
+/// another grouping (or a breakdown), one table line per group first. `width` > 0: the table's
+/// names are cut from the left so that a line fits in that many columns.
+void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& traces, const trace_stats& st,
+                      std::size_t width = 0);
+/// `loopcast stats --csv`: one row per group (and "all"); with a breakdown, a `model` column ("*"
+/// for the group's total, then a row per model); empty fields where there are no samples.
 void write_stats_csv(std::ostream& os, const trace_stats& st);
 std::string stats_to_json(const std::vector<recorded_trace>& traces, const trace_stats& st, int indent = 2);
 /// `loopcast replay`: recorded against each option, side by side.

@@ -67,7 +67,7 @@ struct attempt_record {
   token_counts tokens;          ///< as served (ok) or as it would have been (refused)
   double cost_usd = 0;          ///< billed cost of this attempt (0 unless ok)
 };
-/// The columns of an attempt (numpy; a token_counts member is its five classes).
+/// The columns of an attempt (numpy; a token_counts member is its six classes).
 template <>
 struct record_fields<attempt_record> {
   static constexpr std::tuple list{

@@ -1,6 +1,7 @@
 // loopcast — a route: one scenario option served by an ordered list of targets (docs/routing.md).
 //
-// Each attempt goes to the first target of the route that is not cooling down. On a 429 whose
+// Each attempt goes to the first target of the route that is not cooling down (of its segment's
+// targets, when a model map cuts the route into segments: route_policy::segments). On a 429 whose
 // wait exceeds `spill_after_s`, the request spills at once to the next target that is not cooling
 // down (it keeps no cached prefix there: the next target's cache has its own contents); otherwise
 // the client waits as it would on one target and its retry picks again from the top. A target
@@ -26,6 +27,13 @@ namespace loopcast {
 /// Most targets in one route (attempt records keep the target index in one byte).
 inline constexpr std::size_t max_route_targets = 8;
 
+/// Targets [first, first + count) of a route: where the requests of one segment go.
+struct route_segment {
+  std::uint8_t first = 0;
+  std::uint8_t count = 0;
+  friend bool operator==(const route_segment&, const route_segment&) = default;
+};
+
 struct route_policy {
   /// Spill when a 429's wait (its retry-after, or the bucket's refill time when the provider sends
   /// none) exceeds this, s: 0 spills on every 429, infinity never spills.
@@ -33,6 +41,10 @@ struct route_policy {
   std::int32_t cooldown_after_fails = 1;  ///< 429s within the window that cool a target down (0: never)
   double cooldown_window_s = 60;          ///< s
   double cooldown_s = 5;                  ///< how long a cooled-down target is skipped, s
+  /// A replay's model map in one run: the route is cut into segments (each model's route), and a
+  /// request goes to its own segment's targets only (request_spec::segment), spilling within it.
+  /// Empty: one segment of every target.
+  std::vector<route_segment> segments = {};
 };
 
 /// What one target of a route did in a run.

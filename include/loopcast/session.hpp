@@ -35,6 +35,9 @@ struct request_spec {
   std::int32_t turn = 0;              ///< the agent turn (1-based); compaction requests share the next turn's number
   bool compaction = false;            ///< a request that replaces the history by a summary
   bool inserted = false;              ///< added by a replay's context policy (not in the recording)
+  /// A route with segments (route_policy::segments, a replay's model map): the segment of
+  /// targets this request is sent to; 0 otherwise.
+  std::uint8_t segment = 0;
   double recorded_ttft_s = -1;        ///< replays: the recorded time to first token, s (< 0: unknown)
   double recorded_duration_s = -1;    ///< replays: the recorded send-to-end time, s (< 0: unknown)
 };

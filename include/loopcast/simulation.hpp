@@ -202,6 +202,19 @@ void check_route(std::span<const target> route, const route_policy& p, std::span
                                    "; expected a finite time above 0 s"));
   if (!(p.cooldown_s >= 0) || !std::isfinite(p.cooldown_s))
     throw simulation_error(message("a route's cooldown_s is ", p.cooldown_s, "; expected a finite time from 0 s"));
+  for (std::size_t g = 0; g < p.segments.size(); ++g)
+    if (p.segments[g].count == 0 || p.segments[g].first + std::size_t{p.segments[g].count} > route.size())
+      throw simulation_error(message("a route's segment ", g, " holds targets ", int{p.segments[g].first}, " to ",
+                                     int{p.segments[g].first} + int{p.segments[g].count} - 1, "; the route has ",
+                                     route.size()));
+  const std::size_t segments = std::max<std::size_t>(1, p.segments.size());
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    if (plans[i].script)
+      for (std::size_t r = 0; r < plans[i].script->requests.size(); ++r)
+        if (plans[i].script->requests[r].segment >= segments)
+          throw simulation_error(message(plans[i].script->source, " (session ", i + 1, "), request ", r + 1,
+                                         ": route segment ", int{plans[i].script->requests[r].segment}, " of ",
+                                         segments));
   for (std::size_t k = 0; k < route.size(); ++k) check_simulation(route[k], plans, opt, buckets[k].size());
 }
 
@@ -620,7 +633,8 @@ private:
       return true;
     }
     double back = std::numeric_limits<double>::infinity();
-    for (std::size_t k = 0; k < dep_.size(); ++k) {
+    const route_segment seg = segment_of(s.request());
+    for (std::size_t k = seg.first; k < std::size_t{seg.first} + seg.count; ++k) {
       if (dep_[k].cooled_until <= t) {
         s.on = static_cast<std::uint8_t>(k);
         return true;
@@ -630,6 +644,12 @@ private:
     s.res.stall_s += back - t;
     schedule(back, si, detail::event_kind::send);
     return false;
+  }
+
+  // The targets a request may go to: its segment's (route_policy::segments), else the whole route.
+  route_segment segment_of(const request_spec& req) const noexcept {
+    if (policy_.segments.empty()) return {0, static_cast<std::uint8_t>(dep_.size())};
+    return policy_.segments[req.segment];
   }
 
   // A refused attempt had `cached` prompt tokens cached on its target: if another target serves
@@ -643,7 +663,8 @@ private:
 
   // The request leaves its target for the next one not cooling down; false when there is none.
   [[gnu::noinline]] bool spill(session_state& s, double t) noexcept {
-    for (std::size_t k = s.on + 1u; k < dep_.size(); ++k)
+    const route_segment seg = segment_of(s.request());
+    for (std::size_t k = s.on + 1u; k < std::size_t{seg.first} + seg.count; ++k)
       if (dep_[k].cooled_until <= t) {
         s.on = static_cast<std::uint8_t>(k);
         s.spilled = true;
@@ -695,9 +716,10 @@ private:
     }
     token_counts tk;
     tk.cache_read = cached;
-    tk.cache_write =
+    const std::int64_t written =
         tgt.cache.write_charged ? std::max<std::int64_t>(0, d.cache.cacheable(req.prompt_tokens) - cached) : 0;
-    tk.input = req.prompt_tokens - cached - tk.cache_write;
+    (tgt.cache.write_1h ? tk.cache_write_1h : tk.cache_write) = written;
+    tk.input = req.prompt_tokens - cached - written;
     tk.output = req.output_tokens;
     tk.reasoning = req.reasoning_tokens;
 
@@ -717,7 +739,7 @@ private:
     a.wait_s = 0;
     a.tokens = tk;
     a.cost_usd = 0;
-    static_assert(sizeof(attempt_record) == 112, "a new attempt_record field must be set here");
+    static_assert(sizeof(attempt_record) == 120, "a new attempt_record field must be set here");
 
     if (tk.total() > tgt.context_window_tokens) {
       a.status = attempt_status::context_overflow;
@@ -1091,13 +1113,14 @@ private:
     d.share.lost_cache_tokens += lost;
     if (!d.tgt->prices) return;
     token_counts hit = tk;
-    const std::int64_t from_write = std::min(lost, hit.cache_write);
-    hit.cache_write -= from_write;
+    std::int64_t& write = hit.cache_write_1h > 0 ? hit.cache_write_1h : hit.cache_write;
+    const std::int64_t from_write = std::min(lost, write);
+    write -= from_write;
     hit.input -= std::min(hit.input, lost - from_write);
     hit.cache_read += lost;
     const double now = opt_.start_unix_s + t;
-    d.share.lost_cache_usd += price_request(*d.tgt->prices, tk, now, opt_.batch, d.tgt->cache.write_1h).total_usd -
-                              price_request(*d.tgt->prices, hit, now, opt_.batch, d.tgt->cache.write_1h).total_usd;
+    d.share.lost_cache_usd += price_request(*d.tgt->prices, tk, now, opt_.batch).total_usd -
+                              price_request(*d.tgt->prices, hit, now, opt_.batch).total_usd;
   }
 
   request_timing timing(deployment& d, std::uint32_t si, const request_spec& req, std::int64_t cached,
@@ -1116,7 +1139,7 @@ private:
 
   double price(deployment& d, const token_counts& tk, std::int64_t prompt_tokens, std::int64_t cached, double t) {
     const target& tgt = *d.tgt;
-    const request_cost c = price_request(*tgt.prices, tk, opt_.start_unix_s + t, opt_.batch, tgt.cache.write_1h);
+    const request_cost c = price_request(*tgt.prices, tk, opt_.start_unix_s + t, opt_.batch);
     double usd = c.total_usd;
     if (tgt.prices->cache_storage_usd_per_million_hour > 0 && tgt.cache.enabled) {
       const auto fresh = std::max<std::int64_t>(0, d.cache.cacheable(prompt_tokens) - cached);

@@ -1,7 +1,10 @@
 // loopcast — token classes (docs/model.md §2).
 //
-// Every request is described by five counts. prompt = input + cache_read + cache_write is the
-// request's context; output + reasoning is what the model generated.
+// Every request is described by six counts. prompt = input + cache_read + cache_write +
+// cache_write_1h is the request's context; output + reasoning is what the model generated. A cache
+// write has a lifetime: cache_write is a write of the provider's default lifetime (5 minutes where
+// a provider sells more than one), cache_write_1h a 1-hour write, priced at its own rate. Rate
+// limits do not tell the two apart: a bucket that counts cache_write counts both.
 #pragma once
 
 #include "loopcast/fields.hpp"
@@ -14,13 +17,14 @@
 
 namespace loopcast {
 
-/// The five token classes of a request.
+/// The six token classes of a request.
 enum class token_class : std::uint8_t {
-  input,        ///< uncached prompt tokens, billed at the input price
-  cache_read,   ///< prompt tokens served from the prefix cache
-  cache_write,  ///< prompt tokens written to the cache where a provider charges for that
-  output,       ///< visible output tokens
-  reasoning     ///< thinking tokens (billed as output unless priced separately)
+  input,          ///< uncached prompt tokens, billed at the input price
+  cache_read,     ///< prompt tokens served from the prefix cache
+  cache_write,    ///< prompt tokens written to the cache (default lifetime) where a provider charges for that
+  output,         ///< visible output tokens
+  reasoning,      ///< thinking tokens (billed as output unless priced separately)
+  cache_write_1h  ///< prompt tokens written to the cache with a 1-hour lifetime
 };
 template <>
 struct enum_names<token_class> {
@@ -28,7 +32,8 @@ struct enum_names<token_class> {
                                     enum_entry{token_class::cache_read, "cache_read"},
                                     enum_entry{token_class::cache_write, "cache_write"},
                                     enum_entry{token_class::output, "output"},
-                                    enum_entry{token_class::reasoning, "reasoning"}};
+                                    enum_entry{token_class::reasoning, "reasoning"},
+                                    enum_entry{token_class::cache_write_1h, "cache_write_1h"}};
 };
 inline constexpr std::size_t token_class_count = enum_names<token_class>::table.size();
 inline constexpr auto all_token_classes = enum_values<token_class>();
@@ -40,9 +45,12 @@ struct token_counts {
   std::int64_t cache_write = 0;
   std::int64_t output = 0;
   std::int64_t reasoning = 0;
+  std::int64_t cache_write_1h = 0;
 
-  /// Prompt (= context) tokens: input + cache_read + cache_write.
-  constexpr std::int64_t prompt() const noexcept { return input + cache_read + cache_write; }
+  /// Prompt (= context) tokens: input + cache_read + both kinds of cache write.
+  constexpr std::int64_t prompt() const noexcept { return input + cache_read + cache_write + cache_write_1h; }
+  /// Cache writes of every lifetime.
+  constexpr std::int64_t cache_writes() const noexcept { return cache_write + cache_write_1h; }
   /// Generated tokens: output + reasoning.
   constexpr std::int64_t generated() const noexcept { return output + reasoning; }
   /// Every class summed.
@@ -55,6 +63,7 @@ struct token_counts {
     case token_class::cache_write: return cache_write;
     case token_class::output: return output;
     case token_class::reasoning: return reasoning;
+    case token_class::cache_write_1h: return cache_write_1h;
     }
     return 0;
   }
@@ -64,6 +73,7 @@ struct token_counts {
     cache_write += o.cache_write;
     output += o.output;
     reasoning += o.reasoning;
+    cache_write_1h += o.cache_write_1h;
     return *this;
   }
   friend constexpr token_counts operator+(token_counts a, const token_counts& b) noexcept {
@@ -78,11 +88,23 @@ struct record_fields<token_counts> {
       field{"input", &token_counts::input, "tokens"},
       field{"cache_read", &token_counts::cache_read, "tokens"},
       field{"cache_write", &token_counts::cache_write, "tokens"},
+      field{"cache_write_1h", &token_counts::cache_write_1h, "tokens"},
       field{"output", &token_counts::output, "tokens"},
       field{"reasoning", &token_counts::reasoning, "tokens"}};
 };
 
-/// A set of token classes (which classes a rate-limit bucket counts).
+/// The class a rate limit counts a class as: cache_write for both lifetimes of a cache write (no
+/// provider's limits tell them apart), the class itself otherwise.
+constexpr token_class counted_as(token_class c) noexcept {
+  return c == token_class::cache_write_1h ? token_class::cache_write : c;
+}
+
+/// The classes a rate limit tells apart (every class but cache_write_1h), in the table's order.
+inline constexpr std::array counted_token_classes{token_class::input, token_class::cache_read, token_class::cache_write,
+                                                  token_class::output, token_class::reasoning};
+
+/// A set of token classes (which classes a rate-limit bucket counts). cache_write stands for
+/// every cache write: inserting cache_write_1h inserts cache_write (counted_as).
 class class_set {
 public:
   constexpr class_set() = default;
@@ -100,11 +122,11 @@ public:
   constexpr bool counts_generated() const noexcept {
     return contains(token_class::output) || contains(token_class::reasoning);
   }
-  /// Sum of the prompt classes (input, cache_read, cache_write) in the set, in tokens.
+  /// Sum of the prompt classes (input, cache_read, cache writes) in the set, in tokens.
   constexpr std::int64_t prompt_part(const token_counts& t) const noexcept {
     return (contains(token_class::input) ? t.input : 0) +
            (contains(token_class::cache_read) ? t.cache_read : 0) +
-           (contains(token_class::cache_write) ? t.cache_write : 0);
+           (contains(token_class::cache_write) ? t.cache_writes() : 0);
   }
   /// Sum of the generated classes (output, reasoning) in the set, in tokens.
   constexpr std::int64_t generated_part(const token_counts& t) const noexcept {
@@ -120,7 +142,7 @@ public:
 
 private:
   static constexpr std::uint8_t bit(token_class c) noexcept {
-    return static_cast<std::uint8_t>(1u << static_cast<unsigned>(c));
+    return static_cast<std::uint8_t>(1u << static_cast<unsigned>(counted_as(c)));
   }
   std::uint8_t bits_ = 0;
 };

@@ -65,6 +65,10 @@ struct recorded_request {
   std::uint32_t runs_begin = 0;       ///< prefix runs in recorded_trace::runs (when has_prefix)
   std::uint32_t runs_count = 0;
   std::int64_t source_line = 0;       ///< line (or row) of the record in its file
+  /// The API response's identity across files (a hash of Claude Code's message.id + requestId, of
+  /// a Codex token_count's time and running total); 0 when the log gives none. Two requests with
+  /// one key are one response logged twice (drop_repeated_responses).
+  std::uint64_t response_key = 0;
 };
 /// The columns of a recorded request (numpy; `model` indexes recorded_trace::models).
 template <>
@@ -134,6 +138,8 @@ struct recorded_trace {
   bool has_ttft = false;              ///< at least one request records its first token
   bool has_prefix = false;            ///< the prefix structure is known exactly (hash ids)
   bool absolute_clock = false;        ///< times are Unix seconds
+  std::string project;                ///< the folder the agent worked in, as the log records it (Claude
+                                      ///< Code's and Codex's cwd); "" when it does not say
   std::optional<recorded_totals> totals;  ///< totals-only logs (sessions is empty)
   std::vector<rate_limit_snapshot> rate_limits;  ///< as recorded, consecutive duplicates dropped
   std::vector<limit_cutoff> cutoffs;             ///< a subscription's limit messages
@@ -146,6 +152,9 @@ struct recorded_trace {
 /// else (no end recorded) send − previous send (docs/trace-format.md, "kv-cache-tester timing").
 double agent_delay(const recorded_request& prev, const recorded_request& r) noexcept;
 
+/// The models the logs' requests name, each once, in order of first appearance.
+std::vector<std::string> models_of(const std::vector<recorded_trace>& traces);
+
 /// Whether a model name matches a shell pattern ("claude-opus-*"); an empty pattern or "*" matches all.
 bool model_matches(const std::string& pattern, const std::string& model) noexcept;
 
@@ -157,9 +166,21 @@ trace_format detect_trace_format(const std::filesystem::path& path);
 recorded_trace import_trace(const std::filesystem::path& path, trace_format format = trace_format::automatic);
 
 /// Imports files and directories: a directory is an opencode storage folder, or else every file in
-/// it (recursively) is imported on its own, whatever its format.
+/// it (recursively) is imported on its own, whatever its format. Each API response counts once
+/// across all of them (drop_repeated_responses).
 std::vector<recorded_trace> import_traces(const std::vector<std::filesystem::path>& paths,
                                           trace_format format = trace_format::automatic);
+
+/// The skip reason of a response that an earlier log already holds.
+inline constexpr std::string_view repeated_response_reason = "a response already counted in another file";
+
+/// Counts each API response once across logs, as ccusage does: a request whose response_key an
+/// earlier log holds is dropped (logs in the order of their first send, then of their path: the
+/// original before a transcript copied from it when a session is resumed or forked), the kept
+/// one taking each token class's largest count (the final usage of a streamed message). Each log's
+/// summary counts what it lost under repeated_response_reason; a session left with no request
+/// goes, and a log left with none stays with no session. Returns the responses dropped.
+std::int64_t drop_repeated_responses(std::vector<recorded_trace>& traces);
 
 /// A place where an agent keeps its logs.
 struct log_location {

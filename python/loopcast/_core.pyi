@@ -103,6 +103,9 @@ def infer_plan_caps(logs: list[str]) -> Any:
 def list_presets(models_dir: str) -> list[Any]:
     """(kind, name, description, file) of every preset under models_dir."""
 
+def local_day_start(option: str, date: str, timezone: str = ..., days_after: int = ...) -> float:
+    """The first instant of a local date (days_after days on) in an IANA time zone, Unix seconds."""
+
 def replay(traces: Traces, options: list[tuple[str, list[tuple[str, str, bool]], str]], seed: int = ..., max_tokens: int = ..., record: bool = ..., speed: str = ..., context: str = ..., compact_at: float = ..., price_list: str | None = ..., models_dir: str | None = ...) -> Run:
     """Replays the logs on (label, [(model pattern, target JSON)], client JSON) options."""
 
@@ -130,7 +133,7 @@ def set_progress(callback: function | None) -> None:
 def solve(question: str, json_text: str, file: str, models_dir: str, options: dict[str, Any]) -> Any:
     """Answers an inverse question; the result as a dict (the JSON of docs/output.md)."""
 
-def stats(traces: Traces, price_target_json: str | None = ..., price_list: str | None = ..., models_dir: str | None = ..., cache_ttl_s: float = ..., block_tokens: int = ..., by: str = ..., since: float | None = ..., until: float | None = ...) -> Any:
+def stats(traces: Traces, price_target_json: str | None = ..., price_list: str | None = ..., models_dir: str | None = ..., cache_ttl_s: float = ..., block_tokens: int = ..., by: str = ..., since: float | None = ..., until: float | None = ..., timezone: str = ..., breakdown: bool = ...) -> Any:
     """`loopcast stats --json` as a dict."""
 
 def sweep_grid(json_text: str, file: str, models_dir: str) -> tuple[Any, ...]:

@@ -101,37 +101,38 @@ def _logs(logs: "Logs | str | os.PathLike | Sequence[str | os.PathLike]") -> Log
     return logs if isinstance(logs, Logs) else import_logs(logs)
 
 
-def _unix(x: Any, name: str, end_of_day: bool = False) -> "float | None":
-    """A date, datetime, Unix seconds or YYYY-MM-DD text as Unix seconds (dates at 00:00 UTC)."""
+def _day(x: Any, name: str, timezone: "str | None", days_after: int = 0) -> "float | str | None":
+    """A bound as Unix seconds (datetimes: naive ones in UTC), or a local date's text for the core to
+    place in the time zone (``days_after`` 1: the day's end)."""
     if x is None:
         return None
-    if isinstance(x, str):
-        try:
-            x = datetime.date.fromisoformat(x)
-        except ValueError:
-            raise ValueError(f"{name} must be a date (YYYY-MM-DD), a datetime or Unix seconds, not {x!r}") from None
     if isinstance(x, datetime.datetime):
-        ts = (x if x.tzinfo else x.replace(tzinfo=datetime.timezone.utc)).timestamp()
-        return ts
+        return (x if x.tzinfo else x.replace(tzinfo=datetime.timezone.utc)).timestamp()
     if isinstance(x, datetime.date):
-        ts = datetime.datetime(x.year, x.month, x.day, tzinfo=datetime.timezone.utc).timestamp()
-        return ts + 86400 if end_of_day else ts
+        return _core.local_day_start(name, x.isoformat(), timezone or "", days_after)
+    if isinstance(x, str):
+        return _core.local_day_start(name, x, timezone or "", days_after)
     return float(x)
 
 
 def stats(logs: "Logs | str | Sequence[str] | None" = None, price: "Target | str | None" = None, *,
           price_list: "str | os.PathLike | None" = None, cache_ttl_s: float = 0.0, block_tokens: int = 1,
           models: "str | os.PathLike | None" = None, by: str = "model", since: Any = None,
-          until: Any = None) -> dict[str, Any]:
+          until: Any = None, timezone: "str | None" = None, breakdown: bool = False) -> dict[str, Any]:
     """``loopcast stats --json`` as a dict (``.to_pandas()``: a row per group; ``bins=True``: per context bin too).
 
     ``logs`` None reads every log in the agents' default places (``~/.claude/projects``,
-    ``~/.codex/sessions``, opencode's data; docs/trace-format.md). ``by`` groups by ``"model"``,
-    ``"day"`` (UTC), ``"session"`` or ``"project"``; ``since``/``until`` keep the requests sent in
-    that span (dates are whole UTC days, ``until`` included; datetimes and Unix seconds are exact).
-    Each request is priced at its own model, from the preset catalogue (``models``) or from a
-    LiteLLM / models.dev ``price_list``; ``price`` instead prices every request with one target.
-    ``cache_ttl_s`` > 0 adds the hit rate and cost with a provider cache of that TTL.
+    ``~/.codex/sessions``, opencode's data; docs/trace-format.md); each API response counts once.
+    ``by`` groups by ``"model"``, ``"day"``, ``"week"`` (from Monday), ``"month"``, ``"session"``,
+    ``"project"`` (the folder the agent ran in) or ``"block"`` (the 5-hour windows a Claude plan
+    counts); periods are local to ``timezone`` (an IANA name; default: the machine's), and their
+    ``start``/``end`` columns are datetimes there. ``breakdown`` splits each group by model.
+    ``since``/``until`` keep the requests sent in that span (dates are whole local days, ``until``
+    included; datetimes and Unix seconds are exact). Each request is priced at its own model: from a
+    LiteLLM / models.dev ``price_list`` first (else ``$LOOPCAST_PRICE_LIST``), then the preset
+    catalogue (``models``), then the bundled LiteLLM map; totals that lack a model are partial
+    (``priced_partial``). ``price`` instead prices every request with one target. ``cache_ttl_s``
+    > 0 adds the hit rate and cost with a provider cache of that TTL.
     """
     price_json = None
     if price is not None:
@@ -139,7 +140,8 @@ def stats(logs: "Logs | str | Sequence[str] | None" = None, price: "Target | str
     handle = Logs(_core.import_default_logs())._handle if logs is None else _logs(logs)._handle
     return Report("stats", _core.stats(handle, price_json, None if price_list is None else os.fspath(price_list),
                                        models_dir(models), float(cache_ttl_s), int(block_tokens), by,
-                                       _unix(since, "since"), _unix(until, "until", end_of_day=True)))
+                                       _day(since, "since", timezone), _day(until, "until", timezone, 1),
+                                       timezone or "", bool(breakdown)))
 
 
 def _with_limits(tg: Target, limits: "Mapping[str, int]", found: "dict[str, bool]", names: "set[str]") -> Target:

@@ -16,19 +16,44 @@ def _p(d: Any, key: str) -> Any:
 
 
 def _stats_rows(r: dict, bins: bool) -> list[dict]:
+    by = r.get("by", "model")
+    periods = by in ("day", "week", "month", "block")
     rows = []
+
+    def row(g: dict, name: str, model: "str | None") -> dict:
+        out = {by: name}
+        if periods:
+            out["start"] = g.get("start_unix")
+            out["end"] = g.get("end_unix")
+        if model is not None:
+            out["model"] = model
+        out.update({"requests": g["requests"], **g["tokens"], "recorded_cost_usd": g["recorded_cost_usd"],
+                    "priced_cost_usd": g["priced_cost_usd"], "priced_partial": g.get("priced_partial", False),
+                    "effective_tps_p50": _p(g["effective_tps"], "p50"),
+                    "context_tokens_p50": _p(g["context_tokens"], "p50"), "cache_hit_rate": g["cache_hit_rate"]})
+        return out
+
+    breakdown = any(g.get("models") for g in r["groups"])
     for g in r["groups"]:
-        base = {r.get("by", "model"): g["group"], "requests": g["requests"], **g["tokens"],
-                "recorded_cost_usd": g["recorded_cost_usd"], "priced_cost_usd": g["priced_cost_usd"],
-                "effective_tps_p50": _p(g["effective_tps"], "p50"), "context_tokens_p50": _p(g["context_tokens"], "p50"),
-                "cache_hit_rate": g["cache_hit_rate"]}
         if not bins:
-            rows.append(base)
+            rows.append(row(g, g["group"], "*" if breakdown else None))
+            for m in g.get("models", []):
+                rows.append(row(m, g["group"], m["model"]))
             continue
         for b in g["context_bins"]:
-            rows.append({r.get("by", "model"): g["group"], "context_bin": b["label"], "requests": b["requests"],
+            rows.append({by: g["group"], "context_bin": b["label"], "requests": b["requests"],
                          "effective_tps_p50": _p(b["effective_tps"], "p50"), "decode_tps_p50": _p(b["decode_tps"], "p50")})
     return rows
+
+
+def _stats_frame(r: dict, rows: list[dict]):
+    """The stats rows as a DataFrame; a period's start and end as datetimes in the report's time zone."""
+    import pandas as pd
+    df = pd.DataFrame(rows)
+    for col in ("start", "end"):
+        if col in df:
+            df[col] = pd.to_datetime(df[col], unit="s", utc=True).dt.tz_convert(r.get("timezone") or "UTC")
+    return df
 
 
 def _validate_rows(r: dict) -> list[dict]:
@@ -88,7 +113,7 @@ class Report(dict):
         import pandas as pd
 
         if self.kind == "stats":
-            rows = _stats_rows(self, bins)
+            return _stats_frame(self, _stats_rows(self, bins))
         elif self.kind == "validate":
             rows = _validate_rows(self)
         elif self.kind == "compare":

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -20,6 +21,9 @@
 #include <limits>
 #include <sstream>
 #include <thread>
+
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 namespace loopcast::cli {
 
@@ -34,38 +38,33 @@ trace_format format_of(const std::string& name) {
 std::vector<std::filesystem::path> as_paths(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
 
 struct stats_args {
-  std::string price, price_list, since, until, by = "model";
+  std::string price, price_list, since, until, by = "model", timezone;
   double cache_ttl_s = 0;
   std::int64_t block_tokens = 1;
-  bool as_json = false, as_csv = false;
+  bool as_json = false, as_csv = false, breakdown = false;
 };
 
-// YYYY-MM-DD or YYYYMMDD as Unix seconds at 00:00 UTC of that day.
-double parse_day(const std::string& option, const std::string& text) {
-  std::string digits;
-  for (char c : text)
-    if (c != '-') digits += c;
-  int y = 0;
-  unsigned m = 0, d = 0;
-  const bool shaped = digits.size() == 8 && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
-                      (text.size() == 8 || (text.size() == 10 && text[4] == '-' && text[7] == '-'));
-  if (shaped) {
-    y = std::stoi(digits.substr(0, 4));
-    m = static_cast<unsigned>(std::stoi(digits.substr(4, 2)));
-    d = static_cast<unsigned>(std::stoi(digits.substr(6, 2)));
+// The terminal's width when standard output is one ($COLUMNS, else the terminal's own), else 0.
+std::size_t terminal_width() {
+  if (!::isatty(STDOUT_FILENO)) return 0;
+  if (const char* c = std::getenv("COLUMNS"); c && *c) {
+    std::size_t w = 0;
+    const auto [end, ec] = std::from_chars(c, c + std::strlen(c), w);
+    if (ec == std::errc{} && *end == '\0' && w >= 40) return w;
   }
-  const std::chrono::year_month_day ymd{std::chrono::year{y}, std::chrono::month{m}, std::chrono::day{d}};
-  if (!shaped || !ymd.ok())
-    throw std::invalid_argument(fmt::format("{} {}: expected a date as YYYY-MM-DD or YYYYMMDD", option, text));
-  return static_cast<double>(std::chrono::sys_days{ymd}.time_since_epoch().count()) * 86400.0;
+  winsize ws{};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
+  return 0;
 }
 
 int cmd_stats(const std::vector<std::string>& logs, const std::string& format, const globals& g, const stats_args& a) {
   if (a.as_json && a.as_csv) throw std::invalid_argument("give --json or --csv, not both");
   stats_options so;
   so.by = *parse_name<stats_grouping>(a.by);
-  if (!a.since.empty()) so.since_unix = parse_day("--since", a.since);
-  if (!a.until.empty()) so.until_unix = parse_day("--until", a.until) + 86400.0;  // the whole day
+  so.breakdown = a.breakdown;
+  so.timezone = time_zone_name(a.timezone);  // an unknown zone is refused before the logs are read
+  if (!a.since.empty()) so.since_unix = local_day_start("--since", a.since, a.timezone);
+  if (!a.until.empty()) so.until_unix = local_day_start("--until", a.until, a.timezone, 1);  // the whole day
   if (!a.since.empty() && !a.until.empty() && so.until_unix <= so.since_unix)
     throw std::invalid_argument(fmt::format("--until {} is before --since {}", a.until, a.since));
   std::vector<recorded_trace> traces;
@@ -94,7 +93,7 @@ int cmd_stats(const std::vector<std::string>& logs, const std::string& format, c
   }
   model_price_book book;  // each request at its own model, unless --price prices them all
   if (!priced) {
-    book = load_price_book(a.price_list, library(g));
+    book = load_price_book(a.price_list, library(g), models_of(traces));
     so.prices = &book;
   }
   so.cache_ttl_s = a.cache_ttl_s;
@@ -102,7 +101,7 @@ int cmd_stats(const std::vector<std::string>& logs, const std::string& format, c
   const auto st = compute_trace_stats(traces, so);
   if (a.as_json) std::cout << stats_to_json(traces, st) << "\n";
   else if (a.as_csv) write_stats_csv(std::cout, st);
-  else write_stats_text(std::cout, traces, st);
+  else write_stats_text(std::cout, traces, st, terminal_width());
   return ok;
 }
 
@@ -224,7 +223,7 @@ int cmd_replay(const std::vector<std::string>& logs, const std::string& format, 
   ro.speed = *parse_name<replay_speed>(a.speed);  // CLI::IsMember checked the name
   ro.policy = *parse_name<context_policy>(a.context);
   ro.compact_at = a.compact_at;
-  const auto book = load_price_book(a.price_list, lib);
+  const auto book = load_price_book(a.price_list, lib, models_of(traces));
   ro.recorded_prices = &book;
   const auto r = run_replay(traces, targets, ro);
   if (!a.timeline.empty()) {
@@ -547,12 +546,16 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
   stats->add_option("logs", st->logs, "Log files or directories (default: ~/.claude/projects, ~/.codex/sessions, opencode's data; "
                                       "docs/trace-format.md)");
   stats->add_option("--format", st->format, "Log format (default: detected): " + formats);
-  stats->add_option("--since", sa->since, "Only requests sent on or after this UTC day (YYYY-MM-DD or YYYYMMDD)");
-  stats->add_option("--until", sa->until, "Only requests sent on or before this UTC day (YYYY-MM-DD or YYYYMMDD)");
-  stats->add_option("--by", sa->by, "Group by model, day (UTC), session or project (the folder holding the log)")
+  stats->add_option("--since", sa->since, "Only requests sent on or after this day (YYYY-MM-DD or YYYYMMDD, in --timezone)");
+  stats->add_option("--until", sa->until, "Only requests sent on or before this day (YYYY-MM-DD or YYYYMMDD, in --timezone)");
+  stats->add_option("--by", sa->by, "Group by model, day, week (from Monday), month, session, project (the folder the "
+                                    "agent ran in) or block (the 5-hour windows a Claude plan counts)")
       ->capture_default_str()->check(member_of<stats_grouping>());
+  stats->add_option("--timezone", sa->timezone, "IANA time zone of days, weeks, months and blocks (default: the machine's, $TZ)");
+  stats->add_flag("--breakdown", sa->breakdown, "Split each group by model");
   stats->add_option("--price", sa->price, "Price every request with this target preset (name or .json) instead of its own model's prices");
-  stats->add_option("--price-list", sa->price_list, "Price each request at its model from a LiteLLM or models.dev price list (default: the preset catalogue)");
+  stats->add_option("--price-list", sa->price_list, "Price each request at its model from this LiteLLM or models.dev price list "
+                                                   "first (default: $LOOPCAST_PRICE_LIST; then the preset catalogue and the bundled LiteLLM map)");
   stats->add_option("--cache-ttl", sa->cache_ttl_s, "Also report the hit rate and cost with a provider cache of this TTL, s")
       ->check(finite_range(0.001, 366.0 * 86400));
   stats->add_option("--block-tokens", sa->block_tokens, "Block size of that cache, tokens")
@@ -592,7 +595,8 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
   replay->add_flag("--no-cooldown", ra.no_cooldown,
                    "Routes: never cool a target down (default: after one 429, for 5 s, as LiteLLM's router)");
   replay->add_flag("--no-limits", ra.no_limits, "Drop the targets' rate-limit buckets (with --speed recorded: the recording itself)");
-  replay->add_option("--price-list", ra.price_list, "Price the recorded requests from this LiteLLM or models.dev list (default: the catalogue)");
+  replay->add_option("--price-list", ra.price_list, "Price the recorded requests from this LiteLLM or models.dev list first "
+                                                    "(default: $LOOPCAST_PRICE_LIST; then the catalogue and the bundled LiteLLM map)");
   replay->add_option("--seed", ra.seed, "Seed of the clients' jitter")->capture_default_str()->check(seed_digits());
   replay->add_option("--format", st->format, "Log format (default: detected): " + formats);
   replay->add_flag("--json", ra.as_json, "Print the result as JSON");

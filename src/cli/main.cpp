@@ -13,7 +13,37 @@
 #include <filesystem>
 #include <iostream>
 #include <new>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
 #include <system_error>
+
+namespace {
+
+// The first argument before "--" that starts with '-', is none of the app's options (or its
+// subcommands'), and names an existing file or folder.
+std::optional<std::string> path_taken_for_option(const CLI::App& app, int argc, char** argv) {
+  std::set<std::string> spellings;
+  std::vector<const CLI::App*> apps{&app};
+  for (std::size_t i = 0; i < apps.size(); ++i) {
+    for (const auto* o : apps[i]->get_options()) {
+      for (const auto& n : o->get_lnames()) spellings.insert("--" + n);
+      for (const auto& n : o->get_snames()) spellings.insert("-" + n);
+    }
+    for (const auto* sub : apps[i]->get_subcommands({})) apps.push_back(sub);
+  }
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") break;
+    if (a.size() < 2 || a[0] != '-' || spellings.contains(a.substr(0, a.find('=')))) continue;
+    std::error_code ec;
+    if (std::filesystem::exists(a, ec)) return a;
+  }
+  return std::nullopt;
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
   using namespace loopcast::cli;
@@ -35,6 +65,14 @@ int main(int argc, char** argv) {
   std::vector<command> cmds = simulation_commands(app, g);
   for (auto&& group : {log_commands(app, g), catalogue_commands(app, g)}) cmds.insert(cmds.end(), group.begin(), group.end());
 
+  // A log path that starts with '-' (Claude Code's project folders do: -home-u-app) would be taken
+  // for options (-h … prints help): it goes after "--". One that is no option of ours but names an
+  // existing file or folder is refused, saying so.
+  if (const auto path = path_taken_for_option(app, argc, argv)) {
+    fmt::print(stderr, "loopcast: {0}: not an option, but an existing file or folder: put paths that start with '-' "
+                       "after \"--\" (e.g. loopcast stats -- {0})\n", *path);
+    return usage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -4,8 +4,13 @@
 // - One line per content block; the lines of one API response share message.id (and requestId).
 //   Early lines carry partial output counts: each usage field keeps its largest value.
 // - usage.input_tokens excludes cache reads and writes: input = input_tokens,
-//   cache_read = cache_read_input_tokens, cache_write = cache_creation_input_tokens. Thinking is
-//   billed inside output_tokens, so it stays in `output` (reasoning is 0).
+//   cache_read = cache_read_input_tokens, and the writes cache_creation_input_tokens, split by
+//   lifetime where usage.cache_creation has {ephemeral_5m_input_tokens, ephemeral_1h_input_tokens}:
+//   cache_write_1h = the 1-hour writes, cache_write = the rest. Thinking is billed inside
+//   output_tokens, so it stays in `output` (reasoning is 0).
+// - A response is keyed as ccusage keys it, message.id + requestId (response_key), so that a
+//   transcript copied into another file (a resumed or forked session) is counted once
+//   (drop_repeated_responses); a line without both is never taken for a repeat.
 // - Sent: the last user line (prompt or tool result) before the response's first line. End: the
 //   first tool_use block's line when the response calls a tool (the tool starts then), else the
 //   last line. Lines are written when a block is complete, so the log has no TTFT.
@@ -29,7 +34,8 @@ struct response {
   bool sidechain = false;
   std::int64_t first_line = 0;
   double t_send = unknown_time, t_first = 0, t_last = 0, t_tool = unknown_time;
-  std::int64_t input = 0, cache_read = 0, cache_write = 0, output = 0;
+  std::int64_t input = 0, cache_read = 0, cache_write = 0, cache_write_1h = 0, output = 0;
+  std::uint64_t response_key = 0;
   std::string model;
   bool new_context = false;
 };
@@ -75,6 +81,8 @@ recorded_trace import_claude_code(const std::string& path) {
     if (!type) return log.skip(n, "record without a type");
     if (!known_types.contains(*type)) return log.skip(n, "unknown record type", std::string(*type));
     const int side = bool_of(member(j, "isSidechain")).value_or(false) ? 1 : 0;
+    if (t.project.empty())
+      if (const auto cwd = string_of(member(j, "cwd"))) t.project = *cwd;
     const auto ts_text = string_of(member(j, "timestamp"));
     std::optional<double> ts;
     if (ts_text) ts = parse_iso8601(*ts_text);
@@ -113,8 +121,9 @@ recorded_trace import_claude_code(const std::string& path) {
     const auto in = count_of(member(*usage, "input_tokens"));
     const auto out = count_of(member(*usage, "output_tokens"));
     if (!in || !out) return log.skip(n, "missing or invalid usage field", "input_tokens or output_tokens");
-    std::string_view key = string_of(member(*msg, "id")).value_or("");
-    if (key.empty()) key = string_of(member(j, "requestId")).value_or("");
+    const std::string_view message_id = string_of(member(*msg, "id")).value_or("");
+    const std::string_view request_id = string_of(member(j, "requestId")).value_or("");
+    const std::string_view key = message_id.empty() ? request_id : message_id;
     if (key.empty()) return log.skip(n, "assistant line without message.id or requestId");
 
     auto it = by_key.find(key);
@@ -128,6 +137,7 @@ recorded_trace import_claude_code(const std::string& path) {
       r.t_first = *ts;
       r.model = model;
       r.new_context = boundary[side];
+      if (!message_id.empty() && !request_id.empty()) r.response_key = response_key_of(message_id, request_id);
       boundary[side] = false;
       responses.push_back(r);
     }
@@ -136,7 +146,13 @@ recorded_trace import_claude_code(const std::string& path) {
     r.input = std::max(r.input, *in);
     r.output = std::max(r.output, *out);
     r.cache_read = std::max(r.cache_read, count_of(member(*usage, "cache_read_input_tokens")).value_or(0));
-    r.cache_write = std::max(r.cache_write, count_of(member(*usage, "cache_creation_input_tokens")).value_or(0));
+    // The writes by lifetime: the 1-hour ones where the split says so, the rest at the default.
+    const auto writes = count_of(member(*usage, "cache_creation_input_tokens")).value_or(0);
+    std::int64_t writes_1h = 0;
+    if (const auto split = member(*usage, "cache_creation"); split && split->is_object())
+      writes_1h = std::min(writes, count_of(member(*split, "ephemeral_1h_input_tokens")).value_or(0));
+    r.cache_write = std::max(r.cache_write, writes - writes_1h);
+    r.cache_write_1h = std::max(r.cache_write_1h, writes_1h);
     if (has_content)
       for (const dom::element block : content)
         if (string_of(member(block, "type")) == "tool_use" && std::isnan(r.t_tool)) r.t_tool = *ts;
@@ -162,7 +178,8 @@ recorded_trace import_claude_code(const std::string& path) {
       q.t_send = std::min(r.t_send, r.t_first);
     }
     q.t_end = std::isnan(r.t_tool) ? r.t_last : r.t_tool;
-    q.tokens = {r.input, r.cache_read, r.cache_write, r.output, 0};
+    q.tokens = {r.input, r.cache_read, r.cache_write, r.output, 0, r.cache_write_1h};
+    q.response_key = r.response_key;
     q.model = model_index(t, r.model);
     q.compaction = compaction_file;
     q.new_context = r.new_context;

@@ -11,6 +11,8 @@
 //   function_call (the tool starts then), else its token_count. Items are logged when complete,
 //   so there is no TTFT. A `compacted` record makes the next prompt a new context.
 // - rate_limits snapshots (on token_count events) are kept verbatim, consecutive repeats dropped.
+// - A response is keyed by its token_count's timestamp and running total (response_key): a resumed
+//   rollout that repeats its history is counted once (drop_repeated_responses).
 #include "common.hpp"
 
 #include <fmt/format.h>
@@ -56,7 +58,11 @@ recorded_trace import_codex(const std::string& path) {
     if (ts_text) ts = parse_iso8601(*ts_text);
     const auto payload = j.find("payload");
     const bool has_payload = payload != j.end() && payload->is_object();
-    if (*type == "session_meta") return;
+    if (*type == "session_meta") {
+      if (has_payload && t.project.empty())
+        if (auto cwd = string_at(*payload, "cwd")) t.project = *cwd;
+      return;
+    }
     if (*type == "compacted") {  // the history was replaced by a summary: the next prompt is new
       new_context = true;
       return;
@@ -101,6 +107,8 @@ recorded_trace import_codex(const std::string& path) {
     q.tokens = {*in - c, c, 0, *out - r, r};
     q.model = model_index(t, model);
     q.source_line = n;
+    // A resumed rollout repeats the history's events: the same time and running total.
+    q.response_key = response_key_of(*ts_text, std::to_string(*total));
     q.new_context = new_context;
     new_context = false;
     s.requests.push_back(q);

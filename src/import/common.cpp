@@ -181,6 +181,34 @@ void check_request(const recorded_trace& t, const recorded_session& s, const rec
 
 } // namespace
 
+std::uint64_t response_key_of(std::string_view a, std::string_view b) noexcept {
+  std::uint64_t h = 14695981039346656037ull;
+  auto mix = [&](std::string_view s) {
+    for (const char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  };
+  mix(a);
+  mix(std::string_view("\0", 1));
+  mix(b);
+  return h == 0 ? 1 : h;
+}
+
+void drop_empty_sessions(recorded_trace& t) {
+  std::vector<std::int32_t> new_index(t.sessions.size(), -1);
+  std::int32_t kept = 0;
+  for (std::size_t i = 0; i < t.sessions.size(); ++i)
+    if (!t.sessions[i].requests.empty()) new_index[i] = kept++;
+  if (static_cast<std::size_t>(kept) == t.sessions.size()) return;
+  std::vector<recorded_session> sessions;
+  sessions.reserve(static_cast<std::size_t>(kept));
+  for (std::size_t i = 0; i < t.sessions.size(); ++i) {
+    if (new_index[i] < 0) continue;
+    auto& s = t.sessions[i];
+    s.parent = s.parent >= 0 ? new_index[static_cast<std::size_t>(s.parent)] : -1;
+    sessions.push_back(std::move(s));
+  }
+  t.sessions = std::move(sessions);
+}
+
 void finish_trace(recorded_trace& t, issue_log& log) {
   for (const auto& s : t.sessions)
     for (const auto& r : s.requests) check_request(t, s, r);
@@ -205,20 +233,7 @@ void finish_trace(recorded_trace& t, issue_log& log) {
     }
     n += static_cast<std::int64_t>(s.requests.size());
   }
-  // Drop sessions without requests, keeping parent indices pointing at the right session.
-  std::vector<std::int32_t> new_index(t.sessions.size(), -1);
-  std::int32_t kept = 0;
-  for (std::size_t i = 0; i < t.sessions.size(); ++i)
-    if (!t.sessions[i].requests.empty()) new_index[i] = kept++;
-  std::vector<recorded_session> sessions;
-  sessions.reserve(static_cast<std::size_t>(kept));
-  for (std::size_t i = 0; i < t.sessions.size(); ++i) {
-    if (new_index[i] < 0) continue;
-    auto& s = t.sessions[i];
-    s.parent = s.parent >= 0 ? new_index[static_cast<std::size_t>(s.parent)] : -1;
-    sessions.push_back(std::move(s));
-  }
-  t.sessions = std::move(sessions);
+  drop_empty_sessions(t);
   t.summary.requests = n;
   if (n == 0 && !t.totals) {
     std::string why;

@@ -61,8 +61,15 @@ std::optional<bool> bool_at(const nlohmann::json& j, std::string_view key);
 /// The string at j[key], if present.
 std::optional<std::string> string_at(const nlohmann::json& j, std::string_view key);
 
+/// A response_key from the texts that identify a response (FNV-1a over them, never 0).
+std::uint64_t response_key_of(std::string_view a, std::string_view b) noexcept;
+
 /// Index of a model name in the trace's list (added when new).
 std::int32_t model_index(recorded_trace& t, std::string_view name);
+
+/// Removes the sessions without requests, keeping each parent index on its session (-1 when the
+/// parent went).
+void drop_empty_sessions(recorded_trace& t);
 
 /// Sorts each session's requests by t_send (noting out-of-order records) and fails if the trace
 /// has no request; fills summary.requests.

@@ -19,6 +19,8 @@
 #include <array>
 #include <cmath>
 #include <fstream>
+#include <limits>
+#include <unordered_map>
 #include <ostream>
 #include <string_view>
 #include <vector>
@@ -381,6 +383,70 @@ recorded_trace import_trace(const std::filesystem::path& path, trace_format form
   return import_plain(path, format);
 }
 
+std::vector<std::string> models_of(const std::vector<recorded_trace>& traces) {
+  std::vector<std::string> out;
+  for (const auto& t : traces) {
+    std::vector<bool> used(t.models.size(), false);
+    for (const auto& s : t.sessions)
+      for (const auto& r : s.requests) used[static_cast<std::size_t>(r.model)] = true;
+    for (std::size_t m = 0; m < t.models.size(); ++m)
+      if (used[m] && std::find(out.begin(), out.end(), t.models[m]) == out.end()) out.push_back(t.models[m]);
+  }
+  return out;
+}
+
+std::int64_t drop_repeated_responses(std::vector<recorded_trace>& traces) {
+  auto first_send = [](const recorded_trace& t) {
+    double first = std::numeric_limits<double>::infinity();
+    for (const auto& s : t.sessions)
+      if (!s.requests.empty()) first = std::min(first, s.requests.front().t_send);
+    return first;
+  };
+  std::vector<std::size_t> order(traces.size());
+  std::vector<double> firsts(traces.size());
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    order[i] = i;
+    firsts[i] = first_send(traces[i]);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return firsts[a] != firsts[b] ? firsts[a] < firsts[b] : traces[a].file < traces[b].file;
+  });
+  std::unordered_map<std::uint64_t, recorded_request*> kept;
+  std::int64_t dropped = 0;
+  for (const std::size_t ti : order) {
+    auto& t = traces[ti];
+    std::int64_t here = 0;
+    for (auto& s : t.sessions) {
+      // Marks first (the kept requests are in earlier logs, whose vectors do not move), then erases.
+      std::vector<bool> repeat(s.requests.size(), false);
+      for (std::size_t k = 0; k < s.requests.size(); ++k) {
+        const auto& r = s.requests[k];
+        if (r.response_key == 0) continue;
+        const auto it = kept.find(r.response_key);
+        if (it == kept.end()) continue;
+        auto& a = it->second->tokens;
+        const auto& b = r.tokens;
+        a = {std::max(a.input, b.input),   std::max(a.cache_read, b.cache_read), std::max(a.cache_write, b.cache_write),
+             std::max(a.output, b.output), std::max(a.reasoning, b.reasoning), std::max(a.cache_write_1h, b.cache_write_1h)};
+        repeat[k] = true;
+        ++here;
+      }
+      if (here > 0) {
+        const recorded_request* base = s.requests.data();  // remove_if tests each element in its place
+        std::erase_if(s.requests, [&](const recorded_request& r) { return repeat[static_cast<std::size_t>(&r - base)]; });
+      }
+      for (auto& r : s.requests)
+        if (r.response_key != 0) kept.emplace(r.response_key, &r);
+    }
+    if (here == 0) continue;
+    dropped += here;
+    t.summary.skipped[std::string(repeated_response_reason)] += here;
+    t.summary.requests -= here;
+    detail::drop_empty_sessions(t);
+  }
+  return dropped;
+}
+
 std::vector<recorded_trace> import_traces(const std::vector<std::filesystem::path>& paths, trace_format format) {
   namespace fs = std::filesystem;
   std::vector<recorded_trace> out;
@@ -403,6 +469,7 @@ std::vector<recorded_trace> import_traces(const std::vector<std::filesystem::pat
       out.push_back(import_trace(p, format));
     }
   }
+  drop_repeated_responses(out);
   return out;
 }
 
@@ -465,6 +532,7 @@ std::vector<recorded_trace> import_default_logs(const std::vector<log_location>&
       }
     }
   }
+  drop_repeated_responses(out);
   return out;
 }
 
@@ -490,6 +558,7 @@ void write_loopcast_jsonl(std::ostream& os, const recorded_trace& t) {
       j["input"] = r.tokens.input;
       j["cache_read"] = r.tokens.cache_read;
       j["cache_write"] = r.tokens.cache_write;
+      if (r.tokens.cache_write_1h > 0) j["cache_write_1h"] = r.tokens.cache_write_1h;
       j["output"] = r.tokens.output;
       j["reasoning"] = r.tokens.reasoning;
       j["compaction"] = r.compaction;

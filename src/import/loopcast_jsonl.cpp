@@ -64,7 +64,13 @@ recorded_trace import_loopcast_jsonl(const std::string& path) {
     q.t_send = *ts;
     q.t_end = *te;
     if (auto tf = number_at(j, "t_first_token")) q.t_first_token = *tf;
-    q.tokens = {*in, *cr, *cw, *out, *rs};
+    std::int64_t cw_1h = 0;  // optional: 1-hour cache writes
+    if (j.contains("cache_write_1h")) {
+      const auto c = count_at(j, "cache_write_1h");
+      if (!c) return log.skip(n, "missing or invalid usage field", "cache_write_1h");
+      cw_1h = *c;
+    }
+    q.tokens = {*in, *cr, *cw, *out, *rs, cw_1h};
     q.model = model_index(t, string_at(j, "model").value_or("unknown"));
     for (const char* key : {"compaction", "new_context"})
       if (j.contains(key) && !j[key].is_boolean()) return log.skip(n, "invalid field", fmt::format("{} must be true or false", key));

@@ -169,8 +169,14 @@ preset_library::preset_library(std::vector<std::filesystem::path> dirs) : dirs_(
       throw config_error(dir.string(), "", "presets directory does not exist");
     std::vector<std::filesystem::path> files;
     for (auto it = std::filesystem::recursive_directory_iterator(dir, ec); !ec && it != std::filesystem::end(it);
-         it.increment(ec))
+         it.increment(ec)) {
+      // The bundled price lists (models/prices/) are data, not presets (bundled_price_list()).
+      if (it.depth() == 0 && it->is_directory() && it->path().filename() == "prices") {
+        it.disable_recursion_pending();
+        continue;
+      }
       if (it->is_regular_file() && it->path().extension() == ".json") files.push_back(it->path());
+    }
     if (ec) throw config_error(dir.string(), "", fmt::format("cannot list presets: {}", ec.message()));
     std::sort(files.begin(), files.end());
     simdjson::dom::parser parser;
@@ -241,7 +247,7 @@ preset_library preset_library::standard() { return preset_library({default_model
 
 model_price_book catalogue_price_book(const preset_library& lib) {
   model_price_book book;
-  book.source = "the preset catalogue";
+  book.sources.push_back({"the preset catalogue", ""});
   std::vector<const preset_entry*> targets;
   for (const auto& e : lib.entries())
     if (e.kind == preset_kind::target) targets.push_back(&e);
@@ -249,13 +255,65 @@ model_price_book catalogue_price_book(const preset_library& lib) {
   for (const auto* e : targets) {
     const auto t = lib.load_target(e->name);
     if (!t.prices || t.model.empty()) continue;
-    book.add({normalize_model_name(t.model), t.model, t.name, *t.prices, t.cache.enabled && t.cache.write_charged});
+    model_price_book::entry x;
+    x.key = normalize_model_name(t.model);
+    x.model = t.model;
+    x.from = t.name;
+    x.prices = *t.prices;
+    x.write_charged = t.cache.enabled && t.cache.write_charged;
+    book.add(std::move(x));
   }
   return book;
 }
 
-model_price_book load_price_book(const std::string& price_list, const preset_library& lib) {
-  return price_list.empty() ? catalogue_price_book(lib) : price_book_of(import_price_list(price_list));
+std::optional<bundled_price_list> find_bundled_price_list(const preset_library& lib) {
+  auto dirs = lib.dirs();
+  dirs.push_back(default_models_dir());
+  for (const auto& d : dirs) {
+    const auto where = d / "prices" / "litellm";
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(where / "source.json", ec)) continue;
+    const auto meta_file = (where / "source.json").string();
+    const auto meta = detail::parse_json(read_text_file(meta_file), meta_file);
+    const node m(meta, "", meta_file);
+    bundled_price_list b;
+    b.file = where / m.at("file").string();
+    b.name = m.at("name").string() + " (bundled)";
+    b.date = m.at("date").string();
+    return b;
+  }
+  return std::nullopt;
+}
+
+namespace {
+// The day a file last changed (UTC), "" when unknown.
+std::string changed_on(const std::string& file) {
+  std::error_code ec;
+  const auto t = std::filesystem::last_write_time(file, ec);
+  if (ec) return {};
+  const auto sys = std::chrono::file_clock::to_sys(t);
+  const std::chrono::year_month_day ymd{std::chrono::floor<std::chrono::days>(sys)};
+  return fmt::format("{:04d}-{:02d}-{:02d}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                     static_cast<unsigned>(ymd.day()));
+}
+} // namespace
+
+model_price_book load_price_book(const std::string& price_list, const preset_library& lib,
+                                 const std::vector<std::string>& models) {
+  std::string list = price_list;
+  if (list.empty())
+    if (const char* env = std::getenv("LOOPCAST_PRICE_LIST"); env && *env) list = env;
+  model_price_book book;
+  if (!list.empty()) book = price_book_of(import_price_list(list), list, changed_on(list));
+  book.append(catalogue_price_book(lib));
+  if (!list.empty()) return book;
+  const bool all_known = !models.empty() && std::all_of(models.begin(), models.end(), [&](const std::string& m) {
+    return book.find(m) != nullptr;
+  });
+  if (all_known) return book;
+  if (const auto b = find_bundled_price_list(lib))
+    book.append(price_book_of(import_price_list(b->file.string()), b->name, b->date));
+  return book;
 }
 
 std::optional<std::vector<std::pair<std::string, std::string>>> read_route_file(const std::string& path) {

@@ -111,7 +111,7 @@ bucket_config read_bucket(const node& n) {
         if (!c)
           counts.fail(fmt::format("unknown token class \"{}\"; expected any of {}", it.key(), fmt::join(names, ", ")));
         b.classes.insert(*c);
-        b.class_weights[static_cast<std::size_t>(*c)] = counts.at(it.key()).number_in(0, 1e6);
+        b.class_weights[static_cast<std::size_t>(counted_as(*c))] = counts.at(it.key()).number_in(0, 1e6);
       }
     } else {
       for (const auto& c : counts.array(1)) b.classes.insert(read_enum<token_class>(c));

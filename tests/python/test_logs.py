@@ -152,18 +152,45 @@ def test_stats_reads_the_default_places(traces, tmp_path, monkeypatch):
     s = loopcast.stats(by="project")
     assert s["by"] == "project"
     groups = {g["group"]: g for g in s["groups"]}
-    assert groups["-home-u-alpha"]["requests"] == 4 and groups["all"]["requests"] == 4
-    assert groups["-home-u-alpha"]["tokens"]["cache_read"] == 88231
+    # The project is the folder the agent ran in, as the log records it (cwd).
+    assert groups["/home/marco/projects/spotter"]["requests"] == 4 and groups["all"]["requests"] == 4
+    assert groups["/home/marco/projects/spotter"]["tokens"]["cache_read"] == 88231
     # A day after every request: nothing counted, all four left out.
     later = loopcast.stats(by="day", since=datetime.date(2030, 1, 1))
     assert later["filtered_out"] == 4 and later["groups"] == []
-    with pytest.raises(ValueError, match="since must be a date"):
+    with pytest.raises(ValueError, match="since yesterday: expected a date as YYYY-MM-DD or YYYYMMDD"):
         loopcast.stats(since="yesterday")
-    with pytest.raises(ValueError, match="by must be one of model, day, session, project"):
-        loopcast.stats(by="week")
+    with pytest.raises(ValueError, match='by must be "model", "day", "week", "month", "session", "project" or '
+                                         '"block", not "fortnight"'):
+        loopcast.stats(by="fortnight")
+    with pytest.raises(ValueError, match='unknown time zone "Mars/Olympus"'):
+        loopcast.stats(by="day", timezone="Mars/Olympus")
     monkeypatch.setenv("HOME", str(tmp_path / "nowhere"))
     with pytest.raises(ValueError, match="no agent logs in the default places"):
         loopcast.stats()
+
+
+def test_stats_views_as_dataframes(traces):
+    """Periods are local to the time zone and come back as datetimes there; a breakdown adds a row
+    per model; 1-hour cache writes are their own column."""
+    import pandas as pd
+    logs = traces / "claude-code-jsonl"
+    s = loopcast.stats(logs, by="day", timezone="America/New_York", breakdown=True)
+    assert s["timezone"] == "America/New_York"
+    df = s.to_pandas()
+    assert list(df.columns[:4]) == ["day", "start", "end", "model"]
+    assert str(df["start"].dt.tz) == "America/New_York"
+    first = df.iloc[0]
+    assert first["start"] == pd.Timestamp("2026-02-10", tz="America/New_York") and first["model"] == "*"
+    # short.jsonl and subagent.jsonl (10 February, 16:11 New York time and later): 17 requests of
+    # claude-opus-4-6, every cache write a 1-hour one.
+    assert first["requests"] == 17 and first["cache_write"] == 0 and first["cache_write_1h"] == 13835 + 25842 + 17696
+    assert list(df[df["day"] == "2026-02-10"]["model"]) == ["*", "claude-opus-4-6"]
+    # The whole of it priced at each model: nothing partial.
+    assert not df["priced_partial"].any()
+    total = s["groups"][-1]
+    assert total["group"] == "all" and total["priced_cost_usd"] == pytest.approx(1.0760387, rel=1e-9)
+    assert [p["source"] for p in s["pricing"]] == ["LiteLLM price map (bundled), 2026-07-24", "the preset catalogue"]
 
 
 def test_results_are_tables(traces):

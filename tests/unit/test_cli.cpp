@@ -20,6 +20,7 @@ using loopcast::test_support::run_result;
 using loopcast::test_support::slurp;
 
 using loopcast::test_support::models;
+using loopcast::test_support::litellm_prices;
 
 } // namespace
 
@@ -445,13 +446,14 @@ TEST(CliLogs, StatsWithoutLogsReadsTheDefaultPlaces) {
   auto r = run("stats --by project --csv", home);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
-            "project,requests,input,cache_read,cache_write,output,reasoning,recorded_cost_usd,priced_cost_usd,"
-            "effective_tps_p50,context_tokens_p50,cache_hit_rate");
-  // short.jsonl: 1 request (3 input, 11,515 cache reads); tool_heavy.jsonl: 4; the two Codex
-  // rollouts: 28 + 1, in the folder "23" of their day.
-  EXPECT_NE(r.out.find("\n-home-u-alpha,1,3,11515,13835,13,0,"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\n-home-u-beta,4,54,88231,17696,212,0,"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\n23,29,130473,1655424,0,10474,4557,"), std::string::npos) << r.out;
+            "project,requests,input,cache_read,cache_write,cache_write_1h,output,reasoning,recorded_cost_usd,"
+            "priced_cost_usd,unpriced_requests,effective_tps_p50,context_tokens_p50,cache_hit_rate");
+  // A project is the folder the agent ran in, as the logs record it (cwd): short.jsonl and
+  // tool_heavy.jsonl both ran in /home/marco/projects/spotter, though copied to two folders here:
+  // 1 + 4 requests, input 3 + 54, cache reads 11,515 + 88,231, 1-hour writes 13,835 + 17,696,
+  // output 13 + 212. The two Codex rollouts (28 + 1 requests) ran in /redacted/path/da0ba47443.
+  EXPECT_NE(r.out.find("\n/home/marco/projects/spotter,5,57,99746,0,31531,225,0,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n/redacted/path/da0ba47443,29,130473,1655424,0,0,10474,4557,"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\nall,34,130530,"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("reading claude-code logs in " + (home / ".claude/projects").string()), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("reading codex logs in " + (home / ".codex/sessions").string()), std::string::npos) << r.err;
@@ -529,8 +531,7 @@ TEST(CliLogs, ValidateReportsPerLogAndOverall) {
 // The real LiteLLM map (2,983 entries) imports with at most a few dozen lines of warnings: the
 // hundreds of image/audio entries and unpriced models are summarised.
 TEST(CliCatalogue, RealLiteLlmImportIsQuiet) {
-  const auto r = run_cli("prices import " + std::string(LOOPCAST_TEST_DATA_DIR) +
-                          "/prices/litellm-real/model_prices_and_context_window.json");
+  const auto r = run_cli("prices import " + litellm_prices.string());
   ASSERT_EQ(r.code, 0) << r.err;
   const auto lines = std::count(r.err.begin(), r.err.end(), '\n');
   EXPECT_LE(lines, 50);

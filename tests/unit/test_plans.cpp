@@ -200,7 +200,7 @@ TEST(Plans, PresetErrors) {
   j["limits"]["buckets"][0].erase("charging");
   EXPECT_EQ(error_of([&] { (void)plan_target(j); }),
             "plan.json: /limits/buckets/0/counts: unknown token class \"cache_reads\"; expected any of input, "
-            "cache_read, cache_write, output, reasoning");
+            "cache_read, cache_write, output, reasoning, cache_write_1h");
   j["limits"]["buckets"][0]["counts"] = {{"input", 1}, {"cache_read", 0.1}};
   j["limits"]["buckets"][0]["weight"] = 5;
   j["limits"]["buckets"][0]["anchor"] = "first_use";

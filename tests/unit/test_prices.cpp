@@ -42,9 +42,13 @@ TEST(Prices, LongContextTierPricesTheWholeRequest) {
   EXPECT_NEAR(price_request(p, {50000, 200000, 0, 1000, 0}, 0).total_usd, 0.4425, 1e-12);
   // Exactly 200K is not above the threshold: 0.15 + 0.045 + 0.015 = $0.21
   EXPECT_NEAR(price_request(p, {50000, 150000, 0, 1000, 0}, 0).total_usd, 0.21, 1e-12);
-  // Cache writes at the 5-minute or the 1-hour price: 10K × 3.75e-6 vs 10K × 6e-6.
-  EXPECT_NEAR(price_request(p, {0, 0, 10000, 0, 0}, 0, false, false).total_usd, 0.0375, 1e-12);
-  EXPECT_NEAR(price_request(p, {0, 0, 10000, 0, 0}, 0, false, true).total_usd, 0.06, 1e-12);
+  // Cache writes by lifetime, each class at its own price: 10K 5-minute writes × 3.75e-6, 10K
+  // 1-hour writes × 6e-6, and both in one request.
+  EXPECT_NEAR(price_request(p, {0, 0, 10000, 0, 0}, 0).total_usd, 0.0375, 1e-12);
+  EXPECT_NEAR(price_request(p, {0, 0, 0, 0, 0, 10000}, 0).total_usd, 0.06, 1e-12);
+  const auto both = price_request(p, {0, 0, 10000, 0, 0, 10000}, 0);
+  EXPECT_NEAR(both.total_usd, 0.0975, 1e-12);
+  EXPECT_NEAR(both.by_class_usd[static_cast<std::size_t>(token_class::cache_write_1h)], 0.06, 1e-12);
 }
 
 TEST(Prices, BatchDiscountWithAndWithoutCacheClasses) {

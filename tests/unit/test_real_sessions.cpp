@@ -31,6 +31,7 @@ namespace fs = std::filesystem;
 
 namespace {
 using loopcast::test_support::data_dir;
+using loopcast::test_support::litellm_prices;
 using loopcast::test_support::lib;
 using loopcast::test_support::traces;
 
@@ -391,7 +392,7 @@ TEST(RealSessions, StatsPriceEachRequestAtItsOwnModel) {
     const double expected = (static_cast<double>(g.tokens.input) * p.input +
                              static_cast<double>(g.tokens.cache_read) * p.cache_read +
                              static_cast<double>(g.tokens.output) * p.output) / 1e6;
-    EXPECT_NEAR(g.priced_cost_usd, expected, 1e-9) << g.model;
+    EXPECT_NEAR(g.priced_cost_usd, expected, 1e-9) << g.name;
     EXPECT_EQ(g.priced_from, name);
     sum += expected;
   }
@@ -403,7 +404,7 @@ TEST(RealSessions, StatsPriceEachRequestAtItsOwnModel) {
   ASSERT_EQ(st2.unpriced_models, std::vector<std::string>{"claude-sonnet-4-20250514"});
   EXPECT_TRUE(std::isnan(st2.groups[0].priced_cost_usd));
   // A price list that knows it prices it (LiteLLM's real map lists claude-sonnet-4-20250514).
-  const auto list = price_book_of(import_price_list((data_dir / "prices/litellm-real/model_prices_and_context_window.json").string()));
+  const auto list = price_book_of(import_price_list(litellm_prices.string()));
   stats_options sl;
   sl.prices = &list;
   const auto st3 = compute_trace_stats(sonnet4, sl);

@@ -27,9 +27,9 @@ TEST(Stats, MatchTheIndependentComputation) {
   const auto cerebras = lib().load_target("cerebras-developer-qwen-3.8-27b");
   const auto st = compute_trace_stats(t, &*cerebras.prices);
   ASSERT_EQ(st.groups.size(), 2u);  // the one model, then "all"
-  EXPECT_EQ(st.groups[0].model, "claude-opus-4-5-20251101");
+  EXPECT_EQ(st.groups[0].name, "claude-opus-4-5-20251101");
   const auto& g = st.groups.back();
-  EXPECT_EQ(g.model, "all");
+  EXPECT_EQ(g.name, "all");
   EXPECT_EQ(g.requests, 33u);
   EXPECT_EQ(g.metrics.samples.kept, 22u);
   EXPECT_EQ(g.metrics.samples.dropped_no_timing, 11u);

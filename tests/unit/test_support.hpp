@@ -21,6 +21,9 @@ namespace loopcast::test_support {
 inline const std::string models = LOOPCAST_TEST_MODELS_DIR;             ///< the repository's models/
 inline const std::filesystem::path traces = LOOPCAST_TEST_TRACES_DIR;   ///< tests/data/traces
 inline const std::filesystem::path data_dir = LOOPCAST_TEST_DATA_DIR;   ///< tests/data
+/// The bundled LiteLLM price map (models/prices/litellm), the real file as LiteLLM publishes it.
+inline const std::filesystem::path litellm_prices =
+    std::filesystem::path(LOOPCAST_TEST_MODELS_DIR) / "prices/litellm/model_prices_and_context_window.json";
 
 /// The preset library of models/, loaded once.
 inline const preset_library& lib() {

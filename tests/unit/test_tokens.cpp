@@ -74,5 +74,5 @@ TEST(Names, SpellingsAsTheyAppearInMessages) {
   EXPECT_EQ(to_string(price_list_format::models_dev), "models.dev");
   EXPECT_EQ(to_string(static_cast<bucket_unit>(9)), "?");
   EXPECT_EQ(parse_name<mc_metric>("usd per task"), std::nullopt);
-  EXPECT_EQ(token_class_count, 5u);
+  EXPECT_EQ(token_class_count, 6u);
 }

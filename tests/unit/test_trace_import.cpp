@@ -55,13 +55,14 @@ TEST(ImportDetect, EachFormatFromItsContent) {
 
 // short.jsonl (read line by line): one response, msg_01MKH1ccEGrZGNPvu8pYiiQa, on lines 5–10 (five
 // content blocks; every line repeats the same usage). Sent at line 4 (21:11:56.846), first tool_use
-// block at line 8 (21:12:01.117): 4.271 s. usage: input 3, cache_creation 13,835, cache_read 11,515, output 13.
+// block at line 8 (21:12:01.117): 4.271 s. usage: input 3, cache_creation 13,835 (all 1-hour writes:
+// cache_creation.ephemeral_1h_input_tokens 13,835), cache_read 11,515, output 13.
 TEST(ImportClaudeCode, DeduplicatesContentBlocksIntoOneRequest) {
   const auto t = import_trace(traces / "claude-code-jsonl/short.jsonl");
   EXPECT_EQ(t.format, trace_format::claude_code);
   ASSERT_EQ(t.request_count(), 1u);
   const auto& r = t.sessions[0].requests[0];
-  EXPECT_EQ(r.tokens, (token_counts{3, 11515, 13835, 13, 0}));
+  EXPECT_EQ(r.tokens, (token_counts{3, 11515, 0, 13, 0, 13835}));
   EXPECT_NEAR(r.t_end - r.t_send, 4.271, 1e-6);
   EXPECT_TRUE(std::isnan(r.t_first_token));
   EXPECT_FALSE(t.has_ttft);
@@ -72,11 +73,11 @@ TEST(ImportClaudeCode, DeduplicatesContentBlocksIntoOneRequest) {
 // tool_heavy.jsonl: four responses (lines 5; 12–13; 27–30; 34 and 37). The last one's output grows
 // from 25 (line 34) to 173 (line 37): the largest count is kept.
 //   input 3 + 1 + 3 + 47 = 54; cache_read 17,915 + 25,798 + 18,014 + 26,504 = 88,231;
-//   cache_write 7,883 + 208 + 8,490 + 1,115 = 17,696; output 27 + 1 + 11 + 173 = 212.
+//   cache writes 7,883 + 208 + 8,490 + 1,115 = 17,696, every one a 1-hour write; output 27 + 1 + 11 + 173 = 212.
 TEST(ImportClaudeCode, KeepsTheLargestStreamingCounts) {
   const auto t = import_trace(traces / "claude-code-jsonl/tool_heavy.jsonl");
   ASSERT_EQ(t.request_count(), 4u);
-  EXPECT_EQ(sum(t), (token_counts{54, 88231, 17696, 212, 0}));
+  EXPECT_EQ(sum(t), (token_counts{54, 88231, 0, 212, 0, 17696}));
   const auto& last = t.sessions[0].requests[3];
   EXPECT_EQ(last.tokens.output, 173);
   // Sent at line 33 (22:59:33.333), its first tool_use at line 34 (22:59:36.157).

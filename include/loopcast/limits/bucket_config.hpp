@@ -97,15 +97,15 @@ struct bucket_config {
   /// the target's model (a heavier model uses the allowance faster).
   double weight = 1;
   /// unit == tokens: each counted class's tokens count × its weight (e.g. cache reads at 0.1).
-  std::array<double, token_class_count> class_weights{1, 1, 1, 1, 1};
+  std::array<double, token_class_count> class_weights{1, 1, 1, 1, 1, 1};  ///< cache_write_1h: cache_write's
   /// The source publishes no figure for this limit ("limit": null in a preset): it must be set
   /// (a scenario option's "limits", --limit, Target.with_bucket_limit) before a run; `limit` is 0.
   bool limit_unpublished = false;
 
-  double class_weight(token_class c) const noexcept { return class_weights[static_cast<std::size_t>(c)]; }
+  double class_weight(token_class c) const noexcept { return class_weights[static_cast<std::size_t>(counted_as(c))]; }
   /// Every weight is 1: a charge is a whole number of units.
   bool unweighted() const noexcept {
-    return weight == 1 && class_weights == std::array<double, token_class_count>{1, 1, 1, 1, 1};
+    return weight == 1 && class_weights == std::array<double, token_class_count>{1, 1, 1, 1, 1, 1};
   }
 };
 
@@ -129,7 +129,8 @@ inline bucket_charge charge_for(const bucket_config& b, const token_counts& toke
     auto part = [&](token_class c) {
       return b.classes.contains(c) ? b.class_weight(c) * static_cast<double>(tokens[c]) : 0.0;
     };
-    prompt = b.weight * (part(token_class::input) + part(token_class::cache_read) + part(token_class::cache_write));
+    prompt = b.weight * (part(token_class::input) + part(token_class::cache_read) + part(token_class::cache_write) +
+                         part(token_class::cache_write_1h));
     generated = b.weight * (part(token_class::output) + part(token_class::reasoning));
     reserve *= b.weight * b.class_weight(b.classes.contains(token_class::output) ? token_class::output
                                                                                  : token_class::reasoning);
