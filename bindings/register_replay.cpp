@@ -128,7 +128,8 @@ void register_replay(py::module_& m) {
          const std::vector<std::tuple<std::string, std::vector<std::tuple<std::string, std::string, bool>>, std::string>>&
              options,
          std::uint64_t seed, std::int64_t max_tokens, bool record, const std::string& speed, const std::string& context,
-         double compact_at, std::optional<std::string> price_list, std::optional<std::string> models_dir) {
+         double compact_at, std::optional<std::string> price_list, std::optional<std::string> models_dir,
+         std::uint64_t attempt_budget) {
         auto r = std::make_shared<run_holder>();
         r->traces = h.traces;
         std::vector<replay_target> targets;
@@ -164,6 +165,7 @@ void register_replay(py::module_& m) {
         if (compact_at != 0 && !(compact_at >= 0.05 && compact_at <= 1))
           throw std::invalid_argument("compact_at must be in [0.05, 1] (or None for the client's)");
         ro.compact_at = compact_at;
+        if (attempt_budget > 0) ro.max_attempts = attempt_budget;
         const auto book = load_price_book(price_list.value_or(""),
                                           models_dir ? preset_library({*models_dir}) : preset_library::standard(),
                                           models_of(r->traces));
@@ -174,7 +176,7 @@ void register_replay(py::module_& m) {
       },
       py::arg("traces"), py::arg("options"), py::arg("seed") = 1, py::arg("max_tokens") = 0, py::arg("record") = true,
       py::arg("speed") = "target", py::arg("context") = "compact", py::arg("compact_at") = 0.0,
-      py::arg("price_list") = py::none(), py::arg("models_dir") = py::none(),
+      py::arg("price_list") = py::none(), py::arg("models_dir") = py::none(), py::arg("attempt_budget") = 0,
       "Replays the logs on (label, [(model pattern, target JSON)], client JSON) options.");
   m.def(
       "fit",

@@ -13,6 +13,7 @@
 #include <optional>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 namespace loopcast {
 
@@ -29,7 +30,7 @@ constexpr std::array<counting_rule, 3> rules{{{"all tokens", {1, 1, 1, 1, 1}},
 
 double counted(const counting_rule& r, const token_counts& t) {
   return r.w[0] * static_cast<double>(t.input) + r.w[1] * static_cast<double>(t.cache_read) +
-         r.w[2] * static_cast<double>(t.cache_write) + r.w[3] * static_cast<double>(t.output) +
+         r.w[2] * static_cast<double>(t.cache_writes()) + r.w[3] * static_cast<double>(t.output) +
          r.w[4] * static_cast<double>(t.reasoning);
 }
 
@@ -39,9 +40,38 @@ std::string window_name(double period_s) {
   return fmt::format("{:g}-minute", period_s / 60);
 }
 
+using per_rule = std::array<double, rules.size()>;
+
 struct observation {
   double period_s;
-  std::array<double, rules.size()> low{}, high{};
+  per_rule low{}, high{};
+};
+
+// Requests in time order with running sums of what each rule counts: the usage in any span in
+// O(log n) (sorted once, n log n).
+class usage_index {
+public:
+  // Each request by the time that orders it (its send, or its end).
+  explicit usage_index(std::vector<std::pair<double, token_counts>> reqs) {
+    std::sort(reqs.begin(), reqs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    t_.reserve(reqs.size());
+    cum_.assign(reqs.size() + 1, per_rule{});
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+      t_.push_back(reqs[i].first);
+      for (std::size_t k = 0; k < rules.size(); ++k) cum_[i + 1][k] = cum_[i][k] + counted(rules[k], reqs[i].second);
+    }
+  }
+  std::size_t size() const noexcept { return t_.size(); }
+  double time(std::size_t i) const noexcept { return t_[i]; }
+  // The first request at or after t (lower) or after t (upper).
+  std::size_t lower(double t) const { return static_cast<std::size_t>(std::lower_bound(t_.begin(), t_.end(), t) - t_.begin()); }
+  std::size_t upper(double t) const { return static_cast<std::size_t>(std::upper_bound(t_.begin(), t_.end(), t) - t_.begin()); }
+  // Usage of requests [i, j) by rule k.
+  double sum(std::size_t k, std::size_t i, std::size_t j) const noexcept { return j > i ? cum_[j][k] - cum_[i][k] : 0.0; }
+
+private:
+  std::vector<double> t_;
+  std::vector<per_rule> cum_;
 };
 
 // One window of a Codex log: the first and last snapshot with the same reset time.
@@ -69,6 +99,7 @@ void codex_observations(const recorded_trace& t, std::vector<observation>& out, 
     if (!j.is_discarded()) snaps.emplace_back(snap.t, std::move(j));
   }
   std::vector<codex_window> windows;
+  std::size_t invalid = 0;
   for (const char* key : {"primary", "secondary"}) {
     std::optional<codex_window> cur;
     auto close = [&] {
@@ -77,7 +108,10 @@ void codex_observations(const recorded_trace& t, std::vector<observation>& out, 
     };
     for (const auto& [t_snap, j] : snaps) {
       const auto w = window_of(j, key);
-      if (!w) continue;
+      if (!w) {
+        if (j.contains(key) && !j[key].is_null()) ++invalid;
+        continue;
+      }
       const auto [pct, period, resets] = *w;
       // The same window while its reset time holds (it jitters by a second between snapshots).
       if (!cur || cur->period_s != period || std::abs(cur->resets_at - resets) > 60 || pct < cur->p1) {
@@ -90,69 +124,124 @@ void codex_observations(const recorded_trace& t, std::vector<observation>& out, 
     }
     close();
   }
+  if (invalid > 0)
+    notes.push_back(fmt::format("{}: {} window snapshot{} without a used_percent from 0 to 100, a positive "
+                                "window_minutes and a finite resets_at: not used", t.file, invalid, invalid == 1 ? "" : "s"));
+  if (windows.empty()) return;
+  // The trace's own requests by their end: what a window's percentages saw.
+  std::vector<std::pair<double, token_counts>> reqs;
+  for (const auto& s : t.sessions)
+    for (const auto& q : s.requests) reqs.emplace_back(q.t_end, q.tokens);
+  const usage_index by_end(std::move(reqs));
+  std::map<std::string, int> counts;
   for (const auto& w : windows) {
     observation o{w.period_s, {}, {}};
     const double dp = w.p1 - w.p0;
+    const std::size_t i = by_end.upper(w.t0), j = by_end.upper(w.t1);  // requests ending in (t0, t1]
     for (std::size_t k = 0; k < rules.size(); ++k) {
-      double all = 0, last = 0, last_end = -1;
-      for (const auto& s : t.sessions)
-        for (const auto& q : s.requests)
-          if (q.t_end > w.t0 && q.t_end <= w.t1) {
-            const double u = counted(rules[k], q.tokens);
-            all += u;
-            if (q.t_end >= last_end) {
-              last_end = q.t_end;
-              last = u;
-            }
-          }
+      const double all = by_end.sum(k, i, j);
+      const double last = j > i ? by_end.sum(k, j - 1, j) : 0.0;  // the last to end may not show yet
       o.low[k] = 100 * (all - last) / (dp + 1.5);
       o.high[k] = dp > 1.5 ? 100 * all / (dp - 1.5) : std::numeric_limits<double>::infinity();
     }
     out.push_back(o);
-    notes.push_back(fmt::format("{}: {} window resetting at {:.0f}: {:g}% → {:g}% over {:.0f} s ({} snapshots)", t.file,
-                                window_name(w.period_s), w.resets_at, w.p0, w.p1, w.t1 - w.t0, w.snapshots));
+    ++counts[window_name(w.period_s)];
   }
+  std::string list;
+  for (const auto& [name, n] : counts)
+    list += fmt::format("{}{} {} window{}", list.empty() ? "" : ", ", n, name, n == 1 ? "" : "s");
+  notes.push_back(fmt::format("{}: used_percent in {} ({} snapshots)", t.file, list, t.rate_limits.size()));
 }
 
-struct timed_usage {
-  double t;
-  token_counts tokens;
-};
-
-void cutoff_observations(std::span<const recorded_trace> traces, std::vector<observation>& out,
-                         std::vector<std::string>& notes) {
-  constexpr double period = 5 * 3600.0;
-  std::vector<timed_usage> reqs;
-  std::vector<std::pair<limit_cutoff, const recorded_trace*>> cuts;
+// Claude Code's cut-offs: the window that refused a request had admitted what came before it since
+// it opened (a lower bound: before the last admitted request; an upper bound: with it).
+void cutoff_observations(std::span<const recorded_trace> traces, const usage_index& by_send,
+                         std::vector<observation>& out, std::vector<std::string>& notes) {
+  std::size_t used = 0, unplaced = 0;
+  double first = std::numeric_limits<double>::infinity(), last = -first;
   for (const auto& t : traces) {
     if (!t.absolute_clock) continue;
-    for (const auto& s : t.sessions)
-      for (const auto& q : s.requests) reqs.push_back({q.t_send, q.tokens});
-    for (const auto& c : t.cutoffs) cuts.emplace_back(c, &t);
-  }
-  std::sort(reqs.begin(), reqs.end(), [](const timed_usage& a, const timed_usage& b) { return a.t < b.t; });
-  for (const auto& [c, t] : cuts) {
-    const double start = c.resets_at_unix - period;
-    if (!(c.t >= start && c.t < c.resets_at_unix)) {
-      notes.push_back(fmt::format("{}:{}: a cut-off whose window reopens {:.0f} s later is not a 5-hour window's; "
-                                  "not used", t->file, c.source_line, c.resets_at_unix - c.t));
-      continue;
-    }
-    observation o{period, {}, {}};
-    for (std::size_t k = 0; k < rules.size(); ++k) {
-      double before = 0, before_last = 0;
-      for (const auto& r : reqs)
-        if (r.t >= start && r.t < c.t) {
-          before_last = before;  // what the window held when it admitted this request
-          before += counted(rules[k], r.tokens);
+    for (const auto& c : t.cutoffs) {
+      observation o{c.period_s, {}, {}};
+      const std::size_t end = by_send.lower(c.t);  // requests sent before the cut-off
+      if (c.period_s == 5 * 3600.0) {
+        const double start = c.resets_at_unix - c.period_s;
+        if (!(c.t >= start && c.t < c.resets_at_unix)) {
+          ++unplaced;
+          continue;
         }
-      o.low[k] = before_last;
-      o.high[k] = before;
+        const std::size_t begin = by_send.lower(start);
+        for (std::size_t k = 0; k < rules.size(); ++k) {
+          o.low[k] = end > begin ? by_send.sum(k, begin, end - 1) : 0.0;  // what it held when it admitted the last
+          o.high[k] = by_send.sum(k, begin, end);
+        }
+      } else {
+        // A week whose start is not known lies within the week before the cut-off: an upper bound.
+        const std::size_t begin = by_send.lower(c.t - c.period_s);
+        for (std::size_t k = 0; k < rules.size(); ++k) {
+          o.low[k] = 0;
+          o.high[k] = by_send.sum(k, begin, end);
+        }
+      }
+      out.push_back(o);
+      ++used;
+      first = std::min(first, c.t);
+      last = std::max(last, c.t);
     }
-    out.push_back(o);
-    notes.push_back(fmt::format("{}:{}: cut off at {:.0f}, the 5-hour window reopening at {:.0f}", t->file,
-                                c.source_line, c.t, c.resets_at_unix));
   }
+  if (used > 0)
+    notes.push_back(fmt::format("{} usage-limit cut-off{} read (from {:.0f} to {:.0f}, Unix s)", used, used == 1 ? "" : "s",
+                                first, last));
+  if (unplaced > 0)
+    notes.push_back(fmt::format("{} cut-off{} whose window reopens more than 5 hours after it: not a 5-hour window's, "
+                                "not used", unplaced, unplaced == 1 ? "" : "s"));
+}
+
+// Usage alone bounds every cap from below. A plan admits a request while its window holds less than
+// the cap, so a 5-hour window held more than the cap's worth only through its last request: the cap
+// is above what the window held before its last. Windows open at the hour of the first request after
+// the last one closed, as Claude's plans count, except where a cut-off placed one (`known`: window
+// starts). A week whose reset the logs do not show overlaps at most two of the account's weeks, so a
+// weekly cap is above half of what any 7 days held before their last request.
+void usage_observations(const usage_index& by_send, std::vector<double> known, std::vector<observation>& out,
+                        std::vector<std::string>& notes) {
+  if (by_send.size() == 0) return;
+  constexpr double five_h = 5 * 3600.0;
+  std::sort(known.begin(), known.end());
+  observation five{five_h, {}, {}}, week{7 * 86400.0, {}, {}};
+  for (auto& h : five.high) h = std::numeric_limits<double>::infinity();
+  for (auto& h : week.high) h = std::numeric_limits<double>::infinity();
+  auto before_last = [&](observation& o, std::size_t i, std::size_t j, double scale) {
+    if (j <= i + 1) return;
+    for (std::size_t k = 0; k < rules.size(); ++k) o.low[k] = std::max(o.low[k], by_send.sum(k, i, j - 1) * scale);
+  };
+  std::size_t blocks = 0;
+  for (std::size_t i = 0; i < by_send.size();) {
+    const double t = by_send.time(i);
+    // A window a cut-off placed, if one holds this request; else one opened at its hour, closed
+    // early where a placed one begins.
+    const auto next = std::upper_bound(known.begin(), known.end(), t);
+    double start = std::floor(t / 3600.0) * 3600.0, end = start + five_h;
+    if (next != known.begin() && *(next - 1) + five_h > t) {
+      start = *(next - 1);
+      end = start + five_h;
+    } else if (next != known.end()) {
+      end = std::min(end, *next);
+    }
+    const std::size_t j = std::max(i + 1, by_send.lower(end));
+    before_last(five, i, j, 1.0);
+    ++blocks;
+    i = j;
+  }
+  for (std::size_t i = 0, j = 0; i < by_send.size(); ++i) {  // every 7 days from a request's send
+    j = std::max(j, i);
+    while (j < by_send.size() && by_send.time(j) < by_send.time(i) + week.period_s) ++j;
+    before_last(week, i, j, 0.5);
+  }
+  out.push_back(five);
+  out.push_back(week);
+  notes.push_back(fmt::format("usage: {} request{} in {} 5-hour window{} bound the caps from below", by_send.size(),
+                              by_send.size() == 1 ? "" : "s", blocks, blocks == 1 ? "" : "s"));
 }
 
 } // namespace
@@ -160,15 +249,30 @@ void cutoff_observations(std::span<const recorded_trace> traces, std::vector<obs
 plan_inference infer_plan_caps(std::span<const recorded_trace> traces) {
   plan_inference r;
   std::vector<observation> obs;
-  for (const auto& t : traces)
+  std::vector<std::pair<double, token_counts>> dated;
+  for (const auto& t : traces) {
     if (!t.rate_limits.empty()) codex_observations(t, obs, r.notes);
-  cutoff_observations(traces, obs, r.notes);
+    if (!t.absolute_clock) continue;
+    for (const auto& s : t.sessions)
+      for (const auto& q : s.requests) dated.emplace_back(q.t_send, q.tokens);
+  }
+  const usage_index by_send(std::move(dated));
+  cutoff_observations(traces, by_send, obs, r.notes);
+  std::vector<double> known;  // the 5-hour windows the cut-offs placed
+  for (const auto& t : traces)
+    if (t.absolute_clock)
+      for (const auto& c : t.cutoffs)
+        if (c.period_s == 5 * 3600.0 && c.t >= c.resets_at_unix - c.period_s && c.t < c.resets_at_unix)
+          known.push_back(c.resets_at_unix - c.period_s);
+  usage_observations(by_send, std::move(known), obs, r.notes);
   if (obs.empty())
     throw trace_error(traces.empty() ? std::string("(no logs)") : traces.front().file, 0,
-                      "no rate-limit snapshots (Codex) or usage-limit cut-offs (Claude Code) to learn a plan's caps from");
+                      "no dated requests, rate-limit snapshots (Codex) or usage-limit cut-offs (Claude Code) to learn a "
+                      "plan's caps from");
   std::map<double, std::vector<const observation*>> by_period;
   for (const auto& o : obs) by_period[o.period_s].push_back(&o);
-  for (const auto& [period, list] : by_period)
+  for (const auto& [period, list] : by_period) {
+    bool bounded_above = false;
     for (std::size_t k = 0; k < rules.size(); ++k) {
       plan_cap_interval c;
       c.window = window_name(period);
@@ -180,8 +284,15 @@ plan_inference infer_plan_caps(std::span<const recorded_trace> traces) {
       }
       c.observations = static_cast<std::int32_t>(list.size());
       c.consistent = c.low <= c.high;
+      bounded_above = bounded_above || std::isfinite(c.high);
       r.caps.push_back(c);
     }
+    if (!bounded_above)
+      r.notes.push_back(fmt::format("nothing bounds the {} cap from above: a cut-off in the logs (a \"limit reached\" "
+                                    "message), statusline snapshots of the plan's percentage used (docs/plans.md), or "
+                                    "Codex's used_percent would",
+                                    window_name(period)));
+  }
   return r;
 }
 

@@ -387,8 +387,25 @@ std::string target_with_prices(std::string_view base_json, const std::string& ba
   j["verified"] = false;
   oj notes = j.contains("notes") && j["notes"].is_array() ? j["notes"] : oj::array();
   for (const auto& n : m.notes) notes.push_back(fmt::format("prices: {}", n));
+  // The base's cache bills writes at one lifetime's price: a list without it (a free model's lists
+  // none) prices those writes as input, and says so.
+  oj prices = oj::parse(price_sheet_json(m.prices, -1));
+  const oj cache = j.contains("cache") && j["cache"].is_object() ? j["cache"] : oj::object();
+  if (cache.value("enabled", false) && cache.value("write_charged", false)) {
+    const std::string need = cache.value("write_ttl", std::string("5m")) == "1h" ? "cache_write_1h" : "cache_write_5m";
+    bool filled = false;
+    auto fill = [&](oj& c) {
+      if (c.contains(need)) return;
+      c[need] = c["input"];
+      filled = true;
+    };
+    fill(prices["usd_per_million"]);
+    if (prices.contains("long_context"))
+      for (auto& tier : prices["long_context"]) fill(tier["usd_per_million"]);
+    if (filled) notes.push_back(fmt::format("prices: {} lists no {} price; the cache's writes are priced as input", m.id, need));
+  }
   j["notes"] = notes;
-  j["prices"] = oj::parse(price_sheet_json(m.prices, -1));
+  j["prices"] = prices;
   return j.dump(2, ' ', false, oj::error_handler_t::replace);
 }
 

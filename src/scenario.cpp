@@ -67,7 +67,7 @@ sim_options simulation_options(const scenario& s, const run_options& opt) {
   so.record_attempts = opt.record_attempts;
   so.record_charges = opt.record_charges;
   so.peak_demand = opt.peak_demand;
-  so.max_attempts = s.attempt_budget;
+  so.max_attempts = s.attempt_budget > 0 ? s.attempt_budget : default_attempt_budget;
   return so;
 }
 } // namespace

@@ -68,4 +68,16 @@ double zone::midnight(int year, unsigned month, unsigned day) const {
   return static_cast<double>(t.time_since_epoch().count());
 }
 
+double zone::next_local_time(double after_unix, int hour, int minute) const {
+  const auto c = local(after_unix);
+  const date::local_days today{date::year{c.year} / date::month{c.month} / date::day{c.day}};
+  for (int d = 0; d < 3; ++d) {
+    const auto lt = date::local_seconds{(today + date::days{d}).time_since_epoch()} + std::chrono::hours{hour} +
+                    std::chrono::minutes{minute};
+    const double t = static_cast<double>(tz_->to_sys(lt, date::choose::earliest).time_since_epoch().count());
+    if (t > after_unix) return t;
+  }
+  return after_unix;  // (unreachable: a local time recurs every day)
+}
+
 } // namespace loopcast::detail

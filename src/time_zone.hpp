@@ -29,6 +29,8 @@ public:
   civil_time local(double unix_s) const;
   /// The Unix time (s) of a local date's midnight (the first instant of that day there).
   double midnight(int year, unsigned month, unsigned day) const;
+  /// The first Unix time (s) after `after_unix` at which the local clock reads hour:minute.
+  double next_local_time(double after_unix, int hour, int minute) const;
 
 private:
   const date::time_zone* tz_ = nullptr;

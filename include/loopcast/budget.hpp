@@ -122,7 +122,7 @@ inline void check_run_size(const run_size& s, std::string_view kind, std::string
                                " requests in ", s.sessions, " sessions",
                                parallel > 1 ? message(", ", parallel, " runs at once") : std::string(),
                                "), over the memory budget of ", detail::fixed{static_cast<double>(budget) / gib, 1},
-                               " GiB: set LOOPCAST_MEMORY_BUDGET_GB (or --memory-budget-gb) to allow it, or simulate "
+                               " GiB: set LOOPCAST_MEMORY_BUDGET_GB to allow it, or simulate "
                                "fewer sessions or turns",
                                s.record_attempts ? " (or drop --timeline)" : ""));
 }

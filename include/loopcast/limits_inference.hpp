@@ -103,8 +103,10 @@ struct plan_inference {
   std::vector<plan_cap_interval> caps;  ///< per window, per rule
   std::vector<std::string> notes;       ///< what was read, and what could not be used
 };
-/// Reads the traces' rate-limit snapshots and cut-offs; throws trace_error naming the first log
-/// when they hold neither.
+/// Bounds a plan's caps from the traces (docs/plans.md): Codex's rate-limit snapshots, Claude
+/// Code's usage-limit cut-offs, and the usage of any dated log (lower bounds); in O(n log n) of the
+/// requests, with one summary note per kind of evidence and a note on what would bound a cap that
+/// nothing bounds from above. Throws trace_error naming the first log when none is dated.
 plan_inference infer_plan_caps(std::span<const recorded_trace> traces);
 
 /// Everything captured files say about a provider's limits (`loopcast limits infer FILE…`).

@@ -230,6 +230,9 @@ struct replay_options {
   double compact_at = 0;                   ///< fraction of the target's window; 0 = the client's, else 0.83
   std::int64_t summary_tokens = 0;         ///< 0 = the client's, else 4,000
   const model_price_book* recorded_prices = nullptr;  ///< prices the recorded run when it records no cost
+  /// Each option's run stops after this many attempts, 429s included (sim_options::max_attempts):
+  /// its running sessions are cut off and its totals partial.
+  std::uint64_t max_attempts = default_attempt_budget;
 };
 
 /// What a replay option's context policy did.

@@ -53,8 +53,8 @@ struct scenario {
   std::vector<scenario_option> options;
   std::vector<std::string> calibration;  ///< which parameter was fitted to which fact
   provenance origin;
-  /// Each run's attempt budget (sim_options::max_attempts; 0: none): a run stops after this many
-  /// attempts, its running sessions cut off. Bounds Monte Carlo, sweeps and solve on overloaded tiers.
+  /// Each run's attempt budget (sim_options::max_attempts; 0: default_attempt_budget): a run stops
+  /// after this many attempts, its running sessions cut off. Bounds every run on overloaded tiers.
   std::uint64_t attempt_budget = 0;
 };
 

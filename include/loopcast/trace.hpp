@@ -113,10 +113,13 @@ struct rate_limit_snapshot {
 };
 
 /// A subscription's cut-off as the log recorded it: Claude Code's "Claude AI usage limit
-/// reached|EPOCH" message (the request was refused; the plan's window reopens at EPOCH).
+/// reached|EPOCH" message, or a newer one ("5-hour limit reached ∙ resets 3pm", "You've hit your
+/// limit · resets 2am (Europe/Berlin)", "… Your limit will reset at 3pm (America/Bogota)."): the
+/// request was refused, and the plan's window reopens at the time it gives.
 struct limit_cutoff {
   double t = 0;                 ///< when it was recorded, s on the log's clock
-  double resets_at_unix = 0;    ///< when the window reopens, Unix seconds
+  double resets_at_unix = 0;    ///< when the window reopens, Unix seconds (a time of day's next occurrence)
+  double period_s = 5 * 3600.0; ///< the window it closes: 5 hours, or a week ("weekly limit")
   std::int64_t source_line = 0;
 };
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import datetime
-import json
 import os
 from typing import Any, Iterable, Mapping, Sequence
 
 from loopcast import _core
-from loopcast._presets import Client, Route, Target, Workload, models_dir
+from loopcast._presets import _dumps, Client, Route, Target, Workload, models_dir
 from loopcast._results import Run, Table
 from loopcast._tables import Report
 
@@ -136,7 +135,7 @@ def stats(logs: "Logs | str | Sequence[str] | None" = None, price: "Target | str
     """
     price_json = None
     if price is not None:
-        price_json = json.dumps((price if isinstance(price, Target) else Target.load(price)).to_dict())
+        price_json = _dumps((price if isinstance(price, Target) else Target.load(price)).to_dict())
     handle = Logs(_core.import_default_logs())._handle if logs is None else _logs(logs)._handle
     return Report("stats", _core.stats(handle, price_json, None if price_list is None else os.fspath(price_list),
                                        models_dir(models), float(cache_ttl_s), int(block_tokens), by,
@@ -161,9 +160,9 @@ def _target_entry(target: "Target | str | Route", pattern: str, limits: "Mapping
         targets = [_with_limits(x if isinstance(x, Target) else Target.load(x), limits, found, names)
                    for x in target.targets]
         d = Route([x.to_dict() for x in targets], target.spill_after_s, target.cooldown).to_dict()
-        return (pattern, json.dumps(d), True), " → ".join(x.name for x in targets)
+        return (pattern, _dumps(d), True), " → ".join(x.name for x in targets)
     tg = _with_limits(target if isinstance(target, Target) else Target.load(target), limits, found, names)
-    return (pattern, json.dumps(tg.to_dict()), False), tg.name
+    return (pattern, _dumps(tg.to_dict()), False), tg.name
 
 
 def _routes(t: "Target | str | Route | Mapping[str, Target | str | Route]", limits: "Mapping[str, int]",
@@ -186,7 +185,8 @@ def replay(logs: "Logs | str | Sequence[str]", on: "Iterable[Target | str | Rout
            client: "Client | str | None" = None, *, seed: int = 1, max_tokens: int | None = None,
            speed: str = "target", context: str = "compact", compact_at: float | None = None,
            price_list: "str | os.PathLike | None" = None, timeline: bool = True,
-           limits: "Mapping[str, int] | None" = None, models: "str | os.PathLike | None" = None) -> Run:
+           limits: "Mapping[str, int] | None" = None, models: "str | os.PathLike | None" = None,
+           attempt_budget: int | None = None) -> Run:
     """Re-times the recorded sessions on each option of ``on``.
 
     An option is a target (name, ``.json`` path or :class:`Target`) or a mapping from model-name
@@ -200,26 +200,40 @@ def replay(logs: "Logs | str | Sequence[str]", on: "Iterable[Target | str | Rout
     the window that triggers compaction. ``limits`` sets bucket limits by name on every target
     that has the bucket (``{"five_hour": 300_000}``: a subscription plan's unpublished cap, or a
     what-if), as ``loopcast replay --limit`` does; a name no target has is a KeyError.
+    ``attempt_budget`` stops each option's run after that many attempts, 429s included (default
+    200,000,000): its running sessions are cut off and its totals partial.
     """
+    max_tokens = _whole(max_tokens, "max_tokens")
+    attempt_budget = _whole(attempt_budget, "attempt_budget")
+    if compact_at is not None and not (0.05 <= float(compact_at) <= 1):
+        raise ValueError(f"compact_at must be in [0.05, 1] (or None for the client's), not {compact_at!r}")
     handle = _logs(logs)._handle
     if client is None:
         client = handle.default_client()  # the agent that wrote the first log (as `loopcast replay` does)
     c = client if isinstance(client, Client) else Client.load(client)
-    if max_tokens is not None and (isinstance(max_tokens, bool) or int(max_tokens) < 1):
-        raise ValueError(f"max_tokens must be a whole number >= 1, not {max_tokens!r}")
     options = []
     limits = dict(limits or {})
     found = {bucket: False for bucket in limits}
     names: set[str] = set()
     for t in on:
         label, routes = _routes(t, limits, found, names)
-        options.append((label, routes, json.dumps(c.to_dict())))
+        options.append((label, routes, _dumps(c.to_dict())))
     for bucket, ok in found.items():
         if not ok:
             raise KeyError(f"no target has a bucket {bucket!r} (buckets: {', '.join(sorted(names)) or 'none'})")
-    return Run(_core.replay(handle, options, seed, 0 if max_tokens is None else int(max_tokens), timeline, speed,
+    return Run(_core.replay(handle, options, seed, 0 if max_tokens is None else max_tokens, timeline, speed,
                             context, 0.0 if compact_at is None else float(compact_at),
-                            None if price_list is None else os.fspath(price_list), models_dir(models)))
+                            None if price_list is None else os.fspath(price_list), models_dir(models),
+                            0 if attempt_budget is None else attempt_budget))
+
+
+def _whole(x: Any, name: str) -> "int | None":
+    """None, or a whole number >= 1 (2.0 is 2; 2.5, True and 0 are refused, never floored)."""
+    if x is None:
+        return None
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or x != int(x) or x < 1:
+        raise ValueError(f"{name} must be a whole number >= 1, not {x!r}")
+    return int(x)
 
 
 def fit(logs: "Logs | str | Sequence[str]", name: str = "fitted", *, model: str = "",
@@ -276,10 +290,10 @@ def validate(held_out: "Logs | str | Sequence[str]", *, fit_on: "Logs | str | Se
         wl = wl if isinstance(wl, Workload) else Workload.load(wl)
         pt = price if isinstance(price, Target) else Target.load(price)
         return Report("validate", _core.validate_workload(
-            _logs(held_out)._handle, json.dumps(wl.to_dict()), json.dumps(pt.to_dict()), int(sessions), int(seed)))
+            _logs(held_out)._handle, _dumps(wl.to_dict()), _dumps(pt.to_dict()), int(sessions), int(seed)))
     target_json = None
     if on is not None:
-        target_json = json.dumps((on if isinstance(on, Target) else Target.load(on)).to_dict())
+        target_json = _dumps((on if isinstance(on, Target) else Target.load(on)).to_dict())
     return Report("validate", _core.validate_replay(
         _logs(held_out)._handle, None if fit_on is None else _logs(fit_on)._handle, target_json, seeds, seed, noise))
 
@@ -298,4 +312,4 @@ def forecast(log: "str | os.PathLike", on: "Target | str", *, limits: "Mapping[s
     tg = on if isinstance(on, Target) else Target.load(on)
     for bucket, limit in (limits or {}).items():
         tg = tg.with_bucket_limit(bucket, limit)
-    return _core.forecast(os.fspath(log), json.dumps(tg.to_dict()), format, int(seed), int(draws), float(horizon_s))
+    return _core.forecast(os.fspath(log), _dumps(tg.to_dict()), format, int(seed), int(draws), float(horizon_s))

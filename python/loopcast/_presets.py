@@ -25,6 +25,40 @@ def models_dir(path: str | os.PathLike | None = None) -> str:
     return _core.default_models_dir()
 
 
+def _nonfinite(x: Any, at: str = "") -> "str | None":
+    """The JSON pointer of the first NaN or infinite number in x, or None."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return at or "/"
+    if isinstance(x, dict):
+        for k, v in x.items():
+            found = _nonfinite(v, f"{at}/{k}")
+            if found:
+                return found
+    elif isinstance(x, (list, tuple)):
+        for i, v in enumerate(x):
+            found = _nonfinite(v, f"{at}/{i}")
+            if found:
+                return found
+    return None
+
+
+def _dumps(x: Any, what: str = "the document") -> str:
+    """JSON text for the core; a NaN or an infinity (which JSON cannot hold) is a ValueError naming
+    where it is, never a parse error at a column."""
+    where = _nonfinite(x)
+    if where is not None:
+        raise ValueError(f"{what}: {where} is not a finite number ({_at(x, where)!r}); JSON holds finite numbers only")
+    return json.dumps(x)
+
+
+def _at(x: Any, pointer: str) -> Any:
+    for part in pointer.strip("/").split("/"):
+        if part == "":
+            break
+        x = x[int(part)] if isinstance(x, (list, tuple)) else x[part]
+    return x
+
+
 def presets(kind: str | None = None, models: str | os.PathLike | None = None) -> list[dict[str, str]]:
     """Every preset as ``{"kind", "name", "description", "file"}``, optionally of one kind."""
     rows = [dict(zip(("kind", "name", "description", "file"), row)) for row in _core.list_presets(models_dir(models))]
@@ -45,7 +79,7 @@ class Preset:
             raise TypeError(f"{type(self).__name__} expects a dict, got {type(data).__name__}")
         self._data = copy.deepcopy(data)
         self._file = file
-        _core.validate(self.kind, json.dumps(self._data), file, models_dir(models))
+        _core.validate(self.kind, _dumps(self._data, f"{type(self).__name__} {file}"), file, models_dir(models))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, models: str | None = None) -> "Preset":

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from loopcast import _core, _progress
-from loopcast._presets import models_dir
+from loopcast._presets import _dumps, models_dir
 from loopcast._results import Table
 
 __all__ = ["sweep", "Sweep"]
@@ -17,7 +17,7 @@ __all__ = ["sweep", "Sweep"]
 
 def _spec(spec: "str | os.PathLike | dict") -> tuple[str, str]:
     if isinstance(spec, dict):
-        return json.dumps(spec), "<python>"
+        return _dumps(spec), "<python>"
     path = os.fspath(spec)
     with open(path, encoding="utf-8") as f:
         return f.read(), path

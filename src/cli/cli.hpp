@@ -64,12 +64,17 @@ workload workload_ref(const preset_library& lib, const std::string& ref);
 void set_bucket_limits(std::span<target* const> targets, const std::vector<std::string>& settings);
 /// Refuses (invalid_argument) a target with a bucket whose limit is unpublished and still unset.
 void check_limits_set(std::span<target* const> targets);
-/// Writes text to a file, or to stdout for "-": never to one of `inputs` (the same file under
-/// any name), through a temporary file renamed over the target (a device or pipe is written in
-/// place), every write and the close checked. Throws output_error (exit code 4).
+/// Writes text to a file, or to stdout for "-": never to one of `inputs` (check_not_an_input),
+/// through a temporary file beside the target renamed over it (through symlinks to their target,
+/// keeping its mode; a file with other hard links is rewritten in place after the copy; a device or
+/// pipe is written in place), every write and the close checked. Throws output_error (exit code 4).
 void write_output(const std::string& path, const std::string& text, const std::vector<std::string>& inputs = {});
-/// Throws output_error when `path` is the same file as one of `inputs`.
+/// Throws output_error when `path` is the same file as one of `inputs` (files, or folders whose
+/// files are all inputs: logs, --models).
 void check_not_an_input(const std::string& path, const std::vector<std::string>& inputs);
+/// `inputs` and what every command may read besides: the presets' folder (--models or the
+/// bundled one) and $LOOPCAST_PRICE_LIST.
+std::vector<std::string> with_library_inputs(const globals& g, std::vector<std::string> inputs);
 
 std::vector<command> simulation_commands(CLI::App& app, const globals& g);  // run, montecarlo, sweep, solve
 std::vector<command> log_commands(CLI::App& app, const globals& g);         // stats, replay, fit, convert

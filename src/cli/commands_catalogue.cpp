@@ -121,8 +121,13 @@ int write_priced_target(const globals& g, const price_import_args& a, const pric
                                             : std::filesystem::path(a.output).stem().string();
   const auto text = target_with_prices(resolved_preset_json(read_text_file(base_file), base_file, lib), base_file, m,
                                        a.file, name) + "\n";
-  (void)parse_target(text, a.output.empty() ? "<stdout>" : a.output);  // what is written loads as a target
-  write_output(a.output.empty() ? "-" : a.output, text, {a.file, base_file});
+  // What is written loads as a target; if it does not, the list's prices are to blame, not the output.
+  try {
+    (void)parse_target(text, "the target made of " + m.id);
+  } catch (const config_error& e) {
+    throw config_error(a.file, "", fmt::format("{}: its prices do not make a valid target: {}", m.id, e.reason()));
+  }
+  write_output(a.output.empty() ? "-" : a.output, text, with_library_inputs(g, {a.file, base_file}));
   if (a.output.empty() || a.output == "-") return ok;
   fmt::print(stderr, "loopcast: wrote {}: target \"{}\", the limits, cache and speed of {} with the prices of {}\n",
              a.output, name, a.base, m.id);

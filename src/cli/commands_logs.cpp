@@ -187,8 +187,27 @@ struct replay_args {
   bool as_json = false, no_limits = false;
 };
 
+// Everything a replay reads: the logs, the price list, the targets, maps and client given as files,
+// and the presets' folder.
+std::vector<std::string> replay_inputs(const globals& g, const std::vector<std::string>& logs, const replay_args& a) {
+  std::vector<std::string> in = logs;
+  in.push_back(a.price_list);
+  in.push_back(a.client);
+  for (const auto& ref : a.on) {
+    in.push_back(ref);  // a file, a map file, or names (which name no file)
+    for (std::size_t start = 0; start < ref.size();) {  // the files of 'A>B' and 'PATTERN=TARGET,…'
+      const auto end = std::min(ref.find_first_of(">,", start), ref.size());
+      const auto item = ref.substr(start, end - start);
+      in.push_back(item.substr(item.find('=') == std::string::npos ? 0 : item.find('=') + 1));
+      start = end + 1;
+    }
+  }
+  return with_library_inputs(g, std::move(in));
+}
+
 int cmd_replay(const std::vector<std::string>& logs, const std::string& format, const globals& g, const replay_args& a) {
-  if (!a.timeline.empty()) check_not_an_input(a.timeline, logs);  // before the work, not after
+  const auto inputs = replay_inputs(g, logs, a);
+  if (!a.timeline.empty()) check_not_an_input(a.timeline, inputs);  // before the work, not after
   const auto traces = import_traces(as_paths(logs), format_of(format));
   const auto lib = library(g);
   const auto client = client_ref(lib, a.client.empty() ? default_client_for(traces) : a.client);
@@ -223,13 +242,14 @@ int cmd_replay(const std::vector<std::string>& logs, const std::string& format, 
   ro.speed = *parse_name<replay_speed>(a.speed);  // CLI::IsMember checked the name
   ro.policy = *parse_name<context_policy>(a.context);
   ro.compact_at = a.compact_at;
+  if (g.attempt_budget > 0) ro.max_attempts = g.attempt_budget;
   const auto book = load_price_book(a.price_list, lib, models_of(traces));
   ro.recorded_prices = &book;
   const auto r = run_replay(traces, targets, ro);
   if (!a.timeline.empty()) {
     std::ostringstream csv;
     write_timeline_csv(csv, r.options);
-    write_output(a.timeline, csv.str(), logs);
+    write_output(a.timeline, csv.str(), inputs);
   }
   if (a.as_json) std::cout << replay_to_json(traces, r) << "\n";
   else write_replay_text(std::cout, traces, r);

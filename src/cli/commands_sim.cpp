@@ -30,7 +30,7 @@ int cmd_run(const globals& g, const std::string& ref, const std::optional<std::u
   if (!timeline.empty()) {
     std::ostringstream csv;
     write_timeline_csv(csv, result);
-    write_output(timeline, csv.str(), {ref});
+    write_output(timeline, csv.str(), with_library_inputs(g, {ref}));
   }
   if (as_json) std::cout << to_json(result) << "\n";
   else write_text_report(std::cout, result);
@@ -45,7 +45,7 @@ int cmd_montecarlo(const globals& g, const std::string& ref, const montecarlo_op
   if (!csv.empty()) {
     std::ostringstream os;
     write_runs_csv(os, scn, r.rows);
-    write_output(csv, os.str(), {ref});
+    write_output(csv, os.str(), with_library_inputs(g, {ref}));
   }
   if (as_json) std::cout << montecarlo_to_json(scn, r) << "\n";
   else write_montecarlo_text(std::cout, scn, r);
@@ -64,7 +64,7 @@ int cmd_sweep(const globals& g, const std::string& file, unsigned threads, bool 
   if (!csv.empty()) {
     std::ostringstream os;
     write_sweep_csv(os, spec, r);
-    write_output(csv, os.str(), {file});
+    write_output(csv, os.str(), with_library_inputs(g, {file}));
   }
   if (as_json) std::cout << sweep_to_json(spec, r) << "\n";
   else write_sweep_text(std::cout, spec, r);

@@ -67,6 +67,13 @@ target target_ref(const preset_library& lib, const std::string& ref) {
 }
 
 void set_bucket_limits(std::span<target* const> targets, const std::vector<std::string>& settings) {
+  for (std::size_t i = 0; i < settings.size(); ++i)  // a bucket set twice: which one was meant?
+    for (std::size_t j = 0; j < i; ++j) {
+      const auto a = settings[j].substr(0, settings[j].find('=')), b = settings[i].substr(0, settings[i].find('='));
+      if (a == b && settings[i].find('=') != std::string::npos)
+        throw std::invalid_argument(fmt::format("--limit {} and --limit {}: the bucket {} is set twice", settings[j],
+                                                settings[i], a));
+    }
   for (const auto& s : settings) {
     const auto eq = s.find('=');
     double v = 0;
@@ -133,14 +140,48 @@ void check_not_an_input(const std::string& path, const std::vector<std::string>&
   namespace fs = std::filesystem;
   std::error_code ec;
   if (path == "-" || !fs::exists(path, ec)) return;
+  const auto out = fs::weakly_canonical(path, ec);
   for (const auto& in : inputs) {
     if (in.empty() || in == "-") continue;
     std::error_code e2;
-    if (fs::exists(in, e2) && fs::equivalent(path, in, e2))
+    if (!fs::exists(in, e2)) continue;
+    if (fs::equivalent(path, in, e2))
       throw output_error(fmt::format("{}: is also an input{}; refusing to overwrite it", path,
                                      in == path ? std::string() : " (" + in + ")"));
+    // A file inside an input folder (a log beside the logs read, a preset of --models).
+    if (fs::is_directory(in, e2)) {
+      const auto dir = fs::weakly_canonical(in, e2);
+      const auto rel = out.lexically_relative(dir);
+      if (!e2 && !rel.empty() && *rel.begin() != ".." && rel != ".")
+        throw output_error(fmt::format("{}: lies in the input folder {}; refusing to overwrite it", path, in));
+    }
   }
 }
+
+std::vector<std::string> with_library_inputs(const globals& g, std::vector<std::string> inputs) {
+  inputs.push_back(g.models_dir.empty() ? default_models_dir().string() : g.models_dir);
+  if (const char* list = std::getenv("LOOPCAST_PRICE_LIST"); list && *list) inputs.emplace_back(list);
+  return inputs;
+}
+
+namespace {
+
+// Where a write to `path` lands: the file a chain of symlinks ends at (written in place of the
+// link would replace the link, not update its target), or `path` itself.
+std::filesystem::path write_target(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path p = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    std::error_code ec;
+    if (!fs::is_symlink(p, ec)) return p;
+    const auto next = fs::read_symlink(p, ec);
+    if (ec) return p;
+    p = next.is_absolute() ? next : p.parent_path() / next;
+  }
+  throw output_error(fmt::format("{}: too many levels of symbolic links", path));
+}
+
+} // namespace
 
 void write_output(const std::string& path, const std::string& text, const std::vector<std::string>& inputs) {
   if (path == "-") {
@@ -151,11 +192,11 @@ void write_output(const std::string& path, const std::string& text, const std::v
   }
   check_not_an_input(path, inputs);
   namespace fs = std::filesystem;
-  std::error_code ec;
-  const auto st = fs::status(path, ec);
-  if (!ec && fs::exists(st) && !fs::is_regular_file(st)) {
-    // A device or a pipe (/dev/stdout, a FIFO): written in place, every write checked.
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  const fs::path target = write_target(path);
+  struct stat st{};
+  const bool exists = ::stat(target.c_str(), &st) == 0;
+  auto write_in_place = [&](int flags) {
+    const int fd = ::open(target.c_str(), flags | O_CLOEXEC);
     if (fd < 0) throw output_error(fmt::format("{}: cannot open for writing: {}", path, std::strerror(errno)));
     try {
       write_all(fd, text, path);
@@ -164,16 +205,23 @@ void write_output(const std::string& path, const std::string& text, const std::v
       throw;
     }
     if (::close(fd) != 0) throw output_error(fmt::format("{}: write failed: {}", path, std::strerror(errno)));
+  };
+  if (exists && !S_ISREG(st.st_mode)) {  // a device or a pipe (/dev/stdout, a FIFO): written in place
+    write_in_place(O_WRONLY);
     return;
   }
-  // A regular file: written beside it under a temporary name, then renamed over it, so that a
-  // failed write never leaves a truncated file (nor destroys the old one).
-  std::string tmp = path + ".tmp-XXXXXX";
+  // A regular file: written beside it under a short temporary name (a long name plus a suffix could
+  // pass the folder's limit), every write checked, then renamed over it, so that a failed write
+  // never leaves a truncated file (nor destroys the old one). It keeps the old file's mode; a file
+  // with other hard links is rewritten in place once the copy is known to fit, so that every name
+  // sees the new content.
+  const auto dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  std::string tmp = (dir / ".loopcast-XXXXXX").string();
   const int fd = ::mkstemp(tmp.data());
   if (fd < 0) throw output_error(fmt::format("{}: cannot create a file in its folder: {}", path, std::strerror(errno)));
   const mode_t mask = ::umask(0);
   ::umask(mask);
-  (void)::fchmod(fd, 0666 & ~mask);
+  (void)::fchmod(fd, exists ? (st.st_mode & 07777) : (0666 & ~mask));
   try {
     write_all(fd, text, path);
     if (::fsync(fd) != 0 && errno != EINVAL)
@@ -187,7 +235,12 @@ void write_output(const std::string& path, const std::string& text, const std::v
     ::unlink(tmp.c_str());
     throw output_error(fmt::format("{}: write failed: {}", path, std::strerror(errno)));
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (exists && st.st_nlink > 1) {
+    ::unlink(tmp.c_str());  // the space is known to be there; the links keep one file
+    write_in_place(O_WRONLY | O_TRUNC);
+    return;
+  }
+  if (::rename(tmp.c_str(), target.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
     throw output_error(fmt::format("{}: cannot write: {}", path, std::strerror(err)));

@@ -57,9 +57,9 @@ int main(int argc, char** argv) {
   app.add_option("--models", g.models_dir, "Presets directory (default: $LOOPCAST_MODELS or the bundled models/)")
       ->check(CLI::ExistingDirectory);
   app.add_option("--attempt-budget", g.attempt_budget,
-                 "Stop each simulated run after this many attempts (429s included), its running sessions cut off: "
-                 "bounds run, montecarlo and solve on tiers a fleet overwhelms (a sweep takes \"attempt_budget\" "
-                 "from its base scenario)")
+                 "Stop each simulated run after this many attempts (429s included), its running sessions cut off "
+                 "(default 200,000,000, or the scenario's \"attempt_budget\"): bounds run, montecarlo, solve and "
+                 "replay on tiers a fleet overwhelms (a sweep takes \"attempt_budget\" from its base scenario)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000'000'000}));
   app.add_flag("-q,--quiet", g.quiet, "No progress line on stderr (shown only on a terminal, for work over ~2 s)");
   std::vector<command> cmds = simulation_commands(app, g);

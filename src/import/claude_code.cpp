@@ -18,12 +18,15 @@
 //   auto-compaction requests; a compact_boundary system line starts a new context.
 #include "common.hpp"
 #include "simd.hpp"
+#include "../time_zone.hpp"
 
 #include <fmt/format.h>
 
 #include <charconv>
 #include <map>
+#include <optional>
 #include <set>
+#include <stdexcept>
 
 namespace loopcast::detail {
 
@@ -43,6 +46,72 @@ struct response {
 const std::set<std::string, std::less<>> known_types{
     "user", "assistant", "progress", "file-history-snapshot", "system", "summary", "queue-operation",
     "attachment", "custom-title", "tag"};
+
+// A time of day as Claude Code prints it: "3pm", "11:30am", "9:30 AM"; nullopt otherwise.
+std::optional<std::pair<int, int>> time_of_day(std::string_view s) {
+  int hour = 0, minute = 0;
+  std::size_t i = 0;
+  auto digits = [&](int& v) {
+    const std::size_t from = i;
+    while (i < s.size() && i - from < 2 && s[i] >= '0' && s[i] <= '9') v = v * 10 + (s[i++] - '0');
+    return i > from;
+  };
+  if (!digits(hour)) return std::nullopt;
+  if (i < s.size() && s[i] == ':') {
+    ++i;
+    if (!digits(minute) || minute > 59) return std::nullopt;
+  }
+  while (i < s.size() && s[i] == ' ') ++i;
+  const auto rest = s.substr(i, 2);
+  const bool pm = rest == "pm" || rest == "PM", am = rest == "am" || rest == "AM";
+  if (!pm && !am) return hour <= 23 && i > 0 ? std::optional(std::pair{hour, minute}) : std::nullopt;
+  if (hour < 1 || hour > 12) return std::nullopt;
+  return std::pair{hour % 12 + (pm ? 12 : 0), minute};
+}
+
+// A plan's cut-off in a synthetic message's text: the legacy "Claude AI usage limit
+// reached|1749924000" (the epoch the window reopens), or a newer message that gives the reset as
+// a time of day, with or without its zone — "5-hour limit reached ∙ resets 3pm", "You've hit your
+// limit · resets 2am (Europe/Berlin)", "Claude usage limit reached. Your limit will reset at 3pm
+// (America/Bogota)." — whose reset is that time's next occurrence after the message, in the zone
+// it names, else the machine's. A weekly limit's message closes a week's window. A message that
+// reads as a cut-off but whose reset cannot be read is noted and not used.
+std::optional<limit_cutoff> cutoff_in(std::string_view said, double t, std::int64_t line, issue_log& log) {
+  if (const auto at = said.find("usage limit reached|"); at != std::string_view::npos) {
+    const auto digits = said.substr(at + 20);
+    double epoch = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), epoch);
+    if (ec == std::errc{} && end != digits.data() && epoch > 1e9 && epoch < 1e11) return limit_cutoff{t, epoch, 5 * 3600.0, line};
+    log.note(line, "a usage-limit message whose reset time is not a Unix time between 2001 and 5138: not used");
+    return std::nullopt;
+  }
+  const bool limit = said.find("limit reached") != std::string_view::npos ||
+                     said.find("hit your limit") != std::string_view::npos;
+  if (!limit) return std::nullopt;
+  std::size_t at = said.find("resets ");
+  std::size_t skip = 7;
+  if (at == std::string_view::npos) {
+    at = said.find("reset at ");
+    skip = 9;
+  }
+  const auto when = at == std::string_view::npos ? std::nullopt : time_of_day(said.substr(at + skip));
+  if (!when) {
+    log.note(line, "a usage-limit message without a reset time of day to read: not used");
+    return std::nullopt;
+  }
+  std::string zone_name;
+  if (const auto open = said.find('(', at); open != std::string_view::npos)
+    if (const auto close = said.find(')', open); close != std::string_view::npos && close - open < 64)
+      zone_name = std::string(said.substr(open + 1, close - open - 1));
+  try {
+    const zone z(zone_name);
+    const bool weekly = said.find("eekly") != std::string_view::npos;
+    return limit_cutoff{t, z.next_local_time(t, when->first, when->second), weekly ? 7 * 86400.0 : 5 * 3600.0, line};
+  } catch (const std::invalid_argument&) {
+    log.note(line, fmt::format("a usage-limit message naming an unknown time zone \"{}\": not used", zone_name));
+    return std::nullopt;
+  }
+}
 
 } // namespace
 
@@ -103,17 +172,11 @@ recorded_trace import_claude_code(const std::string& path) {
     const auto content_member = member(*msg, "content");
     const bool has_content = content_member && !content_member->get_array().get(content);
     if (model == "<synthetic>") {
-      // A plan's cut-off: "Claude AI usage limit reached|1749924000" (the epoch the window reopens).
+      // A plan's cut-off (cutoff_in), said in the message's text.
       if (has_content)
         for (const dom::element block : content)
           if (const auto said = string_of(member(block, "text")))
-            if (const auto at = said->find("usage limit reached|"); at != std::string_view::npos) {
-              const auto digits = said->substr(at + 20);
-              double epoch = 0;
-              const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), epoch);
-              if (ec == std::errc{} && end != digits.data() && epoch > 1e9 && epoch < 1e11)
-                t.cutoffs.push_back({*ts, epoch, n});
-            }
+            if (auto c = cutoff_in(*said, *ts, n, log)) t.cutoffs.push_back(*c);
       return log.skip(n, "synthetic message (no API call)");
     }
     const auto usage = member(*msg, "usage");

@@ -1,5 +1,6 @@
 // Format detection, dispatch to the importers, and the loopcast JSONL writer.
 #include "common.hpp"
+#include "loopcast/budget.hpp"
 
 #include "../json/parse.hpp"
 #include "../json/writer.hpp"
@@ -177,17 +178,32 @@ recorded_trace import_plain(const std::filesystem::path& path, trace_format form
 // and the importer can both read; what the import reports names the stream, not that file.
 constexpr std::size_t max_stream_bytes = 512u << 20;
 
-// A temporary file, removed when this object is: also when the constructor that holds it
-// throws (a destructor of the holder itself would not run then).
+// A temporary file with no name: made in $TMPDIR (else /tmp) and unlinked at once, so that no
+// signal or crash can leave it behind; it lives while its descriptor is open, and the importers
+// read it through /proc/self/fd.
 struct temp_file {
-  std::string path;
-  temp_file() : path((std::filesystem::temp_directory_path() / "loopcast-stream-XXXXXX").string()) {}
+  int fd = -1;
+  std::string path;  // /proc/self/fd/N
+  explicit temp_file(const std::string& display) {
+    const char* env = std::getenv("TMPDIR");
+    const std::string dir = env && *env ? env : "/tmp";
+    // O_TMPFILE makes it without a name at all; where the file system cannot, a name that lives
+    // between mkstemp and unlink.
+    fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+      std::string name = dir + "/loopcast-stream-XXXXXX";
+      fd = ::mkstemp(name.data());
+      if (fd >= 0) ::unlink(name.c_str());
+    }
+    if (fd < 0)
+      throw trace_error(display, 0, fmt::format("cannot make a temporary copy in {} ($TMPDIR): {}", dir, std::strerror(errno)));
+    path = fmt::format("/proc/self/fd/{}", fd);
+  }
   ~temp_file() {
-    if (created) ::unlink(path.c_str());
+    if (fd >= 0) ::close(fd);
   }
   temp_file(const temp_file&) = delete;
   temp_file& operator=(const temp_file&) = delete;
-  bool created = false;
 };
 
 enum class compression { none, gzip, zstd };
@@ -210,17 +226,8 @@ class stream_copy {
 public:
   // Reads fd to its end into a temporary file, decompressing gzip and zstd on the way; at most
   // max_stream_bytes are written (after decompression: a small bomb is refused, not expanded).
-  stream_copy(const std::string& display, int fd) : display_(display) {
-    const int out = ::mkstemp(tmp_.path.data());
-    if (out < 0) throw trace_error(display, 0, fmt::format("cannot make a temporary copy: {}", std::strerror(errno)));
-    tmp_.created = true;
-    try {
-      copy(fd, out);
-    } catch (...) {
-      ::close(out);
-      throw;
-    }
-    ::close(out);
+  stream_copy(const std::string& display, int fd) : display_(display), tmp_(display) {
+    copy(fd, tmp_.fd);
     if (written_ == 0) throw trace_error(display, 0, "empty input");
   }
 
@@ -280,13 +287,25 @@ private:
         ~end_z() { inflateEnd(z); }
       } guard{&z};
       int rc = Z_OK;
+      bool padding = false;  // zeros after the last member (tape and block padding: gzip accepts them)
+      auto zeros = [](const unsigned char* p, std::size_t k) { return std::all_of(p, p + k, [](unsigned char c) { return c == 0; }); };
       for (; n > 0; n = read_some(fd, in)) {
+        if (padding) {
+          if (!zeros(in.data(), n)) throw trace_error(display_, 0, "corrupt gzip data: data after the trailing zeros");
+          continue;
+        }
         z.next_in = in.data();
         z.avail_in = static_cast<uInt>(n);
         while (z.avail_in > 0) {
           z.next_out = dec.data();
           z.avail_out = static_cast<uInt>(dec.size());
           rc = inflate(&z, Z_NO_FLUSH);
+          if (rc == Z_STREAM_END && z.avail_in > 0 && *z.next_in == 0) {  // trailing zeros
+            write_all(out, dec.data(), dec.size() - z.avail_out);
+            if (!zeros(z.next_in, z.avail_in)) throw trace_error(display_, 0, "corrupt gzip data: data after the trailing zeros");
+            padding = true;
+            break;
+          }
           if (rc == Z_STREAM_END && z.avail_in > 0) {  // concatenated members (gzip -c a b)
             write_all(out, dec.data(), dec.size() - z.avail_out);
             inflateReset(&z);
@@ -330,7 +349,7 @@ private:
   }
 
   std::string display_;
-  temp_file tmp_;
+  temp_file tmp_;  // (after display_, which its constructor's message names)
   compression kind_ = compression::none;
   std::size_t written_ = 0;
 };
@@ -358,20 +377,58 @@ recorded_trace import_stream(const std::filesystem::path& p, trace_format format
 }
 
 // The regular files under a folder, sorted, that `keep` accepts. Listing stops at the first
-// error (a symlink loop, an unreadable folder): that is an input error.
+// error (a symlink loop, an unreadable folder): that is an input error naming the folder.
 std::vector<std::filesystem::path> files_under(const std::filesystem::path& dir,
                                                bool (*keep)(const std::filesystem::path&)) {
   namespace fs = std::filesystem;
   std::vector<fs::path> files;
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+  fs::recursive_directory_iterator it(dir, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     std::error_code e2;
     if (it->is_regular_file(e2) && keep(it->path())) files.push_back(it->path());
   }
-  if (ec) throw trace_error(dir.string(), 0, fmt::format("cannot list the folder: {}", ec.message()));
+  if (ec) {
+    // The folder the iterator stood in when it failed (an unreadable subfolder), else the top.
+    const auto where = it != fs::recursive_directory_iterator() ? it->path() : dir;
+    throw trace_error(where.string(), 0, fmt::format("cannot list the folder: {}", ec.message()));
+  }
   std::sort(files.begin(), files.end());
   return files;
+}
+
+// Fewest bytes one request takes in a log of this file's kind, for an upper bound of the requests
+// a file holds before it is read: a loopcast JSONL line of a request is at least about 100 bytes
+// (its required fields), a Claude Code or Codex response line more; a kv-cache-tester entry at
+// least about 60.
+std::uint64_t least_bytes_per_request(const std::filesystem::path& f) {
+  return f.extension() == ".json" ? 60 : 100;
+}
+
+// Memory of one imported request at most: its record, a share of its session's and its prefix runs.
+constexpr std::uint64_t import_bytes_per_request = 320;
+
+// Refuses, before anything is read, files whose import could pass the memory budget: their sizes
+// (a compressed file's at most 512 MiB once decompressed) bound the requests they hold.
+void check_import_size(const std::vector<std::filesystem::path>& files) {
+  std::uint64_t bytes = 0, requests = 0;
+  for (const auto& f : files) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(f, ec);
+    if (ec) continue;  // (the import says what is wrong with it)
+    const std::uint64_t plain = sniff_file(f.string()) != compression::none ? std::uint64_t{512} << 20 : size;
+    bytes += size;
+    requests += plain / least_bytes_per_request(f);
+  }
+  const double need = static_cast<double>(requests) * import_bytes_per_request;
+  const auto budget = memory_budget_bytes();
+  if (need <= static_cast<double>(budget)) return;
+  constexpr double gib = 1024.0 * 1024 * 1024;
+  throw config_error(files.size() == 1 ? files.front().string() : fmt::format("{} logs", files.size()), "",
+                     fmt::format("{} bytes of logs may hold up to {} requests, whose import could take {:.1f} GiB, over "
+                                 "the memory budget of {:.1f} GiB: set LOOPCAST_MEMORY_BUDGET_GB to allow it, or read "
+                                 "fewer logs at once",
+                                 bytes, requests, need / gib, static_cast<double>(budget) / gib));
 }
 
 } // namespace
@@ -449,26 +506,38 @@ std::int64_t drop_repeated_responses(std::vector<recorded_trace>& traces) {
 
 std::vector<recorded_trace> import_traces(const std::vector<std::filesystem::path>& paths, trace_format format) {
   namespace fs = std::filesystem;
-  std::vector<recorded_trace> out;
+  // What to read, in order: streams, files, the files under folders (an opencode folder is one log).
+  struct input {
+    fs::path path;
+    bool stream;
+  };
+  std::vector<input> inputs;
+  std::vector<fs::path> files;
   for (const auto& p : paths) {
     std::error_code ec;
     const auto st = fs::status(p, ec);
     if (p == "-" || (!ec && fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st))) {
-      out.push_back(import_stream(p, format));
+      inputs.push_back({p, true});
       continue;
     }
     if (!fs::exists(p, ec)) throw trace_error(p.string(), 0, "no such file or directory");
     if (fs::is_directory(p, ec) && !is_opencode_folder(p)) {
       // Hidden files, licences and notes beside the logs are not logs.
-      const auto files = files_under(p, [](const fs::path& f) {
+      const auto under = files_under(p, [](const fs::path& f) {
         return f.filename().string().front() != '.' && f.filename() != "LICENSE" && f.extension() != ".md";
       });
-      if (files.empty()) throw trace_error(p.string(), 0, "directory holds no log files");
-      for (const auto& f : files) out.push_back(import_trace(f, format));
+      if (under.empty()) throw trace_error(p.string(), 0, "directory holds no log files");
+      for (const auto& f : under) inputs.push_back({f, false});
+      files.insert(files.end(), under.begin(), under.end());
     } else {
-      out.push_back(import_trace(p, format));
+      inputs.push_back({p, false});
+      if (fs::is_regular_file(p, ec)) files.push_back(p);
     }
   }
+  check_import_size(files);
+  std::vector<recorded_trace> out;
+  out.reserve(inputs.size());
+  for (const auto& in : inputs) out.push_back(in.stream ? import_stream(in.path, format) : import_trace(in.path, format));
   drop_repeated_responses(out);
   return out;
 }
@@ -522,7 +591,14 @@ std::vector<recorded_trace> import_default_logs(const std::vector<log_location>&
       }
       continue;
     }
-    const auto files = files_under(p.path, [](const fs::path& f) { return f.extension() == ".jsonl"; });
+    std::vector<fs::path> files;
+    try {
+      files = files_under(p.path, [](const fs::path& f) { return f.extension() == ".jsonl"; });
+      check_import_size(files);
+    } catch (const trace_error& e) {  // an unreadable folder: the others are still read, and it is said
+      if (skipped) skipped->push_back({p.path.string(), 0, e.what()});
+      continue;
+    }
     const auto format = p.agent == "codex" ? trace_format::codex : trace_format::claude_code;
     for (const auto& f : files) {
       try {

@@ -188,6 +188,46 @@ void replay(const std::uint8_t* data, std::size_t size) {
   }
 }
 
+void route(const std::uint8_t* data, std::size_t size) {
+  if (size < 1) return;
+  const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
+  try {
+    const auto o = parse_route(text, "fuzz.json", preset_library({LOOPCAST_FUZZ_MODELS_DIR}));
+    auto policy = o.routing;
+    // Two segments (a model map's routes) when the first byte says so: requests alternate between them.
+    const bool split = (data[0] & 1) && o.route.size() >= 2;
+    if (split) policy.segments = {{0, 1}, {1, static_cast<std::uint8_t>(o.route.size() - 1)}};
+    session_script s;
+    s.lineages = 1;
+    s.runs = {{0, 3000}, {0, 6000}, {0, 9000}};
+    s.requests = {{3000, 300, 0, 4096, 0, 0, 1, 1, false}, {6000, 200, 50, 4096, 2.0, 1, 1, 2, false},
+                  {9000, 100, 0, 4096, 1.0, 2, 1, 3, false}};
+    if (split) s.requests[1].segment = 1;
+    const session_plan plans[] = {{&s, 0, 1, 0}, {&s, 5, 2, 0}, {&s, 10, 3, 0}};
+    sim_options so;
+    so.record_attempts = (data[0] & 2) != 0;
+    const auto r = simulate_route(o.route, policy, o.client, plans, so);
+    check_result(r);
+    LC_FUZZ_CHECK(r.route.size() == o.route.size());
+    std::size_t served = 0;
+    std::int64_t tokens = 0;
+    for (const auto& t : r.route) {
+      served += static_cast<std::size_t>(t.requests_served);
+      tokens += t.tokens.total();
+    }
+    LC_FUZZ_CHECK(served == r.requests.size());
+    LC_FUZZ_CHECK(tokens == r.tokens.total());
+    // Every attempt went to its request's segment.
+    for (const auto& a : r.attempts) {
+      const auto seg = split && a.request == 2 ? route_segment{1, static_cast<std::uint8_t>(o.route.size() - 1)}
+                       : split                ? route_segment{0, 1}
+                                              : route_segment{0, static_cast<std::uint8_t>(o.route.size())};
+      LC_FUZZ_CHECK(a.target >= seg.first && a.target < seg.first + seg.count);
+    }
+  } catch (const error&) {
+  }
+}
+
 void claude_code(const std::uint8_t* d, std::size_t n) { import_as(d, n, trace_format::claude_code); }
 void codex(const std::uint8_t* d, std::size_t n) { import_as(d, n, trace_format::codex); }
 void kv_cache_tester(const std::uint8_t* d, std::size_t n) { import_as(d, n, trace_format::kv_cache_tester); }
@@ -245,8 +285,10 @@ void rate_limit_headers(const std::uint8_t* data, std::size_t size) {
     (void)limits_fragment_json(r);
   } catch (const loopcast::error&) {
   }
+  // A message that states a limit only (Anthropic's "rate limit of 30,000 input tokens per minute")
+  // has no waits to check; every other one has both, finite.
   for (const auto& m : find_rate_limit_messages(text, "fuzz"))
-    LC_FUZZ_CHECK(m.limit > 0 && std::isfinite(m.predicted_wait_s) && std::isfinite(m.stated_wait_s));
+    LC_FUZZ_CHECK(m.limit > 0 && (!m.checkable || (std::isfinite(m.predicted_wait_s) && std::isfinite(m.stated_wait_s))));
 }
 
 entry find(std::string_view name) {
@@ -261,6 +303,7 @@ entry find(std::string_view name) {
   if (name == "opencode_rows") return opencode_rows;
   if (name == "detect") return detect;
   if (name == "replay") return replay;
+  if (name == "route") return route;
   return nullptr;
 }
 

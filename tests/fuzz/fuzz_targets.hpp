@@ -25,6 +25,9 @@ void rate_limit_headers(const std::uint8_t* data, std::size_t size);  ///< heade
 /// Two bytes pick a target (oversize rule, window, client, engine) and the replay's options; the
 /// rest is a log of any format, imported, measured and replayed (the simulator's path).
 void replay(const std::uint8_t* data, std::size_t size);
+/// A byte (segments, timeline), then a route option (docs/routing.md: its targets, spill and
+/// cooldown), run for three sessions: shares add up, and each attempt stays in its segment.
+void route(const std::uint8_t* data, std::size_t size);
 
 /// The entry point called `name` (as the executables and regression folders are named), or nullptr.
 using entry = void (*)(const std::uint8_t*, std::size_t);

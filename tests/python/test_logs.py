@@ -262,3 +262,22 @@ def test_replay_by_model_reports_the_local_engine_it_ran(traces, models, cli):
     assert engine["name"] == gpu["name"] == "llama.cpp"
     assert engine["max_sequences"] == gpu["max_sequences"]
     assert engine["gpu_gb"] == gpu["memory"]["gpu_gb"] and engine["kv_pool_gb"] == gpu["memory"]["kv_pool_gb"]
+
+
+def test_replay_refuses_what_it_would_round(traces):
+    """Fractional counts and compact_at=0 are refused, never floored or taken for the default; a
+    NaN in a preset is named where it is, never a JSON column."""
+    log = traces / "claude-code-jsonl" / "short.jsonl"
+    with pytest.raises(ValueError, match=r"max_tokens must be a whole number >= 1, not 2\.5"):
+        loopcast.replay(log, ["local-workstation-qwen-27b"], max_tokens=2.5)
+    with pytest.raises(ValueError, match=r"attempt_budget must be a whole number >= 1, not 0"):
+        loopcast.replay(log, ["local-workstation-qwen-27b"], attempt_budget=0)
+    with pytest.raises(ValueError, match=r"compact_at must be in \[0\.05, 1\] \(or None for the client's\), not 0"):
+        loopcast.replay(log, ["local-workstation-qwen-27b"], compact_at=0)
+    t = loopcast.Target.load("local-workstation-qwen-27b").to_dict()
+    t["speed"]["overhead_s"] = float("nan")
+    with pytest.raises(ValueError, match=r"Target <python>: /speed/overhead_s is not a finite number \(nan\)"):
+        loopcast.Target(t)
+    # The work budget reaches the replay: a run cut off at its first attempt.
+    run = loopcast.replay(log, ["local-workstation-qwen-27b"], attempt_budget=1)
+    assert run.options[0].summary["outcome"] == "cut_off"

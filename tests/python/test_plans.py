@@ -72,8 +72,8 @@ def test_infer_plan_caps_matches_the_cli(traces, cli):
     assert five.high == pytest.approx(100 * 1434736 / 2.5, rel=1e-12)
     weekly = df[(df.window == "weekly") & (df.counts == "all tokens")].iloc[0]
     assert weekly.high != weekly.high  # NaN: nothing bounds it above
-    with pytest.raises(loopcast.TraceError):
-        loopcast.infer_plan_caps(str(traces / "claude-code-jsonl" / "short.jsonl"))
+    with pytest.raises(loopcast.TraceError, match="no dated requests"):
+        loopcast.infer_plan_caps(str(traces / "claude-code-weka" / "trace_0043.json"))
 
 
 def test_watch_follows_a_log_written_line_by_line(traces, cli, models, tmp_path):

@@ -610,12 +610,22 @@ TEST(CliLogs, ReplayLimitSetsAPlansCaps) {
 TEST(CliLogs, LimitsInferLogsBoundsAPlansCaps) {
   auto r = run_cli("limits infer --logs " + trace_dir + "/codex");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("  5-hour    all tokens           24,134,655 to 57,389,440 (1 observation)\n"), std::string::npos)
+  // Two observations: the snapshots, and the usage itself (a lower bound).
+  EXPECT_NE(r.out.find("  5-hour    all tokens           24,134,655 to 57,389,440 (2 observations)\n"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("  weekly    all but cache reads  above "), std::string::npos) << r.out;
-  r = run_cli("limits infer --logs " + trace_dir + "/claude-code-jsonl/short.jsonl");
+  EXPECT_NE(r.out.find("note: nothing bounds the weekly cap from above: a cut-off in the logs"), std::string::npos);
+  // Logs with no cut-off still bound the caps from below: tool_heavy.jsonl's four requests fall in
+  // one 5-hour window, which held 7 + 61,727 + 16,581 + 39 = 78,354 tokens before admitting the last.
+  r = run_cli("limits infer --logs " + trace_dir + "/claude-code-jsonl/tool_heavy.jsonl");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("  5-hour    all tokens           above 78,354 (1 observation)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  5-hour    all but cache reads  above 16,627 (1 observation)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("note: usage: 4 requests in 1 5-hour window bound the caps from below\n"), std::string::npos);
+  // Logs on a relative clock have no dates to place a window.
+  r = run_cli("limits infer --logs " + trace_dir + "/claude-code-weka/trace_0043.json");
   EXPECT_EQ(r.code, 3);
   EXPECT_EQ(r.err, "loopcast: " + trace_dir +
-                       "/claude-code-jsonl/short.jsonl: no rate-limit snapshots (Codex) or usage-limit cut-offs (Claude "
-                       "Code) to learn a plan's caps from\n");
+                       "/claude-code-weka/trace_0043.json: no dated requests, rate-limit snapshots (Codex) or usage-limit "
+                       "cut-offs (Claude Code) to learn a plan's caps from\n");
 }

@@ -288,7 +288,7 @@ TEST(PlanCaps, ClaudeCodeCutOffBoundsTheCap) {
   const auto& tenth = cap(r, "5-hour", "cache reads at 0.1");
   EXPECT_DOUBLE_EQ(tenth.low, 4500.0);
   EXPECT_DOUBLE_EQ(tenth.high, 10500.0);
-  EXPECT_EQ(all.observations, 1);
+  EXPECT_EQ(all.observations, 2);  // the cut-off, and the usage of each window
 }
 
 // ---- the next wall of a running session (forecast.hpp) --------------------------------------------
