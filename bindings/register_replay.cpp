@@ -132,9 +132,9 @@ void register_replay(py::module_& m) {
          std::uint64_t attempt_budget) {
         auto r = std::make_shared<run_holder>();
         r->traces = h.traces;
-        std::vector<replay_target> targets;
+        std::vector<model_map> targets;
         for (const auto& [label, routes, client_json] : options) {
-          replay_target rt;
+          model_map rt;
           rt.label = label;
           const auto client = parse_client(client_json, label);
           for (const auto& [pattern, target_json, is_route] : routes) {
@@ -142,11 +142,11 @@ void register_replay(py::module_& m) {
             if (is_route) {  // a Route: {"targets", "spill_after_s", "cooldown"} with its targets inline
               o = parse_route(target_json, label, models_dir ? preset_library({*models_dir}) : preset_library::standard());
             } else {
-              o.tgt = parse_target(target_json, label);
+              o.targets = {parse_target(target_json, label)};
             }
-            o.label = o.tgt.name;
+            o.label = o.name();
             o.client = client;
-            rt.routes.push_back({pattern, std::move(o)});
+            rt.entries.push_back({pattern, std::move(o)});
           }
           targets.push_back(std::move(rt));
         }
@@ -197,7 +197,7 @@ void register_replay(py::module_& m) {
           throw std::invalid_argument("give fit_on= (logs to fit speeds on) or on= (a target), not both or neither");
         if (seeds < 1 || seeds > 1000) throw std::invalid_argument("seeds must be from 1 to 1000");
         std::vector<std::string> notes;
-        replay_target rt;
+        model_map rt;
         if (fit_on) {
           rt = fitted_targets((*fit_on)->traces, 30, noise, &notes);
         } else {

@@ -67,18 +67,18 @@ void register_results(py::module_& m) {
       .def("bucket_names",
            [](const run_holder& r, std::size_t i) {
              std::vector<std::string> names;
-             for (const auto& b : r.options().at(i).option->tgt.limits) names.push_back(b.name);
+             for (const auto& b : r.options().at(i).option->buckets()) names.push_back(b.name);
              return names;
            })
       .def("bucket_limits",
            [](const run_holder& r, std::size_t i) {
              std::vector<double> v;
-             for (const auto& b : r.options().at(i).option->tgt.limits) v.push_back(b.limit);
+             for (const auto& b : r.options().at(i).option->buckets()) v.push_back(b.limit);
              return v;
            })
       .def("context_window", [](const run_holder& r, std::size_t i) {
-        return r.options().at(i).option->tgt.context_window_tokens;
-      }, "The context window of option i's target, in tokens (prompt + generated must fit).")
+        return r.options().at(i).option->window();
+      }, "The context window of option i's target (a route: its largest), in tokens (prompt + generated must fit).")
       .def("attempts", [](py::object self, std::size_t i) {
         return view(attempt_dtype(), self.cast<const run_holder&>().options().at(i).sim.attempts, self);
       }, "Per-attempt timeline of option i (structured array, a view).")
@@ -90,7 +90,7 @@ void register_results(py::module_& m) {
       }, "Per-session summary of option i (structured array, a view).")
       .def("bucket_levels", [](py::object self, std::size_t i) {
         const auto& o = self.cast<const run_holder&>().options().at(i);
-        const auto nb = static_cast<py::ssize_t>(o.option->tgt.limits.size());
+        const auto nb = static_cast<py::ssize_t>(o.option->buckets().size());
         const auto n = nb == 0 ? 0 : static_cast<py::ssize_t>(o.sim.bucket_levels.size()) / nb;
         return read_only(py::array(py::dtype::of<double>(), {n, nb},
                                    {static_cast<py::ssize_t>(sizeof(double)) * nb, static_cast<py::ssize_t>(sizeof(double))},
@@ -98,7 +98,7 @@ void register_results(py::module_& m) {
       }, "Units in use of each bucket when each attempt arrived: attempts × buckets (a view).")
       .def("bucket_curve", [](const run_holder& r, std::size_t i, std::size_t b, std::size_t grid) {
         const auto& o = r.options().at(i);
-        const auto& limits = o.option->tgt.limits;
+        const auto limits = o.option->buckets();
         if (b >= limits.size()) throw py::index_error(detail::message("bucket ", b, " of an option with ", limits.size(), " buckets"));
         level_curve c = bucket_level_curve(o.sim, limits[b], b, grid);
         return py::make_tuple(py::array_t<double>(static_cast<py::ssize_t>(c.t.size()), c.t.data()),

@@ -78,8 +78,8 @@ void register_solve(py::module_& m) {
         std::vector<scenario_option> options;
         for (const auto& [json_text, source] : targets) {
           scenario_option o;
-          o.tgt = parse_target(json_text, source);
-          o.label = o.tgt.name;
+          o.targets = {parse_target(json_text, source)};
+          o.label = o.first().name;
           o.client = client;
           options.push_back(std::move(o));
         }

@@ -52,7 +52,7 @@ run_stats measure(option_result& o) {
         st.death = std::string(to_string(s.outcome));
         for (const auto& a : sim.attempts)  // name the bucket a request was too large for
           if (a.session == i && a.status == attempt_status::too_large && a.refused_by >= 0) {
-            st.death += " for " + o.option->tgt.limits[static_cast<std::size_t>(a.refused_by)].name;
+            st.death += " for " + sim.buckets[static_cast<std::size_t>(a.refused_by)].name;
             break;
           }
       }
@@ -113,7 +113,7 @@ compare_result compare_on(const workload& wl, std::span<const scenario_option> o
   for (std::size_t o = 0; o < no; ++o) {
     compare_row row;
     row.label = s.options[o].label;
-    row.model = s.options[o].tgt.model;
+    row.model = view_of(s.options[o]).model;
     std::vector<request_sample> pooled;
     std::vector<double> lifetimes, durations, limited, stall, cost, per_hour;
     std::int32_t sessions = 0, stopped = 0, died = 0;

@@ -193,7 +193,7 @@ fleet_metrics compute_fleet_metrics(const simulation_result& r) {
   return f;
 }
 
-std::vector<std::optional<bucket_load>> bucket_loads(const simulation_result& r, const target& tgt) {
+std::vector<std::optional<bucket_load>> bucket_loads(const simulation_result& r, std::span<const bucket_config> limits) {
   double first = std::numeric_limits<double>::infinity(), last = -first;
   for (const auto& s : r.sessions) {
     if (s.attempts == 0) continue;
@@ -202,8 +202,8 @@ std::vector<std::optional<bucket_load>> bucket_loads(const simulation_result& r,
   }
   const double span = last - first;
   std::vector<std::optional<bucket_load>> out(r.buckets.size());
-  for (std::size_t b = 0; b < r.buckets.size() && b < tgt.limits.size(); ++b) {
-    const auto& cfg = tgt.limits[b];
+  for (std::size_t b = 0; b < r.buckets.size() && b < limits.size(); ++b) {
+    const auto& cfg = limits[b];
     if (cfg.algorithm == bucket_algorithm::concurrency || !(span > 0) || !(cfg.limit > 0)) continue;
     bucket_load l;
     l.span_s = span;

@@ -294,7 +294,7 @@ recorded_run measure_recorded(const std::vector<recorded_trace>& traces, const m
 
 replay_result run_replay(const std::vector<recorded_trace>& traces, const std::vector<scenario_option>& options,
                          const replay_options& opt) {
-  std::vector<replay_target> targets;
+  std::vector<model_map> targets;
   for (const auto& o : options) targets.push_back({o.label, {{"*", o}}});
   return run_replay(traces, targets, opt);
 }
@@ -306,9 +306,9 @@ session_shaping shaping_for(const scenario_option& o, const replay_options& opt)
   session_shaping sh;
   sh.max_tokens_override = opt.max_tokens;
   sh.agent_max_tokens = o.client.agent_max_tokens > 0 ? o.client.agent_max_tokens : opt.default_max_tokens;
-  // (A route's tgt stands for its targets: the largest window, no output cap.)
-  sh.max_output_tokens = o.tgt.max_output_tokens;
-  sh.window_tokens = o.tgt.context_window_tokens;
+  // A route: the largest window of its targets, and no output cap (each target caps its own).
+  sh.max_output_tokens = o.routed() ? 0 : o.first().max_output_tokens;
+  sh.window_tokens = o.window();
   sh.policy = opt.policy;
   sh.compact_at = opt.compact_at > 0 ? opt.compact_at
                   : o.client.agent_compact_at > 0 ? o.client.agent_compact_at : default_compact_at;
@@ -316,12 +316,9 @@ session_shaping shaping_for(const scenario_option& o, const replay_options& opt)
   return sh;
 }
 
-// The targets an option runs on, in order.
-std::vector<target> targets_of(const scenario_option& o) { return o.route.empty() ? std::vector<target>{o.tgt} : o.route; }
-
 } // namespace
 
-replay_result run_replay(const std::vector<recorded_trace>& traces, const std::vector<replay_target>& targets,
+replay_result run_replay(const std::vector<recorded_trace>& traces, const std::vector<model_map>& targets,
                          const replay_options& opt) {
   replay_result out;
   out.policy = opt.policy;
@@ -352,16 +349,16 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
     so.start_unix_s = origin_of(traces, traces.front());
 
   for (const auto& tg : targets) {
-    if (tg.routes.empty()) throw config_error("--on", "", fmt::format("option {} has no target", tg.label));
+    if (tg.entries.empty()) throw config_error("--on", "", fmt::format("option {} has no target", tg.label));
     // Each request goes to the first entry of the map whose pattern matches its model; a session
     // is shaped for the entry of most of its requests.
     auto entry_of = [&](const std::string& model) {
-      for (std::size_t k = 0; k < tg.routes.size(); ++k)
-        if (model_matches(tg.routes[k].pattern, model)) return static_cast<int>(k);
+      for (std::size_t k = 0; k < tg.entries.size(); ++k)
+        if (model_matches(tg.entries[k].pattern, model)) return static_cast<int>(k);
       return -1;
     };
     std::vector<int> major(n, -1);
-    std::vector<bool> used(tg.routes.size(), false);
+    std::vector<bool> used(tg.entries.size(), false);
     std::map<std::string, std::size_t> unmatched;
     std::size_t mixed = 0;
     std::string mixed_example;
@@ -390,49 +387,48 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
     }
     // The entries in use, side by side as one route cut into segments (one for a single entry).
     std::vector<std::size_t> entries;
-    for (std::size_t k = 0; k < tg.routes.size(); ++k)
+    for (std::size_t k = 0; k < tg.entries.size(); ++k)
       if (used[k]) entries.push_back(k);
     replay_shaping_summary summary;
-    auto o = std::make_shared<scenario_option>(tg.routes[entries.front()].option);
+    auto o = std::make_shared<scenario_option>(tg.entries[entries.front()].option);
     std::vector<std::string> patterns;
     if (entries.size() > 1) {
       o->label = tg.label;
-      o->route.clear();
-      o->routing = tg.routes[entries.front()].option.routing;
+      o->targets.clear();
+      o->routing = tg.entries[entries.front()].option.routing;
       o->routing.segments.clear();
       for (const auto k : entries) {
-        const auto& e = tg.routes[k].option;
+        const auto& e = tg.entries[k].option;
         if (e.routing.spill_after_s != o->routing.spill_after_s ||
             e.routing.cooldown_after_fails != o->routing.cooldown_after_fails ||
             e.routing.cooldown_window_s != o->routing.cooldown_window_s || e.routing.cooldown_s != o->routing.cooldown_s)
           throw config_error("--on", "", fmt::format("{}: the routes of a model map must share one spill and cooldown "
                                                      "policy ({} differs from {})",
-                                                     tg.label, tg.routes[k].pattern, tg.routes[entries.front()].pattern));
-        const auto ts = targets_of(e);
-        o->routing.segments.push_back({static_cast<std::uint8_t>(std::min(o->route.size(), max_route_targets)),
+                                                     tg.label, tg.entries[k].pattern, tg.entries[entries.front()].pattern));
+        const auto& ts = e.targets;
+        o->routing.segments.push_back({static_cast<std::uint8_t>(std::min(o->targets.size(), max_route_targets)),
                                        static_cast<std::uint8_t>(ts.size())});
-        o->route.insert(o->route.end(), ts.begin(), ts.end());
-        patterns.push_back(tg.routes[k].pattern);
-        summary.routes.push_back(fmt::format("{} → {}", tg.routes[k].pattern, route_name(ts)));
+        o->targets.insert(o->targets.end(), ts.begin(), ts.end());
+        patterns.push_back(tg.entries[k].pattern);
+        summary.routes.push_back(fmt::format("{} → {}", tg.entries[k].pattern, route_name(ts)));
       }
-      if (o->route.size() > max_route_targets)
+      if (o->targets.size() > max_route_targets)
         throw config_error("--on", "", fmt::format("{}: the model map's routes hold {} targets; a run has at most {}",
-                                                   tg.label, o->route.size(), max_route_targets));
-      o->tgt = describe_route(tg.label, o->route);
+                                                   tg.label, o->targets.size(), max_route_targets));
       if (mixed > 0)
         summary.notes.push_back(fmt::format(
             "{} session{} (e.g. {}) send requests of models mapped to different targets: each request ran on its "
             "own model's target, and each session's context policy follows the target of most of its requests",
             mixed, mixed == 1 ? "" : "s", mixed_example));
     } else {
-      summary.routes.push_back(fmt::format("{} → {}", tg.routes[entries.front()].pattern, o->tgt.name));
+      summary.routes.push_back(fmt::format("{} → {}", tg.entries[entries.front()].pattern, o->name()));
     }
     // Each session shaped for its entry's target (the plans need every session's index, start
     // and family, so every shaping holds them all).
-    std::vector<std::unique_ptr<replay_sessions>> shaped(tg.routes.size());
+    std::vector<std::unique_ptr<replay_sessions>> shaped(tg.entries.size());
     std::vector<session_plan> plans(n);
     for (const auto k : entries) {
-      auto sh = shaping_for(tg.routes[k].option, opt);
+      auto sh = shaping_for(tg.entries[k].option, opt);
       sh.model_patterns = patterns;
       shaped[k] = std::make_unique<replay_sessions>(make_replay_sessions(traces, sh));
       const auto all_plans = shaped[k]->plans(opt.seed);

@@ -38,7 +38,7 @@ double usd_per_1k_generated(const simulation_result& r) {
 comparison_pair find_comparison(const scenario_result& r) {
   comparison_pair p;
   for (std::size_t i = 0; i < r.options.size(); ++i) {
-    const auto kind = r.options[i].option->tgt.kind;
+    const auto kind = view_of(*r.options[i].option).kind;
     if (kind == target_kind::cloud && p.cloud < 0) p.cloud = static_cast<int>(i);
     if (kind == target_kind::local && p.local < 0) p.local = static_cast<int>(i);
   }
@@ -74,7 +74,7 @@ stop_explanation explain_stop(const option_result& o) {
   e.time_s = s.end_s;
   e.need = s.stop_need;
   e.capacity = s.stop_capacity;
-  const auto& limits = o.option->tgt.limits;
+  const auto limits = o.option->buckets();
   const bucket_config* b = s.stop_bucket >= 0 && static_cast<std::size_t>(s.stop_bucket) < limits.size()
                                ? &limits[static_cast<std::size_t>(s.stop_bucket)]
                                : nullptr;

@@ -26,7 +26,7 @@ std::string today_utc() {
 // A route's policy and what each of its targets did, with its share of the requests and tokens
 // served; null for an option on one target.
 json route_json(const scenario_option& o, const simulation_result& r) {
-  if (o.route.empty()) return nullptr;
+  if (!o.routed()) return nullptr;
   const auto& p = o.routing;
   json targets = json::array();
   std::int64_t served = 0, tokens = 0;
@@ -48,14 +48,15 @@ json route_json(const scenario_option& o, const simulation_result& r) {
 }
 
 json option_json(const option_result& o) {
-  const auto& tgt = o.option->tgt;
+  const auto v = view_of(*o.option);
+  const auto limits = o.option->buckets();
   const auto& r = o.sim;
   const auto& m = o.metrics;
   json j;
   j["label"] = o.label;
-  j["target"] = {{"name", tgt.name}, {"type", to_string(tgt.kind)},
-                 {"provider", tgt.provider}, {"tier", tgt.tier}, {"model", tgt.model},
-                 {"source", tgt.origin.source}, {"read_on", tgt.origin.read_on}, {"verified", tgt.origin.verified}};
+  j["target"] = {{"name", v.name}, {"type", to_string(v.kind)},
+                 {"provider", v.provider}, {"tier", v.tier}, {"model", v.model},
+                 {"source", v.origin.source}, {"read_on", v.origin.read_on}, {"verified", v.origin.verified}};
   j["client"] = o.option->client.name;
   j["outcome"] = detail::overall_outcome(r);
   int served = 0, attempts = 0, limited = 0;
@@ -82,13 +83,13 @@ json option_json(const option_result& o) {
     const auto& f = *r.first_429;
     json buckets = json::array();
     for (std::size_t b = 0; b < f.buckets.size(); ++b) {
-      const double limit = tgt.limits[b].limit;
-      buckets.push_back({{"name", tgt.limits[b].name}, {"limit", limit}, {"used", f.buckets[b].used},
+      const double limit = limits[b].limit;
+      buckets.push_back({{"name", limits[b].name}, {"limit", limit}, {"used", f.buckets[b].used},
                          {"used_pct", 100 * f.buckets[b].used / limit}, {"window_demand", f.buckets[b].window_demand},
                          {"window_demand_pct", 100 * f.buckets[b].window_demand / limit}});
     }
     j["first_429"] = {{"session", f.session + 1}, {"request", f.request}, {"time_s", f.time_s},
-                      {"bucket", tgt.limits[static_cast<std::size_t>(f.bucket)].name},
+                      {"bucket", limits[static_cast<std::size_t>(f.bucket)].name},
                       {"retry_after_s", f.retry_after_s}, {"buckets", buckets}};
     j["sent_before_first_429"] = tokens_json(f.sent_before);
   } else {
@@ -112,12 +113,12 @@ json option_json(const option_result& o) {
   } else {
     j["energy_kwh"] = nullptr;
   }
-  if (tgt.plan) {
-    const auto c = plan_cost_of(r, tgt);
+  if (v.plan) {
+    const auto c = plan_cost_of(r, o.option->first());
     const auto field = [&](double plan_cost::*f) { return c ? json((*c).*f) : json(nullptr); };
-    j["plan"] = {{"name", tgt.plan->name},
-                 {"monthly_fee_usd", tgt.plan->monthly_fee_usd},
-                 {"fee_share_usd", plan_fee_share(*tgt.plan, r.wall_s)},
+    j["plan"] = {{"name", v.plan->name},
+                 {"monthly_fee_usd", v.plan->monthly_fee_usd},
+                 {"fee_share_usd", plan_fee_share(*v.plan, r.wall_s)},
                  {"tasks_per_month", field(&plan_cost::tasks_per_month)},
                  {"usd_per_task", field(&plan_cost::usd_per_task)},
                  {"usd_per_hour", field(&plan_cost::usd_per_hour)},
@@ -127,7 +128,7 @@ json option_json(const option_result& o) {
     j["plan"] = nullptr;
   }
   json buckets = json::array();
-  const auto loads = bucket_loads(r, tgt);
+  const auto loads = bucket_loads(r, limits);
   for (std::size_t k = 0; k < r.buckets.size(); ++k) {
     const auto& b = r.buckets[k];
     const auto load = [&](double bucket_load::*field) { return k < loads.size() && loads[k] ? json((*loads[k]).*field) : json(nullptr); };
@@ -141,7 +142,7 @@ json option_json(const option_result& o) {
   j["sessions"] = sessions;
   if (r.engine) {
     const auto& e = *r.engine;
-    const auto& cfg = *tgt.engine;
+    const auto& cfg = *v.engine;
     j["engine"] = {{"name", cfg.name}, {"max_sequences", cfg.max_sequences}, {"peak_sequences", e.peak_sequences},
                    {"peak_queue", e.peak_queue}, {"queue_wait_s", e.queue_wait_s}, {"peak_kv_tokens", e.peak_kv_tokens},
                    {"peak_kv_gb", e.peak_kv_gb}, {"kv_pool_gb", cfg.memory.kv_pool_gb}, {"vram_gb", e.vram_gb},

@@ -356,7 +356,7 @@ void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& trac
   row("first 429", "n/a", [](const option_result& o) {
     if (!o.sim.first_429) return std::string("none");
     return fmt::format("{:.1f} s {}", o.sim.first_429->time_s,
-                       o.option->tgt.limits[static_cast<std::size_t>(o.sim.first_429->bucket)].name);
+                       o.sim.buckets[static_cast<std::size_t>(o.sim.first_429->bucket)].name);
   });
   row("stall", "n/a", [](const option_result& o) {
     double s = 0;
@@ -373,11 +373,12 @@ void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& trac
         return fmt::format("${:.2f}{}", detail::usd_per_hour(o.sim), served < total ? " partial" : "");
       });
   // Subscription plans: how far the plan's caps let this pace go over a month (metrics.hpp).
-  if (std::any_of(r.options.begin(), r.options.end(), [](const option_result& o) { return o.option->tgt.plan.has_value(); })) {
+  if (std::any_of(r.options.begin(), r.options.end(), [](const option_result& o) { return view_of(*o.option).plan != nullptr; })) {
     std::map<const option_result*, std::optional<plan_cost>> costs;  // once per option, for three rows
-    for (const auto& o : r.options) costs[&o] = plan_cost_of(o.sim, o.option->tgt);
+    for (const auto& o : r.options)
+      costs[&o] = view_of(*o.option).plan ? plan_cost_of(o.sim, o.option->first()) : std::nullopt;
     auto plan = [&](const option_result& o, auto cell) {
-      if (!o.option->tgt.plan) return std::string("-");
+      if (!view_of(*o.option).plan) return std::string("-");
       const auto& c = costs.at(&o);
       return c ? cell(*c) : std::string("no task completed");
     };

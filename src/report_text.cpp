@@ -38,7 +38,7 @@ double session_time(const simulation_result& r) {
 // The time a local target served: the run's busy time, or on a route its first local target's.
 double local_busy_s(const option_result& o) {
   for (std::size_t k = 0; k < o.sim.route.size(); ++k)
-    if (o.option->route[k].power) return o.sim.route[k].busy_s;
+    if (o.option->targets[k].power) return o.sim.route[k].busy_s;
   return o.sim.busy_s;
 }
 
@@ -72,12 +72,13 @@ void write_route(std::ostream& os, const option_result& o) {
 }
 
 void write_option(std::ostream& os, const option_result& o) {
-  const auto& tgt = o.option->tgt;
+  const auto v = view_of(*o.option);
+  const auto limits = o.option->buckets();
   const auto& r = o.sim;
   const auto& m = o.metrics;
-  fmt::print(os, "\n== {}: {} ({}), client {} ==\n", o.label, tgt.name,
-             o.option->route.empty() ? fmt::format("{} {} {}", tgt.provider, tgt.tier, tgt.model)
-                                     : fmt::format("a route of {} targets", o.option->route.size()),
+  fmt::print(os, "\n== {}: {} ({}), client {} ==\n", o.label, v.name,
+             !o.option->routed() ? fmt::format("{} {} {}", v.provider, v.tier, v.model)
+                                 : fmt::format("a route of {} targets", o.option->targets.size()),
              o.option->client.name);
   if (r.cut_off) {
     std::int64_t attempts = 0, stopped = 0;
@@ -91,7 +92,7 @@ void write_option(std::ostream& os, const option_result& o) {
   }
 
   // First 429.
-  if (tgt.limits.empty()) {
+  if (limits.empty()) {
     fmt::print(os, "  Limits      none (local engine)\n");
   } else if (!r.first_429) {
     fmt::print(os, "  First 429   none\n");
@@ -100,16 +101,16 @@ void write_option(std::ostream& os, const option_result& o) {
     const auto& sb = f.sent_before;
     fmt::print(os, "  First 429   request {} at {:.1f} s{}, refused by {} (retry after {:.1f} s)\n", f.request, f.time_s,
                r.sessions.size() > 1 ? fmt::format(" of session {}", f.session + 1) : std::string{},
-               tgt.limits[static_cast<std::size_t>(f.bucket)].name, f.retry_after_s);
+               limits[static_cast<std::size_t>(f.bucket)].name, f.retry_after_s);
     fmt::print(os, "              sent before it: {} tokens, {} of them cache reads ({})\n",
                grouped(static_cast<double>(sb.total())), pct(static_cast<double>(sb.cache_read), static_cast<double>(sb.total())),
                by_class(sb));
     std::size_t width = 16;  // a route's buckets are named TARGET:BUCKET
-    for (const auto& cfg : tgt.limits) width = std::max(width, cfg.name.size());
+    for (const auto& cfg : limits) width = std::max(width, cfg.name.size());
     fmt::print(os, "              {:<{}} {:>12} {:>19} {:>19} {:>19}\n", "bucket", width, "limit", "in use at 429",
                "demand last period", "peak, any period");
-    for (std::size_t b = 0; b < tgt.limits.size(); ++b) {
-      const auto& cfg = tgt.limits[b];
+    for (std::size_t b = 0; b < limits.size(); ++b) {
+      const auto& cfg = limits[b];
       const auto& snap = f.buckets[b];
       const auto& sum = r.buckets[b];
       fmt::print(os, "              {:<{}} {:>12} {:>12} {:>6} {:>12} {:>6} {:>12} {:>6}\n", cfg.name, width, grouped(cfg.limit),
@@ -129,10 +130,10 @@ void write_option(std::ostream& os, const option_result& o) {
   }
   std::int64_t spilled = 0;
   for (const auto& t : r.route) spilled += t.spilled_in;
-  if (!tgt.limits.empty())
+  if (!limits.empty())
     fmt::print(os, "  Client      {} 429{} answered by {}waiting {:.1f} s in all ({} of the sessions' time)\n", limited,
                limited == 1 ? "" : "s",
-               o.option->route.empty() ? std::string() : fmt::format("spilling to the next target ({}) or ", spilled),
+               !o.option->routed() ? std::string() : fmt::format("spilling to the next target ({}) or ", spilled),
                stall, pct(stall, session_time(r)));
   if (r.sessions.size() == 1) {
     fmt::print(os, "  Outcome     {}: {} of {} requests served in {:.1f} s ({:.2f} min)\n", detail::overall_outcome(r),
@@ -164,7 +165,7 @@ void write_option(std::ostream& os, const option_result& o) {
   }
   if (!r.route.empty()) write_route(os, o);
   // The bucket that stretches the work most, if any: a wall that no client can wait out.
-  const auto loads = bucket_loads(r, tgt);
+  const auto loads = bucket_loads(r, limits);
   std::size_t over = loads.size();
   for (std::size_t b = 0; b < loads.size(); ++b)
     if (loads[b] && loads[b]->min_span_s > loads[b]->span_s &&
@@ -172,7 +173,7 @@ void write_option(std::ostream& os, const option_result& o) {
       over = b;
   if (over < loads.size()) {
     const auto& l = *loads[over];
-    const auto& cfg = tgt.limits[over];
+    const auto& cfg = limits[over];
     fmt::print(os, "  Load        {} offered {:.1f}× its capacity ({} {} per {:.0f} s against {}): work of {:.1f} s without "
                    "waiting needs at least {:.1f} s\n",
                cfg.name, l.ratio, grouped(l.offered_per_period), to_string(cfg.unit), cfg.period_s, grouped(cfg.limit),
@@ -181,7 +182,7 @@ void write_option(std::ostream& os, const option_result& o) {
 
   if (r.engine) {
     const auto& e = *r.engine;
-    const auto& cfg = *tgt.engine;
+    const auto& cfg = *v.engine;
     fmt::print(os, "  Engine      {}: at most {} of {} sequences at once, {} queued at most (waited {:.1f} s in all)\n",
                cfg.name, e.peak_sequences, cfg.max_sequences, e.peak_queue, e.queue_wait_s);
     fmt::print(os, "              KV cache peak {} tokens = {:.2f} GB of a {:.2f} GB pool; VRAM {:.1f} of {:.0f} GB\n",
@@ -197,25 +198,30 @@ void write_option(std::ostream& os, const option_result& o) {
              m.samples.dropped_short_output + m.samples.dropped_duration);
 
   // Cost.
-  if (tgt.prices || !o.option->route.empty()) {
+  if (v.prices || o.option->routed()) {
     const auto& c = r.cost_by_class_usd;
-    fmt::print(os, "  Cost        ${:.4f} in tokens: input ${:.4f}, cache read ${:.4f}, cache write ${:.4f}, output ${:.4f}, "
-                   "reasoning ${:.4f}{}\n", r.token_cost_usd, c[0], c[1], c[2], c[3], c[4],
+    const auto k = [](token_class x) { return static_cast<std::size_t>(x); };
+    fmt::print(os, "  Cost        ${:.4f} in tokens: input ${:.4f}, cache read ${:.4f}, cache write ${:.4f}{}, output ${:.4f}, "
+                   "reasoning ${:.4f}{}\n", r.token_cost_usd, c[k(token_class::input)], c[k(token_class::cache_read)],
+               c[k(token_class::cache_write)],
+               c[k(token_class::cache_write_1h)] > 0 ? fmt::format(", cache write 1h ${:.4f}", c[k(token_class::cache_write_1h)])
+                                                     : std::string(),
+               c[k(token_class::output)], c[k(token_class::reasoning)],
                r.cache_storage_usd > 0 ? fmt::format(", cache storage ${:.4f}", r.cache_storage_usd) : std::string());
   }
   if (r.energy) {
-    const auto& p = *tgt.power;
+    const auto& p = *v.power;
     fmt::print(os, "  Energy      {:.4f} kWh = ${:.4f} ({:.0f} W serving, {:.0f} W idle, ${}/kWh; busy {:.0f} s of {:.0f} s)",
                r.energy->energy_kwh, r.energy->electricity_usd, p.load_power_w, p.idle_power_w, p.usd_per_kwh,
                local_busy_s(o), r.wall_s);
     if (r.energy->amortisation_usd > 0) fmt::print(os, "; hardware ${:.4f}", r.energy->amortisation_usd);
     fmt::print(os, "\n");
   }
-  if (tgt.plan) {
-    const auto& p = *tgt.plan;
+  if (v.plan) {
+    const auto& p = *v.plan;
     fmt::print(os, "  Plan        {}, ${:g}/month: this run's share ${:.4f} ({:.0f} s of a {:.1f}-hour month)\n", p.name,
                p.monthly_fee_usd, plan_fee_share(p, r.wall_s), r.wall_s, plan_month_s / 3600);
-    if (const auto c = plan_cost_of(r, tgt))
+    if (const auto c = plan_cost_of(r, o.option->first()))
       fmt::print(os, "              repeated all month, at most {} tasks fit (limited by {}{}): ${:.4f} per task, ${:.2f} per "
                      "hour of this work\n",
                  grouped(c->tasks_per_month), c->limited_by,
@@ -251,7 +257,7 @@ void write_text_report(std::ostream& os, const scenario_result& res) {
                grouped(static_cast<double>(sum.last_context)), grouped(static_cast<double>(sum.max_context)));
   }
   for (const auto& o : res.options) {
-    if (o.option->tgt.prices || !o.option->tgt.limits.empty())
+    if (view_of(*o.option).prices || !o.option->buckets().empty())
       fmt::print(os, "  Cache       {}: {} of prompt tokens were cache reads; context/output ratio {}\n", o.label,
                  std::isnan(o.metrics.cache_hit_rate) ? std::string("—") : fmt::format("{:.1f}%", 100 * o.metrics.cache_hit_rate),
                  std::isnan(o.metrics.context_output_ratio) ? std::string("—")

@@ -23,7 +23,7 @@ std::int32_t fleet_size(const scenario& s) noexcept {
 run_size run_size_of(const scenario& s, bool record_attempts, bool record_charges) {
   run_size z;
   std::size_t buckets = 0;
-  for (const auto& o : s.options) buckets = std::max(buckets, o.tgt.limits.size());
+  for (const auto& o : s.options) buckets = std::max(buckets, route_buckets(o.targets, false).size());
   for (const auto& g : s.fleet) {
     z.sessions += g.sessions;
     const std::int64_t turns = static_cast<std::int64_t>(g.sessions) * turns_cap(g.wl);
@@ -123,8 +123,8 @@ option_result run_option(const scenario_option& o, std::span<const session_plan>
   }
   option_result res;
   res.label = o.label;
-  res.sim = o.route.empty() ? simulate(o.tgt, o.client, plans, so)
-                            : simulate_route(o.route, o.routing, o.client, plans, so);
+  res.sim = o.routed() ? simulate_route(o.targets, o.routing, o.client, plans, so)
+                       : simulate(o.first(), o.client, plans, so);
   if (measure) res.metrics = compute_request_metrics(res.sim.requests);
   return res;
 }

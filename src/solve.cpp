@@ -169,17 +169,17 @@ solve_result solve_min_limit(const scenario& s, const min_limit_query& q) {
   check_fraction(q.max_stall_share, "the largest stall share");
   if (!(q.relative_tolerance > 0 && q.relative_tolerance < 1))
     throw simulation_error(fmt::format("the relative tolerance must lie in (0, 1), found {}", q.relative_tolerance));
-  const auto& limits = s.options[q.option].tgt.limits;
+  const auto limits = s.options[q.option].buckets();
   if (limits.empty())
     throw simulation_error(fmt::format("option {} ({}) has no rate limits to scale", s.options[q.option].label,
-                                       s.options[q.option].tgt.name));
+                                       s.options[q.option].name()));
   std::vector<std::size_t> scaled;
   for (std::size_t b = 0; b < limits.size(); ++b)
     if (q.bucket.empty() || limits[b].name == q.bucket) scaled.push_back(b);
   if (scaled.empty()) {
     std::string names;
     for (const auto& b : limits) names += fmt::format("{}{}", names.empty() ? "" : ", ", b.name);
-    throw simulation_error(fmt::format("target {} has no bucket named \"{}\" (it has: {})", s.options[q.option].tgt.name,
+    throw simulation_error(fmt::format("target {} has no bucket named \"{}\" (it has: {})", s.options[q.option].name(),
                                        q.bucket, names));
   }
   scenario t = only_option(s, q.option);
@@ -187,17 +187,7 @@ solve_result solve_min_limit(const scenario& s, const min_limit_query& q) {
   r.question = "min-limit";
   auto apply = [&](double f) {
     auto& o = t.options[0];
-    for (auto b : scaled) {
-      o.tgt.limits[b].limit = limits[b].limit * f;
-      std::size_t i = b;  // a route: the same bucket of the target that owns it (describe_route's order)
-      for (auto& rt : o.route) {
-        if (i < rt.limits.size()) {
-          rt.limits[i].limit = limits[b].limit * f;
-          break;
-        }
-        i -= rt.limits.size();
-      }
-    }
+    for (auto b : scaled) o.bucket_at(b).limit = limits[b].limit * f;
   };
   trials tr(q);
   auto eval = [&](double f) {
@@ -289,7 +279,7 @@ solve_result solve_breakeven(const scenario& s, const breakeven_query& q) {
   auto pick = [&](std::size_t o, target_kind k, const char* what) {
     if (o == first_of_kind) {
       for (std::size_t i = 0; i < s.options.size(); ++i)
-        if (s.options[i].tgt.kind == k) return i;
+        if (view_of(s.options[i]).kind == k) return i;
       throw simulation_error(fmt::format("scenario {} has no {} option", s.name, what));
     }
     if (o >= s.options.size())
@@ -299,18 +289,18 @@ solve_result solve_breakeven(const scenario& s, const breakeven_query& q) {
   };
   auto local = s.options[pick(q.local, target_kind::local, "local")];
   const auto& cloud = s.options[pick(q.cloud, target_kind::cloud, "cloud")];
-  if (local.tgt.kind != target_kind::local || !local.tgt.power)
-    throw simulation_error(fmt::format("option {} ({}) is not a local target", local.label, local.tgt.name));
-  if (cloud.tgt.kind != target_kind::cloud)
-    throw simulation_error(fmt::format("option {} ({}) is not a cloud target", cloud.label, cloud.tgt.name));
-  auto& p = *local.tgt.power;
+  if (view_of(local).kind != target_kind::local || !local.first().power)
+    throw simulation_error(fmt::format("option {} ({}) is not a local target", local.label, local.name()));
+  if (view_of(cloud).kind != target_kind::cloud)
+    throw simulation_error(fmt::format("option {} ({}) is not a cloud target", cloud.label, cloud.name()));
+  auto& p = *local.first().power;
   if (!(q.hardware_usd >= 0 && q.lifetime_hours >= 0 && std::isfinite(q.hardware_usd) && std::isfinite(q.lifetime_hours)))
     throw simulation_error("hardware_usd and lifetime_hours must be finite and >= 0");
   if (q.hardware_usd > 0) p.hardware_usd = q.hardware_usd;
   if (q.lifetime_hours > 0) p.lifetime_hours = q.lifetime_hours;
   if (!(p.hardware_usd > 0 && p.lifetime_hours > 0))
     throw simulation_error(fmt::format("target {} has no hardware cost to amortise: set power.hardware_usd and "
-                                       "power.lifetime_hours (or give them to the question)", local.tgt.name));
+                                       "power.lifetime_hours (or give them to the question)", local.name()));
   scenario t = s;
   t.options = {cloud, local};
   const auto rows = trials(q).rows(t);

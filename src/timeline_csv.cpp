@@ -15,10 +15,10 @@ void write_timeline_csv(std::ostream& os, std::span<const option_result> options
   // Bucket columns: the union of every option's bucket names, in order of appearance.
   std::vector<std::string> names;
   for (const auto& o : options)
-    for (const auto& b : o.option->tgt.limits)
+    for (const auto& b : o.option->buckets())
       if (std::find(names.begin(), names.end(), b.name) == names.end()) names.push_back(b.name);
 
-  std::string token_columns;  // the five classes, by token_counts' field list
+  std::string token_columns;  // the six classes, by token_counts' field list
   for_each_field<token_counts>([&](const auto& f) { (token_columns += f.name) += ','; });
   fmt::print(os, "option,session,request,turn,attempt,compaction,status,t_send_s,t_first_token_s,t_end_s,"
                  "retry_after_s,wait_s,refused_by,{}context,cost_usd", token_columns);
@@ -26,7 +26,7 @@ void write_timeline_csv(std::ostream& os, std::span<const option_result> options
   fmt::print(os, "\n");
 
   for (const auto& o : options) {
-    const auto& limits = o.option->tgt.limits;
+    const auto limits = o.option->buckets();
     std::vector<int> column(names.size(), -1);  // which of this option's buckets fills each column
     for (std::size_t b = 0; b < limits.size(); ++b)
       column[static_cast<std::size_t>(std::find(names.begin(), names.end(), limits[b].name) - names.begin())] =

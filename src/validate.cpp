@@ -37,18 +37,19 @@ double ks_distance(std::vector<double> a, std::vector<double> b) {
 scenario_option fitted_option(const speed_fit& f, const std::string& name, bool noise) {
   scenario_option o;
   o.label = name;
-  o.tgt.name = name;
-  o.tgt.kind = target_kind::local;
-  o.tgt.context_window_tokens = 10'000'000;
-  o.tgt.cache.enabled = true;
-  o.tgt.cache.block_tokens = 64;
-  o.tgt.cache.ttl_s = 1e9;
-  o.tgt.speed = f.model;
+  target& t = o.targets.emplace_back();
+  t.name = name;
+  t.kind = target_kind::local;
+  t.context_window_tokens = 10'000'000;
+  t.cache.enabled = true;
+  t.cache.block_tokens = 64;
+  t.cache.ttl_s = 1e9;
+  t.speed = f.model;
   if (noise) {
-    o.tgt.speed.noise_median = f.noise_median;
-    o.tgt.speed.noise_sigma = f.noise_sigma;
+    t.speed.noise_median = f.noise_median;
+    t.speed.noise_sigma = f.noise_sigma;
   }
-  o.tgt.power = power_config{};
+  t.power = power_config{};
   o.client.name = "none";
   o.client.max_retries = 0;
   return o;
@@ -56,47 +57,48 @@ scenario_option fitted_option(const speed_fit& f, const std::string& name, bool 
 
 } // namespace
 
-replay_target validation_target(target tgt, bool noise) {
+model_map validation_target(target tgt, bool noise) {
   scenario_option o;
-  o.tgt = std::move(tgt);
-  o.label = o.tgt.name;
+  o.label = tgt.name;
   o.client.name = "none";
   o.client.max_retries = 0;
-  o.tgt.limits.clear();  // the speed is validated, not the limits
-  o.tgt.context_window_tokens = std::max<std::int64_t>(o.tgt.context_window_tokens, 10'000'000);
+  tgt.limits.clear();  // the speed is validated, not the limits
+  tgt.context_window_tokens = std::max<std::int64_t>(tgt.context_window_tokens, 10'000'000);
   if (!noise) {
-    o.tgt.speed.noise_sigma = 0;
-    o.tgt.speed.noise_median = 1;
+    tgt.speed.noise_sigma = 0;
+    tgt.speed.noise_median = 1;
   }
+  o.targets.push_back(std::move(tgt));
   return {o.label, {{"*", o}}};
 }
 
-replay_target fitted_targets(const std::vector<recorded_trace>& fit_on, std::size_t min_requests, bool noise,
+model_map fitted_targets(const std::vector<recorded_trace>& fit_on, std::size_t min_requests, bool noise,
                              std::vector<std::string>* notes) {
-  replay_target rt;
+  model_map rt;
   rt.label = "fitted";
   for (const auto& [model, n] : fittable_models(fit_on)) {
     if (n < min_requests) continue;
     const auto f = fit_speed_model(fit_on, model);
-    rt.routes.push_back({model, fitted_option(f, "fitted-" + model, noise)});
+    rt.entries.push_back({model, fitted_option(f, "fitted-" + model, noise)});
     if (notes)
       notes->push_back(fmt::format("{}: fitted on {} requests (median |error| in sample {:.1f}%, noise spread {:.3f})",
                                    model, f.samples, 100 * f.abs_rel_error.p50, f.noise_sigma));
   }
   const auto pooled = fit_speed_model(fit_on, "*");
-  rt.routes.push_back({"*", fitted_option(pooled, "fitted-pooled", noise)});
+  rt.entries.push_back({"*", fitted_option(pooled, "fitted-pooled", noise)});
   if (notes)
     notes->push_back(fmt::format("every other model: pooled fit on {} requests of {} models", pooled.samples,
                                  pooled.models.size()));
   return rt;
 }
 
-validation_result validate_replay(const std::vector<recorded_trace>& held_out, const replay_target& on,
+validation_result validate_replay(const std::vector<recorded_trace>& held_out, const model_map& on,
                                   const validation_options& opt) {
   if (opt.seeds < 1) throw simulation_error(fmt::format("at least 1 seed is needed, found {}", opt.seeds));
   validation_result out;
   bool noisy = false;
-  for (const auto& r : on.routes) noisy = noisy || r.option.tgt.speed.noise_sigma > 0;
+  for (const auto& r : on.entries)
+    for (const auto& t : r.option.targets) noisy = noisy || t.speed.noise_sigma > 0;
   out.seeds = noisy ? opt.seeds : 1;
   std::vector<double> per_trace_ape, per_trace_bias, per_trace_total, per_trace_ks, per_trace_cache;
   std::size_t covered = 0, covered_of = 0;
@@ -116,7 +118,7 @@ validation_result validate_replay(const std::vector<recorded_trace>& held_out, c
       ro.seed = opt.seed + static_cast<std::uint64_t>(k);
       ro.record_attempts = false;
       ro.policy = context_policy::fail;
-      const auto r = run_replay(one, std::vector<replay_target>{on}, ro);
+      const auto r = run_replay(one, std::vector<model_map>{on}, ro);
       const auto& m = r.options.front().sim;
       // Requests by session, in send order (sessions run one request at a time).
       std::vector<std::size_t> next(t.sessions.size(), 0);

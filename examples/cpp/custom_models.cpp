@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
     loopcast::sim_options opt;
     opt.start_unix_s = scn.start_unix_s;
 
-    const auto& tgt = cloud.tgt;
+    const auto& tgt = cloud.first();
     const loopcast::curve_speed preset_speed{&tgt.speed};
     report("built-in token buckets:", loopcast::simulate(tgt, cloud.client, fleet.plans, opt));
     report("GCRA with debt:",

@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
     auto scn = lib.load_scenario("reference");
     scn.options.resize(1);  // the cloud option only
     report("Developer tier:", scn);
-    scn.options.front().tgt.find_bucket("total_tpm")->limit *= 2;
+    scn.options.front().first().find_bucket("total_tpm")->limit *= 2;
     report("total_tpm doubled:", scn);
   } catch (const loopcast::error& e) {
     std::cerr << "what_if_limits: " << e.what() << "\n";

@@ -113,9 +113,9 @@ struct bucket_load {
   /// `limit` at once, then `limit` per period, (charged / limit − 1) × period; at least span_s.
   double min_span_s = 0;
 };
-/// One per bucket of target.limits (the run's buckets); none for a concurrency bucket (not a
-/// rate) or a run without time.
-std::vector<std::optional<bucket_load>> bucket_loads(const simulation_result& r, const target& tgt);
+/// One per bucket of `limits` (the run's buckets, as scenario_option::buckets() gives them); none
+/// for a concurrency bucket (not a rate) or a run without time.
+std::vector<std::optional<bucket_load>> bucket_loads(const simulation_result& r, std::span<const bucket_config> limits);
 
 /// What a subscription plan costs at a run's pace and usage (plan.hpp, docs/plans.md). Repeating
 /// the run all month, the plan admits at most

@@ -53,6 +53,8 @@ public:
   const std::filesystem::path& find(preset_kind kind, std::string_view name) const;
 
   target load_target(std::string_view name) const;
+  /// A target named by a preset name or a .json file's path.
+  target load_target_ref(const std::string& ref) const;
   retry_policy load_client(std::string_view name) const;
   workload load_workload(std::string_view name) const;
   scenario load_scenario(std::string_view name) const;
@@ -95,7 +97,7 @@ workload parse_workload(std::string_view json_text, const std::string& file);
 /// References to other presets by name are resolved through `lib`.
 scenario parse_scenario(std::string_view json_text, const std::string& file, const preset_library& lib);
 /// A route as a scenario option's "route" holds it ({"targets", "spill_after_s", "cooldown"};
-/// docs/routing.md): the option's route, policy and describe_route() target, labelled by its name.
+/// docs/routing.md): the option's targets and policy, labelled by its name.
 scenario_option parse_route(std::string_view json_text, const std::string& file, const preset_library& lib);
 
 /// The preset's JSON with every reference to another preset (by name or .json path) replaced by

@@ -12,6 +12,7 @@
 #include "loopcast/metrics.hpp"
 #include "loopcast/price_book.hpp"
 #include "loopcast/prices.hpp"
+#include "loopcast/presets.hpp"
 #include "loopcast/scenario.hpp"
 #include "loopcast/trace.hpp"
 
@@ -205,19 +206,26 @@ struct enum_names<replay_speed> {
                                     enum_entry{replay_speed::recorded, "recorded"}};
 };
 
-/// One target of a replay option, for the sessions whose model matches `pattern` (a glob: '*'
-/// matches any run of characters; "*" matches every model). A session whose models match
-/// different routes runs on the route of most of its requests (noted in the result).
-struct model_route {
+/// What the requests of the models matching `pattern` run on (a glob: '*' matches any run of
+/// characters; "*" matches every model): an option, one target or a route.
+struct model_map_entry {
   std::string pattern;
   scenario_option option;
 };
 
-/// A column of a replay: one target for every session, or a route per model.
-struct replay_target {
+/// A column of a replay: one option for every request, or one per model. Each request runs on the
+/// option of the first pattern its model matches, inside its session (docs/replay.md).
+struct model_map {
   std::string label;
-  std::vector<model_route> routes;  ///< the first matching pattern wins
+  std::vector<model_map_entry> entries;  ///< the first matching pattern wins
 };
+
+/// `--on` as the command line takes it, into a model map: TARGET, 'TARGET>TARGET…' (a route, with
+/// `routing`), 'PATTERN=TARGET,PATTERN=TARGET…', or a .json file {"PATTERN": "TARGET", …}; each
+/// TARGET a preset name or a .json path. `no_limits` drops the targets' buckets. Throws
+/// std::invalid_argument for a malformed spec and config_error for a target that does not load.
+model_map parse_model_map(const std::string& spec, const preset_library& lib, const retry_policy& client,
+                          const route_policy& routing = {}, bool no_limits = false);
 
 struct replay_options {
   std::uint64_t seed = 1;
@@ -251,7 +259,7 @@ struct replay_result {
   replay_speed speed = replay_speed::target;
 };
 
-replay_result run_replay(const std::vector<recorded_trace>& traces, const std::vector<replay_target>& targets,
+replay_result run_replay(const std::vector<recorded_trace>& traces, const std::vector<model_map>& targets,
                          const replay_options& opt = {});
 /// Every session on each option.
 replay_result run_replay(const std::vector<recorded_trace>& traces, const std::vector<scenario_option>& options,

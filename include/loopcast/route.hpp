@@ -16,6 +16,7 @@
 #include "loopcast/target.hpp"
 #include "loopcast/tokens.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -87,28 +88,23 @@ inline std::string route_name(std::span<const target> route) {
   return name;
 }
 
-/// A target that stands for a route in reports: named `name`, its buckets the route targets'
-/// buckets side by side, each named "TARGET:BUCKET" (a run's bucket indices follow this order).
-inline target describe_route(std::string name, std::span<const target> route) {
-  target d;
-  d.name = std::move(name);
-  d.provider = d.tier = d.model = "routed";
-  d.kind = target_kind::cloud;
-  d.context_window_tokens = 0;
-  d.origin.verified = true;
-  for (const auto& t : route) {
+/// The buckets of a route's targets side by side, as a run of it numbers them: a route's named
+/// "TARGET:BUCKET" (`prefixed`), one target's as they are.
+inline std::vector<bucket_config> route_buckets(std::span<const target> route, bool prefixed) {
+  std::vector<bucket_config> out;
+  for (const auto& t : route)
     for (auto b : t.limits) {
-      b.name = t.name + ":" + b.name;
-      d.limits.push_back(std::move(b));
+      if (prefixed) b.name = t.name + ":" + b.name;
+      out.push_back(std::move(b));
     }
-    d.context_window_tokens = std::max(d.context_window_tokens, t.context_window_tokens);
-    if (!d.engine && t.engine) d.engine = t.engine;  // a run reports its route's first engine
-    if (!d.power && t.power) d.power = t.power;      // and its local targets' energy together
-    d.origin.source += (d.origin.source.empty() ? "" : "; ") + t.origin.source;
-    d.origin.verified = d.origin.verified && t.origin.verified;
-    if (d.origin.read_on.empty() || t.origin.read_on < d.origin.read_on) d.origin.read_on = t.origin.read_on;
-  }
-  return d;
+  return out;
+}
+
+/// The largest context window of a route's targets, in tokens.
+inline std::int64_t route_window(std::span<const target> route) noexcept {
+  std::int64_t w = 0;
+  for (const auto& t : route) w = std::max(w, t.context_window_tokens);
+  return w;
 }
 
 } // namespace loopcast

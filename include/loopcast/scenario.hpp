@@ -19,19 +19,83 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace loopcast {
 
+/// One option of a scenario: a route of targets — one target is a route of one — the client that
+/// sends to it, and how the route spreads requests over its targets (route.hpp).
 struct scenario_option {
-  std::string label;       ///< e.g. "cloud"
-  target tgt;              ///< the target; for a route, describe_route() of its targets (what reports show)
+  std::string label;             ///< e.g. "cloud"
+  std::vector<target> targets;   ///< at least one, tried in order (docs/routing.md)
+  route_policy routing = {};     ///< with several targets (or segments): when to spill, cooldowns
   retry_policy client;
   bool batch = false;
-  std::vector<target> route = {};  ///< a route's targets in order (route.hpp); empty: the option runs `tgt`
-  route_policy routing = {};  ///< with a route: when to spill, cooldowns
+
+  const target& first() const { return targets.front(); }
+  target& first() { return targets.front(); }
+  /// More than one target, or a model map's segments: the route's own buckets are named
+  /// "TARGET:BUCKET" and its result says what each target did.
+  bool routed() const noexcept { return targets.size() > 1 || !routing.segments.empty(); }
+  /// What reports call it: its target's name; a route's targets' names joined by " → "; a
+  /// replay's model map (segments), its label.
+  std::string name() const { return routing.segments.empty() ? route_name(targets) : label; }
+  /// Its buckets as a run of it numbers them (a route's named "TARGET:BUCKET").
+  std::vector<bucket_config> buckets() const { return route_buckets(targets, routed()); }
+  /// The largest context window of its targets, in tokens.
+  std::int64_t window() const noexcept { return route_window(targets); }
+  /// Bucket `b` of buckets(): the bucket of the target that owns it.
+  bucket_config& bucket_at(std::size_t b) {
+    for (auto& t : targets) {
+      if (b < t.limits.size()) return t.limits[b];
+      b -= t.limits.size();
+    }
+    throw std::out_of_range("no such bucket");
+  }
 };
+
+/// What the reports show of what an option ran: its one target's identity, engine, power, plan and
+/// prices; a route's name with "routed" for provider, tier and model, the kind "cloud", its
+/// targets' sources joined, the oldest date read (verified when every target is), the first engine
+/// and power among them, and no plan or prices of its own. The buckets are scenario_option::buckets().
+struct option_view {
+  std::string name, provider, tier, model;
+  target_kind kind = target_kind::cloud;
+  provenance origin;
+  const engine_config* engine = nullptr;
+  const power_config* power = nullptr;
+  const plan_terms* plan = nullptr;
+  const price_sheet* prices = nullptr;
+};
+inline option_view view_of(const scenario_option& o) {
+  option_view v;
+  v.name = o.name();
+  if (!o.routed()) {
+    const target& t = o.first();
+    v.provider = t.provider;
+    v.tier = t.tier;
+    v.model = t.model;
+    v.kind = t.kind;
+    v.origin = t.origin;
+    v.engine = t.engine ? &*t.engine : nullptr;
+    v.power = t.power ? &*t.power : nullptr;
+    v.plan = t.plan ? &*t.plan : nullptr;
+    v.prices = t.prices ? &*t.prices : nullptr;
+    return v;
+  }
+  v.provider = v.tier = v.model = "routed";
+  v.origin.verified = true;
+  for (const auto& t : o.targets) {
+    if (!v.engine && t.engine) v.engine = &*t.engine;
+    if (!v.power && t.power) v.power = &*t.power;
+    v.origin.source += (v.origin.source.empty() ? "" : "; ") + t.origin.source;
+    v.origin.verified = v.origin.verified && t.origin.verified;
+    if (v.origin.read_on.empty() || t.origin.read_on < v.origin.read_on) v.origin.read_on = t.origin.read_on;
+  }
+  return v;
+}
 
 /// A group of identical agents in a fleet: `sessions` sessions of one workload, the k-th of them
 /// starting at start_s + k · stagger_s. Sessions of one group share its system prompt (one cache

@@ -1402,7 +1402,7 @@ inline simulation_result simulate(const target& tgt, const retry_policy& client,
 
 /// Runs the sessions on a route (route.hpp): each target on its own buckets, prefix cache, speed
 /// curves and prices, the policy deciding where each attempt goes. The result's buckets are the
-/// targets' side by side (named "TARGET:BUCKET", as describe_route() names them) and its `route`
+/// targets' side by side (named "TARGET:BUCKET", as route_buckets() names them) and its `route`
 /// says what each target did. Throws simulation_error on an invalid plan or route, before anything runs.
 inline simulation_result simulate_route(std::span<const target> route, const route_policy& policy,
                                         const retry_policy& client, std::span<const session_plan> sessions,

@@ -79,17 +79,17 @@ workload_validation validate_workload(const std::vector<recorded_trace>& held_ou
                                       const price_sheet& prices, std::int32_t sessions = 1000, std::uint64_t seed = 1);
 
 /// Replays each held-out trace on `on` (no limits are removed: give targets without buckets).
-validation_result validate_replay(const std::vector<recorded_trace>& held_out, const replay_target& on,
+validation_result validate_replay(const std::vector<recorded_trace>& held_out, const model_map& on,
                                   const validation_options& opt = {});
 
 /// A target whose speed alone is validated: its limits removed, its window at least 10^7 tokens,
 /// a client that never retries; without `noise`, its speed noise off.
-replay_target validation_target(target tgt, bool noise = true);
+model_map validation_target(target tgt, bool noise = true);
 
 /// The speeds fitted on `fit_on`: one target per model with at least `min_requests` usable
 /// requests (routed by exact model name), and a pooled one for every other model. Each has no
 /// limits, a cache that holds everything (64-token blocks, no expiry) and a 10^7-token window.
-replay_target fitted_targets(const std::vector<recorded_trace>& fit_on, std::size_t min_requests = 30,
+model_map fitted_targets(const std::vector<recorded_trace>& fit_on, std::size_t min_requests = 30,
                              bool noise = true, std::vector<std::string>* notes = nullptr);
 
 } // namespace loopcast

@@ -105,78 +105,6 @@ int cmd_stats(const std::vector<std::string>& logs, const std::string& format, c
   return ok;
 }
 
-// One option: a target, or 'TARGET>TARGET…', a route (docs/routing.md).
-scenario_option option_on(const preset_library& lib, const std::string& ref, bool no_limits, const route_policy& routing) {
-  scenario_option o;
-  if (ref.find('>') == std::string::npos) {
-    o.tgt = target_ref(lib, ref);
-    if (no_limits) o.tgt.limits.clear();
-    return o;
-  }
-  std::size_t start = 0;
-  for (;;) {
-    const auto gt = ref.find('>', start);
-    const auto name = ref.substr(start, gt == std::string::npos ? std::string::npos : gt - start);
-    if (name.empty()) throw std::invalid_argument(fmt::format("--on \"{}\": expected TARGET>TARGET[>TARGET…]", ref));
-    o.route.push_back(target_ref(lib, name));
-    if (no_limits) o.route.back().limits.clear();
-    if (gt == std::string::npos) break;
-    start = gt + 1;
-  }
-  if (o.route.size() > max_route_targets)
-    throw std::invalid_argument(fmt::format("--on \"{}\": {} targets; a route has at most {}", ref, o.route.size(),
-                                            max_route_targets));
-  o.routing = routing;
-  o.tgt = describe_route(route_name(o.route), o.route);
-  return o;
-}
-
-// --on TARGET, or --on 'PATTERN=TARGET,PATTERN=TARGET', or --on FILE.json holding
-// {"PATTERN": "TARGET", …} (an object whose values are names or .json paths); any TARGET may be
-// a route 'TARGET>TARGET'.
-replay_target parse_on(const preset_library& lib, const std::string& ref, const retry_policy& client,
-                       bool no_limits, const route_policy& routing) {
-  replay_target rt;
-  std::vector<std::pair<std::string, std::string>> pairs;
-  const auto mapping = ref.size() > 5 && ref.ends_with(".json") && std::filesystem::exists(ref)
-                           ? read_route_file(ref)
-                           : std::nullopt;
-  const bool mapping_file = mapping.has_value();
-  if (mapping_file) {
-    pairs = *mapping;
-    rt.label = std::filesystem::path(ref).stem().string();
-  } else if (ref.find('=') != std::string::npos) {
-    std::size_t start = 0;
-    while (start <= ref.size()) {
-      const auto comma = ref.find(',', start);
-      const auto item = ref.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      const auto eq = item.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
-        throw std::invalid_argument(fmt::format("--on \"{}\": expected PATTERN=TARGET[,PATTERN=TARGET…], found \"{}\"", ref, item));
-      pairs.emplace_back(item.substr(0, eq), item.substr(eq + 1));
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-  } else {
-    pairs.emplace_back("*", ref);
-  }
-  for (const auto& [pattern, target_name] : pairs) {
-    scenario_option o = option_on(lib, target_name, no_limits, routing);
-    o.label = o.tgt.name;
-    o.client = client;
-    rt.routes.push_back({pattern, std::move(o)});
-  }
-  // A mapping's column is named after its targets; the Routes section gives the patterns.
-  if (pairs.size() == 1) {
-    rt.label = rt.routes.front().option.tgt.name;
-  } else if (!mapping_file) {
-    rt.label.clear();
-    for (const auto& r : rt.routes) rt.label += (rt.label.empty() ? "" : "+") + r.option.tgt.name;
-  }
-  if (no_limits) rt.label += " (no limits)";
-  return rt;
-}
-
 struct replay_args {
   std::vector<std::string> on, limits;
   std::string client, timeline, price_list, speed = "target", context = "compact", spill_after = "0";
@@ -222,19 +150,14 @@ int cmd_replay(const std::vector<std::string>& logs, const std::string& format, 
           fmt::format("--spill-after {}: expected seconds from 0 to 10^7, or never", a.spill_after));
   }
   if (a.no_cooldown) routing.cooldown_after_fails = 0;
-  std::vector<replay_target> targets;
-  for (const auto& ref : a.on) targets.push_back(parse_on(lib, ref, client, a.no_limits, routing));
-  std::vector<target*> tgts;  // a route's own targets take --limit, not its description
+  std::vector<model_map> targets;
+  for (const auto& ref : a.on) targets.push_back(parse_model_map(ref, lib, client, routing, a.no_limits));
+  std::vector<target*> tgts;
   for (auto& rt : targets)
-    for (auto& r : rt.routes)
-      if (r.option.route.empty()) tgts.push_back(&r.option.tgt);
-      else
-        for (auto& t : r.option.route) tgts.push_back(&t);
+    for (auto& r : rt.entries)
+      for (auto& t : r.option.targets) tgts.push_back(&t);
   set_bucket_limits(tgts, a.limits);
   check_limits_set(tgts);
-  for (auto& rt : targets)
-    for (auto& r : rt.routes)
-      if (!r.option.route.empty()) r.option.tgt = describe_route(r.option.tgt.name, r.option.route);
   replay_options ro;
   ro.seed = a.seed;
   ro.max_tokens = a.max_tokens;
@@ -500,7 +423,7 @@ int cmd_validate(const std::vector<std::string>& logs, const std::string& format
   const auto& on = a.on;
   const bool no_noise = a.no_noise, as_json = a.as_json;
   std::vector<std::string> notes;
-  replay_target rt;
+  model_map rt;
   if (!fit_on.empty()) {
     const auto train = import_traces(as_paths(fit_on), format_of(format));
     rt = fitted_targets(train, 30, !no_noise, &notes);

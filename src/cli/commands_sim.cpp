@@ -162,8 +162,8 @@ void add_solve_commands(CLI::App& app, const globals& g, std::vector<command>& c
                     auto s = scenario_ref(g, lib, a->scenario);
                     for (const auto& ref : a->on) {
                       scenario_option o = s.options.front();
-                      o.tgt = target_ref(lib, ref);
-                      o.label = o.tgt.name;
+                      o.targets = {target_ref(lib, ref)};
+                      o.label = o.first().name;
                       o.batch = false;
                       s.options.push_back(std::move(o));
                     }
@@ -209,13 +209,13 @@ int cmd_compare(const globals& g, const compare_args& a) {
   std::vector<scenario_option> options;
   for (const auto& ref : a.on) {
     scenario_option o;
-    o.tgt = target_ref(lib, ref);
-    o.label = o.tgt.name;
+    o.targets = {target_ref(lib, ref)};
+    o.label = o.first().name;
     o.client = client_ref(lib, a.client);
     options.push_back(std::move(o));
   }
   std::vector<target*> tgts;
-  for (auto& o : options) tgts.push_back(&o.tgt);
+  for (auto& o : options) tgts.push_back(&o.first());
   set_bucket_limits(tgts, a.limits);
   check_limits_set(tgts);
   auto opt = a.opt;

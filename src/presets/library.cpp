@@ -219,6 +219,11 @@ const std::filesystem::path& preset_library::find(preset_kind kind, std::string_
 }
 
 target preset_library::load_target(std::string_view name) const { return load_target_file(find(preset_kind::target, name)); }
+target preset_library::load_target_ref(const std::string& ref) const {
+  std::error_code ec;
+  if (ref.ends_with(".json") && std::filesystem::is_regular_file(ref, ec)) return load_target_file(ref);
+  return load_target(ref);
+}
 retry_policy preset_library::load_client(std::string_view name) const {
   return load_client_file(find(preset_kind::client, name));
 }

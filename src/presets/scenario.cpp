@@ -118,7 +118,7 @@ void read_route(scenario_option& opt, const node& r, const preset_library& lib) 
   const auto targets = r.at("targets").array(1);
   if (targets.size() > max_route_targets)
     r.at("targets").fail(fmt::format("{} targets; a route has at most {}", targets.size(), max_route_targets));
-  for (const auto& t : targets) opt.route.push_back(target_of(t, lib));
+  for (const auto& t : targets) opt.targets.push_back(target_of(t, lib));
   if (auto sp = r.find("spill_after_s")) {
     if (sp->is_string()) {
       if (sp->string() != "never") sp->fail(fmt::format("expected seconds or \"never\", found \"{}\"", sp->string()));
@@ -143,8 +143,7 @@ void read_route(scenario_option& opt, const node& r, const preset_library& lib) 
 scenario_option read_route_option(const node& r, const preset_library& lib) {
   scenario_option opt;
   read_route(opt, r, lib);
-  opt.tgt = describe_route(route_name(opt.route), opt.route);
-  opt.label = opt.tgt.name;
+  opt.label = opt.name();
   return opt;
 }
 
@@ -209,19 +208,18 @@ scenario read_scenario(const node& root, const preset_library& lib) {
     if (o.has("route")) {
       if (o.has("target")) o.at("target").fail("give either \"target\" or \"route\", not both");
       read_route(opt, o.at("route"), lib);
-      set_route_limits(opt.route, o);
-      opt.tgt = describe_route(route_name(opt.route), opt.route);
+      set_route_limits(opt.targets, o);
     } else {
       if (!o.has("target")) o.fail("missing key \"target\" (or \"route\")");
-      opt.tgt = target_of(o.at("target"), lib);
-      set_option_limits(opt.tgt, o);
+      opt.targets.push_back(target_of(o.at("target"), lib));
+      set_option_limits(opt.first(), o);
     }
     opt.client = resolve<retry_policy>(o.at("client"), file, read_client,
                                        [&](const std::string& name) { return lib.load_client(name); });
     opt.batch = o.has("batch") ? o.at("batch").boolean() : false;
-    if (opt.batch && !opt.route.empty()) o.at("batch").fail("a route runs without the batch API");
-    if (opt.batch && (!opt.tgt.prices || opt.tgt.prices->batch_discount == 0))
-      o.at("batch").fail(fmt::format("target {} has no batch discount", opt.tgt.name));
+    if (opt.batch && o.has("route")) o.at("batch").fail("a route runs without the batch API");
+    if (opt.batch && (!opt.first().prices || opt.first().prices->batch_discount == 0))
+      o.at("batch").fail(fmt::format("target {} has no batch discount", opt.first().name));
     s.options.push_back(std::move(opt));
   }
   if (auto c = root.find("calibration")) s.calibration = read_string_list(*c);

@@ -21,7 +21,7 @@ loopcast::scenario fleet(std::int32_t sessions, double limits_x) {
   s.fleet[0].sessions = sessions;
   s.fleet[0].stagger_s = 1;
   s.options.resize(1);  // the cloud option
-  for (auto& b : s.options[0].tgt.limits) b.limit *= limits_x;
+  for (auto& b : s.options[0].first().limits) b.limit *= limits_x;
   return s;
 }
 

@@ -18,13 +18,13 @@ std::vector<loopcast::scenario_option> three_presets() {
   std::vector<loopcast::scenario_option> options;
   for (const char* name : {"cerebras-developer-qwen-3.8-27b", "local-workstation-qwen-27b"}) {
     loopcast::scenario_option o;
-    o.tgt = lib.load_target(name);
-    o.label = o.tgt.name;
+    o.targets = {lib.load_target(name)};
+    o.label = o.first().name;
     o.client = lib.load_client("opencode");
     options.push_back(o);
   }
   auto doubled = options[0];  // a third: Cerebras with every limit doubled
-  for (auto& b : doubled.tgt.limits) b.limit *= 2;
+  for (auto& b : doubled.first().limits) b.limit *= 2;
   doubled.label = "cerebras-x2";
   options.push_back(doubled);
   return options;

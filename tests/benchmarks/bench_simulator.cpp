@@ -46,7 +46,7 @@ void BM_ReferenceSession(benchmark::State& state) {
   so.record_charges = state.range(0) != 0;
   std::int64_t requests = 0;
   for (auto _ : state) {
-    auto r = loopcast::simulate(opt.tgt, opt.client, {&plan, 1}, so);
+    auto r = loopcast::simulate(opt.first(), opt.client, {&plan, 1}, so);
     requests += served(r);
     benchmark::DoNotOptimize(r.cost_usd);
   }
@@ -73,7 +73,7 @@ void BM_ReferenceSessionReused(benchmark::State& state) {
   so.storage = &storage;
   std::int64_t requests = 0;
   for (auto _ : state) {
-    last = loopcast::simulate(opt.tgt, opt.client, {&plan, 1}, so);
+    last = loopcast::simulate(opt.first(), opt.client, {&plan, 1}, so);
     requests += served(last);
     benchmark::DoNotOptimize(last.cost_usd);
   }
@@ -94,7 +94,7 @@ void BM_Fleet(benchmark::State& state) {
   so.record_charges = false;
   std::int64_t requests = 0, attempts = 0;
   for (auto _ : state) {
-    auto r = loopcast::simulate(opt.tgt, opt.client, fleet.plans, so);
+    auto r = loopcast::simulate(opt.first(), opt.client, fleet.plans, so);
     requests += served(r);
     for (const auto& s : r.sessions) attempts += s.attempts;
     benchmark::DoNotOptimize(r.cost_usd);

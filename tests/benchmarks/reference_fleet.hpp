@@ -28,7 +28,7 @@ struct reference_fleet {
 inline reference_fleet make_reference_fleet(const scenario& reference, std::size_t n, double limits_x, int turns = 0) {
   reference_fleet f;
   f.option = reference.options.at(0);
-  for (auto& b : f.option.tgt.limits) b.limit *= limits_x;
+  for (auto& b : f.option.first().limits) b.limit *= limits_x;
   auto wl = reference.fleet.at(0).wl;
   if (turns > 0) wl.turns = fixed_dist{static_cast<double>(turns)};
   f.scripts.reserve(n);

@@ -152,14 +152,14 @@ int run(int argc, char** argv) {
   const auto& opt = fleet.option;
   const auto& plans = fleet.plans;
 
-  std::ofstream(script_out) << json{{"target", target_json(opt.tgt)}, {"client", client_json(opt.client)},
+  std::ofstream(script_out) << json{{"target", target_json(opt.first())}, {"client", client_json(opt.client)},
                                     {"sessions", sessions_json(plans)}}.dump();
   sim_options so;
   so.record_attempts = false;
   so.record_charges = false;
   simulation_result r;
   const auto t0 = std::chrono::steady_clock::now();
-  for (int k = 0; k < repeat; ++k) r = simulate(opt.tgt, opt.client, plans, so);
+  for (int k = 0; k < repeat; ++k) r = simulate(opt.first(), opt.client, plans, so);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / repeat;
   auto out = results_json(r);
   out["seconds_per_run"] = seconds;

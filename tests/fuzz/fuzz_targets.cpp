@@ -93,23 +93,23 @@ void check_trace(const recorded_trace& t) {
 // A target of the replay fuzzer, picked by a byte: limits with each oversize rule and a small
 // window (compactions, overflows), or an engine.
 scenario_option replay_option(std::uint8_t pick) {
-  scenario_option o{"fuzz", simple_target(), retry_policy{}, false};
-  o.tgt.context_window_tokens = 4096 << (pick % 4);
-  auto& b = o.tgt.limits.front();
+  scenario_option o{"fuzz", {simple_target()}, route_policy{}, retry_policy{}, false};
+  o.first().context_window_tokens = 4096 << (pick % 4);
+  auto& b = o.first().limits.front();
   b.limit = 1000 << (pick % 3);
   b.oversize = static_cast<oversize_rule>((pick / 4) % 3);
   o.client.max_retries = (pick & 0x40) ? -1 : 3;
   if (pick & 0x80) {
-    o.tgt.kind = target_kind::local;
-    o.tgt.limits.clear();
-    o.tgt.prices.reset();
-    o.tgt.power = power_config{};
+    o.first().kind = target_kind::local;
+    o.first().limits.clear();
+    o.first().prices.reset();
+    o.first().power = power_config{};
     engine_config e;
     e.name = "fuzz";
     e.max_sequences = 2;
     e.batch_slowdown = 0.1;
     e.memory = {24, 10, 1, 4, 100000};
-    o.tgt.engine = e;
+    o.first().engine = e;
   }
   return o;
 }
@@ -195,8 +195,8 @@ void route(const std::uint8_t* data, std::size_t size) {
     const auto o = parse_route(text, "fuzz.json", preset_library({LOOPCAST_FUZZ_MODELS_DIR}));
     auto policy = o.routing;
     // Two segments (a model map's routes) when the first byte says so: requests alternate between them.
-    const bool split = (data[0] & 1) && o.route.size() >= 2;
-    if (split) policy.segments = {{0, 1}, {1, static_cast<std::uint8_t>(o.route.size() - 1)}};
+    const bool split = (data[0] & 1) && o.targets.size() >= 2;
+    if (split) policy.segments = {{0, 1}, {1, static_cast<std::uint8_t>(o.targets.size() - 1)}};
     session_script s;
     s.lineages = 1;
     s.runs = {{0, 3000}, {0, 6000}, {0, 9000}};
@@ -206,9 +206,9 @@ void route(const std::uint8_t* data, std::size_t size) {
     const session_plan plans[] = {{&s, 0, 1, 0}, {&s, 5, 2, 0}, {&s, 10, 3, 0}};
     sim_options so;
     so.record_attempts = (data[0] & 2) != 0;
-    const auto r = simulate_route(o.route, policy, o.client, plans, so);
+    const auto r = simulate_route(o.targets, policy, o.client, plans, so);
     check_result(r);
-    LC_FUZZ_CHECK(r.route.size() == o.route.size());
+    LC_FUZZ_CHECK(r.route.size() == o.targets.size());
     std::size_t served = 0;
     std::int64_t tokens = 0;
     for (const auto& t : r.route) {
@@ -219,9 +219,9 @@ void route(const std::uint8_t* data, std::size_t size) {
     LC_FUZZ_CHECK(tokens == r.tokens.total());
     // Every attempt went to its request's segment.
     for (const auto& a : r.attempts) {
-      const auto seg = split && a.request == 2 ? route_segment{1, static_cast<std::uint8_t>(o.route.size() - 1)}
+      const auto seg = split && a.request == 2 ? route_segment{1, static_cast<std::uint8_t>(o.targets.size() - 1)}
                        : split                ? route_segment{0, 1}
-                                              : route_segment{0, static_cast<std::uint8_t>(o.route.size())};
+                                              : route_segment{0, static_cast<std::uint8_t>(o.targets.size())};
       LC_FUZZ_CHECK(a.target >= seg.first && a.target < seg.first + seg.count);
     }
   } catch (const error&) {

@@ -118,7 +118,7 @@ fleet reference_fleet(std::size_t n, int turns, std::uint64_t seed, const std::f
   const preset_library lib({models});
   const scenario ref = lib.load_scenario("reference");
   fleet f;
-  f.tgt = ref.options.at(0).tgt;
+  f.tgt = ref.options.at(0).first();
   if (edit) edit(f.tgt);
   f.client = lib.load_client("opencode");
   auto wl = ref.fleet.at(0).wl;

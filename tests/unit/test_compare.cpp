@@ -29,15 +29,16 @@ scenario_option option(const std::string& label, const std::string& model, doubl
                        double usd_per_million_input, std::vector<bucket_config> limits = {}) {
   scenario_option o;
   o.label = label;
-  o.tgt.name = label;
-  o.tgt.model = model;
-  o.tgt.context_window_tokens = 8192;
-  o.tgt.cache.enabled = false;
-  o.tgt.speed.prefill = constant_curve{prefill_s_per_token};
-  o.tgt.speed.decode = constant_curve{0.01};
-  o.tgt.limits = std::move(limits);
-  o.tgt.prices = price_sheet{};
-  o.tgt.prices->usd_per_million.input = usd_per_million_input;
+  o.targets.emplace_back();
+  o.first().name = label;
+  o.first().model = model;
+  o.first().context_window_tokens = 8192;
+  o.first().cache.enabled = false;
+  o.first().speed.prefill = constant_curve{prefill_s_per_token};
+  o.first().speed.decode = constant_curve{0.01};
+  o.first().limits = std::move(limits);
+  o.first().prices = price_sheet{};
+  o.first().prices->usd_per_million.input = usd_per_million_input;
   o.client.name = std::string("client");
   return o;
 }
@@ -106,10 +107,10 @@ TEST(Compare, CodeCompletionPrefersTheLocalEngine) {
   const preset_library lib({LOOPCAST_TEST_MODELS_DIR});
   const auto wl = lib.load_workload("task-code-completion");
   std::vector<scenario_option> opts(2);
-  opts[0].tgt = lib.load_target("rtx4090-vllm-llama-3.1-8b");
-  opts[1].tgt = lib.load_target("anthropic-tier1-claude-sonnet-4.5");
+  opts[0].targets = {lib.load_target("rtx4090-vllm-llama-3.1-8b")};
+  opts[1].targets = {lib.load_target("anthropic-tier1-claude-sonnet-4.5")};
   for (auto& o : opts) {
-    o.label = o.tgt.name;
+    o.label = o.first().name;
     o.client = lib.load_client("openai-python-sdk");
   }
   compare_options co;

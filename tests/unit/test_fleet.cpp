@@ -115,7 +115,7 @@ TEST(FleetPresets, ReplayedBucketLevelsAreTheTimelines) {
   j["fleet"][0]["stagger_s"] = 2;
   const auto r = run_scenario(parse_scenario(j.dump(), "fleet.json", lib));
   const auto& sim = r.options[0].sim;
-  const auto& limits = r.options[0].option->tgt.limits;
+  const auto& limits = r.options[0].option->first().limits;
   const std::size_t nb = limits.size();
   ASSERT_GT(nb, 1u);
   std::int64_t refused = 0;

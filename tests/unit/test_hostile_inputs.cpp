@@ -139,9 +139,10 @@ TEST(Hostile, DeclaredLineagesCostOnlyWhatIsUsed) {
   EXPECT_EQ(t.lineages, 1u);
   std::vector<recorded_trace> many(43, t);
   scenario_option o;
-  o.tgt.name = "local";
-  o.tgt.kind = target_kind::local;
-  o.tgt.power = power_config{};
+  o.targets.emplace_back();
+  o.first().name = "local";
+  o.first().kind = target_kind::local;
+  o.first().power = power_config{};
   const auto r = run_replay(many, std::vector<scenario_option>{o});
   EXPECT_EQ(r.options[0].sim.requests.size(), 43u);
 
@@ -151,7 +152,7 @@ TEST(Hostile, DeclaredLineagesCostOnlyWhatIsUsed) {
   big.requests = {request_spec{}};
   const std::vector<session_plan> plans{{&big, 0, 1, 0}, {&big, 0, 2, 1}};
   try {
-    (void)simulate(o.tgt, retry_policy{}, plans);
+    (void)simulate(o.first(), retry_policy{}, plans);
     FAIL();
   } catch (const simulation_error& e) {
     EXPECT_EQ(std::string(e.what()), "4294967296 prefix-cache lineages over all sessions; at most 2147483648 are simulated");

@@ -170,8 +170,8 @@ TEST(Plans, UnpublishedCapMustBeSetBeforeARun) {
             "s.json: /options/0/limits: target test-plan has no bucket \"five_hours\" (its buckets: five_hour)");
   scn["options"][0]["limits"] = {{"five_hour", 10}};
   const auto s = parse_scenario(scn.dump(), "s.json", lib);
-  EXPECT_EQ(s.options[0].tgt.limits[0].limit, 10.0);
-  EXPECT_FALSE(s.options[0].tgt.limits[0].limit_unpublished);
+  EXPECT_EQ(s.options[0].first().limits[0].limit, 10.0);
+  EXPECT_FALSE(s.options[0].first().limits[0].limit_unpublished);
 }
 
 TEST(Plans, PresetErrors) {

@@ -330,7 +330,7 @@ TEST(Properties, ReplayPreservesTheLogsTotals) {
     scenario_option o;
     o.label = "x";
     rng tg(derive_seed(108, static_cast<std::uint64_t>(c)));
-    o.tgt = random_target(tg, std::floor(uniform(g, 300000, 1000000)));
+    o.targets = {random_target(tg, std::floor(uniform(g, 300000, 1000000)))};
     o.client = honour_forever();
     const auto r = run_replay({t}, {o});
     EXPECT_EQ(r.options[0].sim.tokens.prompt(), total.prompt());

@@ -39,14 +39,15 @@ using loopcast::test_support::traces;
 scenario_option unlimited(std::int64_t window = 1 << 22) {
   scenario_option o;
   o.label = "unlimited";
-  o.tgt.name = "unlimited";
-  o.tgt.kind = target_kind::local;
-  o.tgt.context_window_tokens = window;
-  o.tgt.cache.block_tokens = 64;
-  o.tgt.cache.ttl_s = 1e9;
-  o.tgt.speed.decode = constant_curve{0.01};
-  o.tgt.speed.prefill = constant_curve{0.0001};
-  o.tgt.power = power_config{};
+  o.targets.emplace_back();
+  o.first().name = "unlimited";
+  o.first().kind = target_kind::local;
+  o.first().context_window_tokens = window;
+  o.first().cache.block_tokens = 64;
+  o.first().cache.ttl_s = 1e9;
+  o.first().speed.decode = constant_curve{0.01};
+  o.first().speed.prefill = constant_curve{0.0001};
+  o.first().power = power_config{};
   o.client.name = "patient";
   o.client.max_retries = -1;
   return o;
@@ -206,8 +207,8 @@ TEST(RealSessions, TruncateAndFailPolicies) {
 TEST(RealSessions, ARealSessionCompactsOnASmallerWindow) {
   const std::vector<recorded_trace> t{import_trace(traces / "claude-code-jsonl/fa812bfe-b295-4cca-9c2f-fdf01028cb46__subagents__agent-acompact-70d8e7.jsonl")};
   scenario_option o;
-  o.tgt = lib().load_target("rtx3090-llamacpp-qwen-3.8-27b-128k");
-  o.label = o.tgt.name;
+  o.targets = {lib().load_target("rtx3090-llamacpp-qwen-3.8-27b-128k")};
+  o.label = o.first().name;
   o.client = lib().load_client("claude-code");
   // The recorded request is itself a compaction reading 169,290 tokens: it reads what fits.
   auto r = run_replay(t, std::vector<scenario_option>{o});
@@ -326,8 +327,8 @@ TEST(RealSessions, MaxTokensComeFromTheClientCappedByTheModel) {
 TEST(RealSessions, ClaudeCodeRunsOnAnthropicTier1) {
   const std::vector<recorded_trace> t{import_trace(traces / "claude-code-weka/trace_0455.json")};
   scenario_option o;
-  o.tgt = lib().load_target("anthropic-tier1-claude-sonnet-4.5");
-  o.label = o.tgt.name;
+  o.targets = {lib().load_target("anthropic-tier1-claude-sonnet-4.5")};
+  o.label = o.first().name;
   o.client = lib().load_client("claude-code");
   const auto r = run_replay(t, std::vector<scenario_option>{o});
   const auto& s = r.options[0].sim.sessions[0];
@@ -344,12 +345,12 @@ TEST(RealSessions, ClaudeCodeRunsOnAnthropicTier1) {
 TEST(RealSessions, RoutesSendEachSessionToItsModelsTarget) {
   const std::vector<recorded_trace> t{import_trace(traces / "claude-code-weka/trace_0291.json")};
   auto a = unlimited();
-  a.tgt.name = "for-opus";
-  a.tgt.cache.enabled = false;
+  a.first().name = "for-opus";
+  a.first().cache.enabled = false;
   auto b = unlimited();
-  b.tgt.name = "for-haiku";
-  replay_target rt{"routed", {{"claude-opus-*", a}, {"claude-haiku-*", b}}};
-  const auto r = run_replay(t, std::vector<replay_target>{rt});
+  b.first().name = "for-haiku";
+  model_map rt{"routed", {{"claude-opus-*", a}, {"claude-haiku-*", b}}};
+  const auto r = run_replay(t, std::vector<model_map>{rt});
   const auto& sim = r.options[0].sim;
   ASSERT_EQ(sim.sessions.size(), 3u);
   for (const auto& s : sim.sessions) EXPECT_EQ(s.outcome, session_outcome::completed);
@@ -363,9 +364,9 @@ TEST(RealSessions, RoutesSendEachSessionToItsModelsTarget) {
   EXPECT_EQ(r.shaping[0].routes[0], "claude-opus-* → for-opus");
 
   // A model no pattern matches is named.
-  replay_target partial{"opus only", {{"claude-opus-*", a}}};
+  model_map partial{"opus only", {{"claude-opus-*", a}}};
   try {
-    (void)run_replay(t, std::vector<replay_target>{partial});
+    (void)run_replay(t, std::vector<model_map>{partial});
     FAIL() << "expected a config_error";
   } catch (const config_error& e) {
     EXPECT_EQ(std::string(e.what()), "--on: opus only: no mapping for the model claude-haiku-4-5-20251001 (2 sessions); "
@@ -451,9 +452,9 @@ TEST(RealSessions, StatsWithAProviderCacheTtl) {
 TEST(RealSessions, StopsAreExplainedAndPartialTotalsMarked) {
   const std::vector<recorded_trace> t{import_trace(traces / "claude-code-weka/trace_0455.json")};
   scenario_option o;
-  o.tgt = lib().load_target("anthropic-tier1-claude-sonnet-4.5");
-  for (auto& b : o.tgt.limits) b.oversize = oversize_rule::refuse;  // as before the evidence: refused outright
-  o.label = o.tgt.name;
+  o.targets = {lib().load_target("anthropic-tier1-claude-sonnet-4.5")};
+  for (auto& b : o.first().limits) b.oversize = oversize_rule::refuse;  // as before the evidence: refused outright
+  o.label = o.first().name;
   o.client = lib().load_client("claude-code");
   replay_options ro;
   ro.max_tokens = 16384;
@@ -486,12 +487,12 @@ TEST(RealSessions, EverySessionOnTheThreeTargetsCompletesOrIsExplained) {
   const auto client = lib().load_client("claude-code");
   auto opt = [&](const target& tg) {
     scenario_option o;
-    o.tgt = tg;
+    o.targets = {tg};
     o.label = tg.name;
     o.client = client;
     return o;
   };
-  std::vector<replay_target> on{{cerebras.name, {{"*", opt(cerebras)}}},
+  std::vector<model_map> on{{cerebras.name, {{"*", opt(cerebras)}}},
                                 {"anthropic", {{"claude-haiku-*", opt(haiku)}, {"*", opt(sonnet)}}},
                                 {local.name, {{"*", opt(local)}}}};
   // The outcome of each log on the three options, as measured (completed, or the stop's outcome).
@@ -625,8 +626,8 @@ TEST(Validate, FittedSpeedsBeatAWrongPresetOutOfSample) {
                                           import_trace(traces / "claude-code-weka/trace_0729.json")};
   std::vector<std::string> notes;
   const auto fitted = fitted_targets(train, 30, true, &notes);
-  ASSERT_EQ(fitted.routes.size(), 4u);  // three models with >= 30 requests, then the pooled fit
-  EXPECT_EQ(fitted.routes.back().pattern, "*");
+  ASSERT_EQ(fitted.entries.size(), 4u);  // three models with >= 30 requests, then the pooled fit
+  EXPECT_EQ(fitted.entries.back().pattern, "*");
   validation_options vo;
   vo.seeds = 5;
   const auto good = validate_replay(held, fitted, vo);
@@ -641,9 +642,9 @@ TEST(Validate, FittedSpeedsBeatAWrongPresetOutOfSample) {
     EXPECT_NEAR(t.cache_share_diff, 0.0, 0.01);  // the replay's cache holds what the recording's ideal one did
   }
   auto wrong = fitted;
-  for (auto& r : wrong.routes) {
-    r.option.tgt.speed.decode = constant_curve{0.2};  // 5 tokens/s
-    r.option.tgt.speed.noise_sigma = 0;
+  for (auto& r : wrong.entries) {
+    r.option.first().speed.decode = constant_curve{0.2};  // 5 tokens/s
+    r.option.first().speed.noise_sigma = 0;
   }
   const auto bad = validate_replay(held, wrong, vo);
   EXPECT_EQ(bad.seeds, 1);  // no noise: one replay per log
@@ -656,9 +657,9 @@ TEST(Validate, FittedSpeedsBeatAWrongPresetOutOfSample) {
 TEST(Validate, SpeedNoiseIsSeededAndScalesTimes) {
   const std::vector<recorded_trace> t{import_trace(traces / "claude-code-weka/trace_0455.json")};
   auto o = unlimited();
-  o.tgt.speed.decode = constant_curve{0.01};
-  o.tgt.speed.noise_median = 1.0;
-  o.tgt.speed.noise_sigma = 0.3;
+  o.first().speed.decode = constant_curve{0.01};
+  o.first().speed.noise_median = 1.0;
+  o.first().speed.noise_sigma = 0.3;
   replay_options a, b;
   a.seed = 1;
   b.seed = 2;
@@ -671,11 +672,11 @@ TEST(Validate, SpeedNoiseIsSeededAndScalesTimes) {
   EXPECT_NE(r1.options[0].sim.wall_s, r2.options[0].sim.wall_s);
   // A median factor of 2 with no spread doubles every request's time.
   auto slow = unlimited();
-  slow.tgt.speed = o.tgt.speed;
-  slow.tgt.speed.noise_sigma = 0;
-  slow.tgt.speed.noise_median = 2;
+  slow.first().speed = o.first().speed;
+  slow.first().speed.noise_sigma = 0;
+  slow.first().speed.noise_median = 2;
   auto plain = slow;
-  plain.tgt.speed.noise_median = 1;
+  plain.first().speed.noise_median = 1;
   const auto s = run_replay(t, std::vector<scenario_option>{slow}).options[0].sim.requests;
   const auto p = run_replay(t, std::vector<scenario_option>{plain}).options[0].sim.requests;
   ASSERT_EQ(s.size(), p.size());

@@ -36,7 +36,7 @@ using reference_case::reference;
 
 TEST_F(reference, OptionsAreCloudThenLocal) {
   EXPECT_EQ(cloud().label, "cloud");
-  EXPECT_EQ(cloud().option->tgt.name, "cerebras-developer-qwen-3.8-27b");
+  EXPECT_EQ(cloud().option->first().name, "cerebras-developer-qwen-3.8-27b");
   EXPECT_EQ(local().label, "local");
   EXPECT_EQ(res->seed, 42u);
 }
@@ -51,7 +51,7 @@ TEST_F(reference, FirstRateLimitIsTheTotalTpmWall) {
   EXPECT_LE(f.request, 15);
   EXPECT_GE(f.time_s, 50.0);
   EXPECT_LE(f.time_s, 80.0);
-  const auto& limits = cloud().option->tgt.limits;
+  const auto& limits = cloud().option->first().limits;
   EXPECT_EQ(limits[static_cast<std::size_t>(f.bucket)].name, "total_tpm");
   // The uncached bucket: what it was charged in the minute before, and what it holds.
   EXPECT_LT(f.buckets[0].window_demand, 0.8 * 150000);
@@ -121,13 +121,13 @@ TEST(ReferenceResult, OutlivesTheScenarioItRan) {
   {
     const preset_library lib({LOOPCAST_TEST_MODELS_DIR});
     const auto scn = lib.load_scenario("reference");
-    total_tpm = scn.options[0].tgt.find_bucket("total_tpm")->limit;
+    total_tpm = scn.options[0].first().find_bucket("total_tpm")->limit;
     r = run_scenario(scn);
   }
   ASSERT_EQ(r.options.size(), 2u);
   EXPECT_EQ(r.options[0].option.get(), &r.scn->options[0]);
   EXPECT_EQ(r.options[1].option.get(), &r.scn->options[1]);
-  EXPECT_EQ(r.options[0].option->tgt.find_bucket("total_tpm")->limit, total_tpm);
+  EXPECT_EQ(r.options[0].option->first().find_bucket("total_tpm")->limit, total_tpm);
   std::ostringstream text;
   write_text_report(text, r);
   EXPECT_NE(text.str().find("First 429   request 15 at 75.4 s, refused by total_tpm (retry after 6.0 s)"),

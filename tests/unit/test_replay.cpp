@@ -102,13 +102,14 @@ TEST(Fit, ReplayWithTheFittedCurveReproducesRecordedTimes) {
 
   scenario_option o;
   o.label = "fitted";
-  o.tgt.name = "fitted";
-  o.tgt.kind = target_kind::local;
-  o.tgt.context_window_tokens = 1 << 20;
-  o.tgt.cache.block_tokens = 64;
-  o.tgt.cache.ttl_s = 1e9;
-  o.tgt.speed = fit.model;
-  o.tgt.power = power_config{};
+  o.targets.emplace_back();
+  o.first().name = "fitted";
+  o.first().kind = target_kind::local;
+  o.first().context_window_tokens = 1 << 20;
+  o.first().cache.block_tokens = 64;
+  o.first().cache.ttl_s = 1e9;
+  o.first().speed = fit.model;
+  o.first().power = power_config{};
   o.client.max_retries = 0;
   const auto r = run_replay(t, {o});
   const auto& rec = t[0].sessions[0].requests;
@@ -142,10 +143,10 @@ TEST(Replay, RealSessionOnTheReferenceTargets) {
   const std::vector<recorded_trace> t{import_trace(traces / "claude-code-jsonl/subagent.jsonl")};
   std::vector<scenario_option> options(2);
   options[0].label = "cloud";
-  options[0].tgt = lib().load_target("cerebras-developer-qwen-3.8-27b");
+  options[0].targets = {lib().load_target("cerebras-developer-qwen-3.8-27b")};
   options[0].client = lib().load_client("opencode");
   options[1].label = "local";
-  options[1].tgt = lib().load_target("local-workstation-qwen-27b");
+  options[1].targets = {lib().load_target("local-workstation-qwen-27b")};
   options[1].client = lib().load_client("opencode");
   const auto r = run_replay(t, options);
   token_counts recorded;

@@ -202,15 +202,15 @@ TEST(Routes, ScenarioFileRunsARouteAndNamesItsErrors) {
       "limits": {"cerebras-developer-qwen-3.8-27b:rpm": 9}})"),
                                 "r.json", lib);
   const auto& o = s.options[0];
-  ASSERT_EQ(o.route.size(), 2u);
+  ASSERT_EQ(o.targets.size(), 2u);
   EXPECT_TRUE(std::isinf(o.routing.spill_after_s));
   EXPECT_EQ(o.routing.cooldown_after_fails, 3);
   EXPECT_EQ(o.routing.cooldown_window_s, 30);
   EXPECT_EQ(o.routing.cooldown_s, 7);
-  EXPECT_EQ(o.route[0].find_bucket("rpm")->limit, 9);
-  EXPECT_EQ(o.tgt.name, "cerebras-developer-qwen-3.8-27b → local-workstation-qwen-27b");
-  EXPECT_EQ(o.tgt.limits[2].name, "cerebras-developer-qwen-3.8-27b:rpm");
-  EXPECT_EQ(o.tgt.limits[2].limit, 9);
+  EXPECT_EQ(o.targets[0].find_bucket("rpm")->limit, 9);
+  EXPECT_EQ(o.name(), "cerebras-developer-qwen-3.8-27b → local-workstation-qwen-27b");
+  EXPECT_EQ(o.buckets()[2].name, "cerebras-developer-qwen-3.8-27b:rpm");
+  EXPECT_EQ(o.buckets()[2].limit, 9);
   // Every request is served by one of the two targets; tokens are conserved across them.
   const auto res = run_scenario(s);
   const auto& r = res.options[0].sim;

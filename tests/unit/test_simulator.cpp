@@ -277,12 +277,12 @@ scenario fleet_scenario() {
   s.seed = 11;
   scenario_option o;
   o.label = "cloud";
-  o.tgt = simple_target();
-  o.tgt.speed.prefill = linear_curve{1e-4, 1e-9};
-  o.tgt.speed.decode = linear_curve{1e-3, 1e-8};
-  o.tgt.limits = {total_tokens(450000)};
-  o.tgt.limits[0].charging = charging_rule::reserve_then_refund;
-  o.tgt.context_window_tokens = 131072;
+  o.targets = {simple_target()};
+  o.first().speed.prefill = linear_curve{1e-4, 1e-9};
+  o.first().speed.decode = linear_curve{1e-3, 1e-8};
+  o.first().limits = {total_tokens(450000)};
+  o.first().limits[0].charging = charging_rule::reserve_then_refund;
+  o.first().context_window_tokens = 131072;
   o.client = honour_forever();
   o.client.jitter = jitter_kind::full;
   o.client.honour_retry_after = false;
@@ -426,7 +426,7 @@ TEST(Simulator, OfferedLoadAgainstTheBucketsCapacity) {
   EXPECT_NEAR(r.sessions[0].stall_s, 16.5, 1e-9);
   EXPECT_NEAR(r.sessions[0].end_s, 23.0, 1e-9);
   EXPECT_DOUBLE_EQ(r.buckets[0].charged, 2700);
-  const auto loads = bucket_loads(r, tgt);
+  const auto loads = bucket_loads(r, tgt.limits);
   ASSERT_EQ(loads.size(), 2u);
   ASSERT_TRUE(loads[0]);
   EXPECT_NEAR(loads[0]->span_s, 6.5, 1e-9);

@@ -59,8 +59,8 @@ scenario fleet_of(std::int32_t n, std::vector<scenario_option> options) {
 
 // At most 3 requests in flight: 3 simultaneous agents never see a 429, 4 always do.
 TEST(Solve, MaxAgentsUnderAConcurrencyLimit) {
-  scenario_option o{"c3", cloud("c3", {make_bucket("in_flight", bucket_algorithm::concurrency, bucket_unit::concurrent_requests, 3)}),
-                    honour_forever(), false};
+  scenario_option o{"c3", {cloud("c3", {make_bucket("in_flight", bucket_algorithm::concurrency, bucket_unit::concurrent_requests, 3)})},
+                    route_policy{}, honour_forever(), false};
   const auto s = fleet_of(1, {o});
   max_agents_query q;
   q.max_p429 = 0;
@@ -81,8 +81,8 @@ TEST(Solve, MaxAgentsUnderAConcurrencyLimit) {
 // 4 simultaneous agents against 2 requests per fixed minute: the 3rd and 4th wait a minute. A
 // factor f admits floor(2f) at once, so the smallest factor without stalls is 2.
 TEST(Solve, MinLimitFindsTheFactorThatRemovesStalls) {
-  scenario_option o{"rpm2", cloud("rpm2", {make_bucket("rpm", bucket_algorithm::fixed_window, bucket_unit::requests, 2)}),
-                    honour_forever(), false};
+  scenario_option o{"rpm2", {cloud("rpm2", {make_bucket("rpm", bucket_algorithm::fixed_window, bucket_unit::requests, 2)})},
+                    route_policy{}, honour_forever(), false};
   const auto s = fleet_of(4, {o});
   min_limit_query q;
   q.max_stall_share = 0;
@@ -107,9 +107,9 @@ TEST(Solve, MinLimitFindsTheFactorThatRemovesStalls) {
 
 // A cheap tier that stalls and a dearer one that does not: the criterion picks the dearer one.
 TEST(Solve, CheapestOptionThatMeetsTheStallCriterion) {
-  scenario_option cheap{"cheap", cloud("cheap", {make_bucket("rpm", bucket_algorithm::fixed_window, bucket_unit::requests, 2)}, 100),
-                        honour_forever(), false};
-  scenario_option dear{"dear", cloud("dear", {}, 210), honour_forever(), false};
+  scenario_option cheap{"cheap", {cloud("cheap", {make_bucket("rpm", bucket_algorithm::fixed_window, bucket_unit::requests, 2)}, 100)},
+                        route_policy{}, honour_forever(), false};
+  scenario_option dear{"dear", {cloud("dear", {}, 210)}, route_policy{}, honour_forever(), false};
   auto s = fleet_of(4, {cheap, dear});
   cheapest_query q;
   q.max_stall_share = 0.01;
@@ -135,8 +135,8 @@ TEST(Solve, BreakEvenUtilisationByHand) {
   local.speed.prefill = constant_curve{0.1};  // 100 s
   local.speed.decode = constant_curve{2.6};   // 260 s
   local.power = power_config{1000, 0, 0.10, 8760, 8760};
-  scenario_option l{"local", local, honour_forever(), false};
-  scenario_option c{"cloud", cloud("cloud", {}), honour_forever(), false};
+  scenario_option l{"local", {local}, route_policy{}, honour_forever(), false};
+  scenario_option c{"cloud", {cloud("cloud", {})}, route_policy{}, honour_forever(), false};
   const auto s = fleet_of(1, {c, l});
   breakeven_query q;
   q.seeds = 2;
@@ -198,7 +198,7 @@ TEST(Solve, EveryStepIsItsOwnMonteCarlo) {
   for (const auto& step : r.steps) {
     SCOPED_TRACE(step.label);
     scenario t = s;
-    for (auto& b : t.options[0].tgt.limits) b.limit *= step.x;
+    for (auto& b : t.options[0].first().limits) b.limit *= step.x;
     const auto d = summarize_runs(t, run_seeds(t, consecutive_seeds(t.seed, 6), 1), {})[0];
     EXPECT_EQ(step.value.value, d.stall_share.mean.value);
     EXPECT_EQ(step.value.lo, d.stall_share.mean.lo);

@@ -48,8 +48,8 @@ TEST(Sweep, GridIsTheProductFirstParameterSlowest) {
   EXPECT_EQ(s.points[2].values, (std::vector<std::string>{"1", "4500000"}));
   EXPECT_EQ(s.points[3].values, (std::vector<std::string>{"3", "450000"}));
   EXPECT_EQ(fleet_size(s.points[4].scn), 3);
-  EXPECT_EQ(s.points[4].scn.options[0].tgt.limits[1].name, "total_tpm");
-  EXPECT_DOUBLE_EQ(s.points[4].scn.options[0].tgt.limits[1].limit, 900000);
+  EXPECT_EQ(s.points[4].scn.options[0].first().limits[1].name, "total_tpm");
+  EXPECT_DOUBLE_EQ(s.points[4].scn.options[0].first().limits[1].limit, 900000);
   // The base document has every preset inline, so the paths above exist in it.
   const auto base = nlohmann::json::parse(s.base_json);
   EXPECT_EQ(base["options"][0]["target"]["name"], "cerebras-developer-qwen-3.8-27b");
