@@ -4,7 +4,7 @@
 
 #include "common.hpp"
 
-#include "report_json.hpp"  // src/: the documents
+#include "report/documents.hpp"  // src/: the documents
 
 #include <nlohmann/json.hpp>
 

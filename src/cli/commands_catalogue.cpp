@@ -1,7 +1,7 @@
 // `loopcast presets [show NAME]`, `prices import FILE`, `limits infer FILE...`: the catalogue of targets,
 // prices and limits.
-#include "cli.hpp"
-#include "../text.hpp"
+#include "cli/cli.hpp"
+#include "util/text.hpp"
 
 #include "loopcast/errors.hpp"
 #include "loopcast/files.hpp"

@@ -1,5 +1,5 @@
 // `loopcast stats`, `replay`, `fit`, `convert`: recorded agent sessions.
-#include "cli.hpp"
+#include "cli/cli.hpp"
 
 #include "loopcast/files.hpp"
 #include "loopcast/forecast.hpp"

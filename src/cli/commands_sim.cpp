@@ -1,5 +1,5 @@
 // `loopcast run` and `loopcast montecarlo`: simulate a scenario once or over many seeds.
-#include "cli.hpp"
+#include "cli/cli.hpp"
 
 #include "loopcast/compare.hpp"
 #include "loopcast/montecarlo.hpp"

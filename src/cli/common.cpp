@@ -1,5 +1,5 @@
 // Helpers shared by the loopcast commands.
-#include "cli.hpp"
+#include "cli/cli.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -2,7 +2,7 @@
 //
 // Exit codes: 0 success; 1 the simulation could not run; 2 bad command line; 3 bad input (a
 // preset, scenario or file); 4 an output file could not be written. Errors are one line on stderr.
-#include "cli.hpp"
+#include "cli/cli.hpp"
 
 #include "loopcast/errors.hpp"
 #include "loopcast/version.hpp"

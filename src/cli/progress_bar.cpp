@@ -1,5 +1,5 @@
 // Progress on a terminal: one line on stderr, redrawn in place, for work that takes a while.
-#include "cli.hpp"
+#include "cli/cli.hpp"
 
 #include "loopcast/progress.hpp"
 

@@ -16,9 +16,9 @@
 //   last line. Lines are written when a block is complete, so the log has no TTFT.
 // - Sidechain lines (isSidechain) form a session of their own; files named *acompact* hold
 //   auto-compaction requests; a compact_boundary system line starts a new context.
-#include "common.hpp"
-#include "simd.hpp"
-#include "../time_zone.hpp"
+#include "import/common.hpp"
+#include "import/simd.hpp"
+#include "util/time_zone.hpp"
 
 #include <fmt/format.h>
 

@@ -13,7 +13,7 @@
 // - rate_limits snapshots (on token_count events) are kept verbatim, consecutive repeats dropped.
 // - A response is keyed by its token_count's timestamp and running total (response_key): a resumed
 //   rollout that repeats its history is counted once (drop_repeated_responses).
-#include "common.hpp"
+#include "import/common.hpp"
 
 #include <fmt/format.h>
 

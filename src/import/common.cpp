@@ -1,6 +1,6 @@
-#include "common.hpp"
+#include "import/common.hpp"
 
-#include "../json/parse.hpp"
+#include "json/parse.hpp"
 
 #include <fmt/format.h>
 

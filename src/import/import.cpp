@@ -1,9 +1,9 @@
 // Format detection, dispatch to the importers, and the loopcast JSONL writer.
-#include "common.hpp"
+#include "import/common.hpp"
 #include "loopcast/budget.hpp"
 
-#include "../json/parse.hpp"
-#include "../json/writer.hpp"
+#include "json/parse.hpp"
+#include "json/writer.hpp"
 
 #include <fmt/format.h>
 

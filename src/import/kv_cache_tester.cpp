@@ -15,8 +15,8 @@
 // - The hash-id sequences form a trie; each branch becomes a lineage, so a replay's prefix cache
 //   sees exactly which blocks two requests share.
 // - Nested subagents are parallel sessions whose parent is the main session.
-#include "common.hpp"
-#include "simd.hpp"
+#include "import/common.hpp"
+#include "import/simd.hpp"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // loopcast's own JSONL trace (docs/trace-format.md): a header line, then one request per line.
-#include "common.hpp"
+#include "import/common.hpp"
 
 #include <fmt/format.h>
 

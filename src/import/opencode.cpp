@@ -8,7 +8,7 @@
 //   state.time.start (the tool starts then), else time.completed. First token: the earliest
 //   time.start of a text or reasoning part, when parts record it.
 // - Sessions with a parent_id (subagents) are parallel sessions.
-#include "common.hpp"
+#include "import/common.hpp"
 
 #include <fmt/format.h>
 #include <sqlite3.h>

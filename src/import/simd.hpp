@@ -5,7 +5,7 @@
 // to loopcast; only the importers that parse large logs include it.
 #pragma once
 
-#include "common.hpp"
+#include "import/common.hpp"
 
 #include <simdjson.h>
 

@@ -1,7 +1,7 @@
 // SWE-agent trajectory (.traj): info.model_stats holds per-task totals only (api_calls,
 // tokens_sent, tokens_received, instance_cost). Nothing per request can be derived from them, so
 // the trace has totals and no sessions: `stats` reports them, `replay` and `fit` refuse it.
-#include "common.hpp"
+#include "import/common.hpp"
 
 namespace loopcast::detail {
 

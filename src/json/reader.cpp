@@ -1,5 +1,5 @@
-#include "reader.hpp"
-#include "parse.hpp"
+#include "json/reader.hpp"
+#include "json/parse.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

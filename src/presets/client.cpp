@@ -1,7 +1,7 @@
 // Client presets: retry policies (docs/presets.md).
 #include "loopcast/presets.hpp"
 
-#include "readers.hpp"
+#include "presets/readers.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,7 +1,7 @@
 // The common header of every preset (kind, name, description, provenance) and distributions.
 #include "loopcast/presets.hpp"
 
-#include "readers.hpp"
+#include "presets/readers.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

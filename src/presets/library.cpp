@@ -5,8 +5,8 @@
 #include "loopcast/files.hpp"
 #include "loopcast/price_lists.hpp"
 
-#include "readers.hpp"
-#include "../json/writer.hpp"
+#include "presets/readers.hpp"
+#include "json/writer.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -6,7 +6,7 @@
 #include "loopcast/names.hpp"
 #include "loopcast/presets.hpp"
 
-#include "../json/reader.hpp"
+#include "json/reader.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -2,7 +2,7 @@
 #include "loopcast/presets.hpp"
 #include "loopcast/files.hpp"
 
-#include "readers.hpp"
+#include "presets/readers.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,7 +1,7 @@
 // Workload presets: the synthetic session generator's parameters (docs/presets.md).
 #include "loopcast/presets.hpp"
 
-#include "readers.hpp"
+#include "presets/readers.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

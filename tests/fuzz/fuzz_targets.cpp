@@ -1,6 +1,6 @@
 #include "fuzz_targets.hpp"
 
-#include "../../src/import/common.hpp"
+#include "import/common.hpp"
 
 #include <loopcast/limits_inference.hpp>
 #include <loopcast/loopcast.hpp>

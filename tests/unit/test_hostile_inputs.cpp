@@ -1,8 +1,8 @@
 // Hostile inputs, one test per class of failure: each crashed, hung, lost output or gave a
 // silently wrong number before its fix; now each gets a clear error naming the file and place,
 // or is handled. The command-line cases check the exit code and the message.
-#include "../../src/json/parse.hpp"
-#include "../../src/parallel.hpp"
+#include "json/parse.hpp"
+#include "util/parallel.hpp"
 
 #include "loopcast/budget.hpp"
 #include "loopcast/errors.hpp"

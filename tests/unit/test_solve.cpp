@@ -5,7 +5,7 @@
 #include "loopcast/scenario.hpp"
 #include "loopcast/solve.hpp"
 
-#include "../../src/seed_runs.hpp"
+#include "study/seed_runs.hpp"
 #include "run_summary_equal.hpp"
 #include "single_request_workload.hpp"
 #include "test_support.hpp"

@@ -2,7 +2,7 @@
 #include "loopcast/report.hpp"
 #include "loopcast/version.hpp"
 
-#include "report_common.hpp"
+#include "report/common.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>

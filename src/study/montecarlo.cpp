@@ -2,7 +2,7 @@
 
 #include "loopcast/errors.hpp"
 #include "loopcast/metrics.hpp"
-#include "numbers.hpp"
+#include "util/numbers.hpp"
 
 #include <boost/math/distributions/binomial.hpp>
 #include <boost/math/distributions/students_t.hpp>

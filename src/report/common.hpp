@@ -2,10 +2,15 @@
 #pragma once
 
 #include "loopcast/scenario.hpp"
+#include "loopcast/trace.hpp"
 
-#include "text.hpp"
+#include <nlohmann/json.hpp>
 
+#include "util/text.hpp"
+
+#include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace loopcast::detail {
 
@@ -40,6 +45,16 @@ struct stop_explanation {
 stop_explanation explain_stop(const option_result& o);
 /// Served and scripted requests over all sessions.
 std::pair<std::int64_t, std::int64_t> requests_served_of(const simulation_result& r);
+
+/// "$1.2345", or "n/a" for NaN (a cost not recorded or not priced).
+std::string usd_or_na(double x);
+/// A throughput percentile as a whole number, or "n/a" without samples.
+std::string tps_or_na(const percentiles& p, double v);
+/// Each log's import summary: its requests and records, what was skipped and why, its first issues.
+void write_import_summary(std::ostream& os, const std::vector<recorded_trace>& traces);
+/// The schema version, loopcast's version and each log's import summary (what every report of logs
+/// begins with in JSON).
+nlohmann::ordered_json logs_header_json(const std::vector<recorded_trace>& traces);
 
 /// Index of the first cloud and the first local option, or -1.
 struct comparison_pair {

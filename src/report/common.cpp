@@ -1,4 +1,4 @@
-#include "report_common.hpp"
+#include "report/common.hpp"
 
 #include <fmt/format.h>
 

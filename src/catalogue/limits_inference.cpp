@@ -4,7 +4,7 @@
 #include "loopcast/files.hpp"
 
 #include "json/reader.hpp"
-#include "numbers.hpp"
+#include "util/numbers.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

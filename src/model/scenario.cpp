@@ -3,9 +3,8 @@
 #include "loopcast/budget.hpp"
 #include "loopcast/simulation.hpp"
 
-#include "parallel.hpp"
-#include "progress.hpp"
-#include "seed_runs.hpp"
+#include "model/runs.hpp"
+#include "util/progress.hpp"
 
 #include <algorithm>
 
@@ -59,8 +58,7 @@ void generate_fleet(const scenario& s, std::uint64_t seed, fleet_sessions& out) 
   }
 }
 
-namespace {
-// The simulation options of one run of the scenario.
+namespace detail {
 sim_options simulation_options(const scenario& s, const run_options& opt) {
   sim_options so;
   so.start_unix_s = s.start_unix_s;
@@ -70,7 +68,9 @@ sim_options simulation_options(const scenario& s, const run_options& opt) {
   so.max_attempts = s.attempt_budget > 0 ? s.attempt_budget : default_attempt_budget;
   return so;
 }
-} // namespace
+} // namespace detail
+
+using detail::simulation_options;
 
 scenario_result run_scenario(const scenario& s, const run_options& opt) {
   return run_scenario(std::make_shared<const scenario>(s), opt);
@@ -129,8 +129,7 @@ option_result run_option(const scenario_option& o, std::span<const session_plan>
   return res;
 }
 
-namespace {
-// A row of the run, given its requests' medians.
+namespace detail {
 run_summary summarize_run(const option_result& r, std::uint64_t seed, std::uint32_t option, const request_medians& m) {
   const auto& sim = r.sim;
   const fleet_metrics f = compute_fleet_metrics(sim);
@@ -156,61 +155,16 @@ run_summary summarize_run(const option_result& r, std::uint64_t seed, std::uint3
   for (const auto& ss : sim.sessions) x.requests_served += ss.requests_served;
   return x;
 }
-} // namespace
+} // namespace detail
 
 run_summary summarize_run(const option_result& r, std::uint64_t seed, std::uint32_t option) {
-  return summarize_run(r, seed, option, compute_request_medians(r.sim.requests));
+  return detail::summarize_run(r, seed, option, compute_request_medians(r.sim.requests));
 }
 
 std::vector<std::uint64_t> consecutive_seeds(std::uint64_t first, std::size_t count) {
   std::vector<std::uint64_t> v(count);
   for (std::size_t i = 0; i < count; ++i) v[i] = first + i;
   return v;
-}
-
-namespace detail {
-void run_seed(const scenario& s, std::uint64_t seed, seed_workspace& ws, std::span<run_summary> rows) {
-  run_options ro;
-  ro.record_attempts = false;
-  ro.record_charges = false;
-  ro.peak_demand = false;
-  sim_options so = simulation_options(s, ro);
-  generate_fleet(s, seed, ws.fleet);
-  ws.spare.resize(s.options.size());
-  so.storage = &ws.storage;
-  for (std::size_t o = 0; o < s.options.size(); ++o) {
-    so.recycle = &ws.spare[o];
-    option_result r = run_option(s.options[o], ws.fleet.plans, so, false, false);
-    rows[o] = summarize_run(r, seed, static_cast<std::uint32_t>(o),
-                            compute_request_medians(r.sim.requests, ws.medians[0], ws.medians[1]));
-    ws.spare[o] = std::move(r.sim);
-  }
-}
-} // namespace detail
-
-namespace detail {
-std::vector<run_summary> run_seeds_on(worker_pool& pool, std::span<seed_workspace> ws, const scenario& s,
-                                      std::span<const std::uint64_t> seeds, std::span<const std::size_t> order) {
-  const std::size_t no = s.options.size();
-  // Runs in flight at once, each worker with its own scripts and results.
-  const std::size_t workers = worker_count(seeds.size(), static_cast<unsigned>(pool.workers()));
-  check_run_size(run_size_of(s, false, false), "scenario", s.name, static_cast<std::int64_t>(workers));
-  std::vector<run_summary> out(seeds.size() * no);
-  // A single seed is a run, not a Monte Carlo: no progress of its own.
-  progress_task progress("Monte Carlo", seeds.size(), seeds.size() > 1);
-  pool.run(seeds.size(), [&](std::size_t k, std::size_t worker) {
-    const std::size_t i = order.empty() ? k : order[k];
-    run_seed(s, seeds[i], ws[worker], std::span<run_summary>(out).subspan(i * no, no));
-    progress.advance();
-  });
-  return out;
-}
-} // namespace detail
-
-std::vector<run_summary> run_seeds(const scenario& s, std::span<const std::uint64_t> seeds, unsigned threads) {
-  detail::worker_pool pool(detail::worker_count(seeds.size(), threads));
-  std::vector<detail::seed_workspace> ws(pool.workers());
-  return detail::run_seeds_on(pool, ws, s, seeds);
 }
 
 } // namespace loopcast

@@ -4,9 +4,9 @@
 #include "loopcast/errors.hpp"
 #include "loopcast/scenario.hpp"
 
-#include "numbers.hpp"
-#include "parallel.hpp"
-#include "progress.hpp"
+#include "util/numbers.hpp"
+#include "util/parallel.hpp"
+#include "util/progress.hpp"
 
 #include <fmt/format.h>
 

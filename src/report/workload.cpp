@@ -3,7 +3,7 @@
 #include "loopcast/validate.hpp"
 #include "loopcast/version.hpp"
 #include "loopcast/workload_fit.hpp"
-#include "report_json.hpp"
+#include "report/documents.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "progress.hpp"
+#include "util/progress.hpp"
 
 #include <utility>
 

@@ -1,8 +1,8 @@
 // `loopcast watch`: the next wall of a running session, as a line of text or a JSON document.
 #include "loopcast/report.hpp"
 
-#include "report_json.hpp"
-#include "text.hpp"
+#include "report/documents.hpp"
+#include "util/text.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>

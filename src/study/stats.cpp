@@ -2,7 +2,7 @@
 // period, session, project or plan window (docs/model.md §8; docs/replay.md "Stats").
 #include "loopcast/replay.hpp"
 
-#include "time_zone.hpp"
+#include "util/time_zone.hpp"
 
 #include <fmt/format.h>
 

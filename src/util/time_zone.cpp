@@ -1,4 +1,4 @@
-#include "time_zone.hpp"
+#include "util/time_zone.hpp"
 
 #include <date/tz.h>
 #include <fmt/format.h>

@@ -2,8 +2,8 @@
 #include "loopcast/report.hpp"
 #include "loopcast/version.hpp"
 
-#include "report_common.hpp"
-#include "report_json.hpp"
+#include "report/common.hpp"
+#include "report/documents.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>

@@ -4,9 +4,9 @@
 #include "loopcast/errors.hpp"
 
 #include "json/reader.hpp"
-#include "parallel.hpp"
-#include "progress.hpp"
-#include "seed_runs.hpp"
+#include "util/parallel.hpp"
+#include "util/progress.hpp"
+#include "study/seed_runs.hpp"
 
 #include <fmt/format.h>
 

@@ -2,7 +2,7 @@
 // limits (`loopcast limits infer --json`); schemas in docs/output.md.
 #include "loopcast/report.hpp"
 
-#include "report_json.hpp"
+#include "report/documents.hpp"
 
 #include <nlohmann/json.hpp>
 

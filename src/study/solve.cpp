@@ -2,10 +2,10 @@
 
 #include "loopcast/errors.hpp"
 
-#include "numbers.hpp"
-#include "parallel.hpp"
-#include "seed_runs.hpp"
-#include "text.hpp"
+#include "util/numbers.hpp"
+#include "util/parallel.hpp"
+#include "study/seed_runs.hpp"
+#include "util/text.hpp"
 
 #include <fmt/format.h>
 

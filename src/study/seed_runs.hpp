@@ -8,7 +8,7 @@
 #include "loopcast/detail/run_storage.hpp"
 #include "loopcast/scenario.hpp"
 
-#include "parallel.hpp"
+#include "util/parallel.hpp"
 
 #include <cstdint>
 #include <span>

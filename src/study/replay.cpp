@@ -1,0 +1,224 @@
+// Replays of recorded sessions (docs/replay.md): the recorded run measured like a simulated one,
+// and each model map run on its targets, every request on its own model's.
+#include "loopcast/replay.hpp"
+
+#include "loopcast/errors.hpp"
+
+#include "study/recorded.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+#include <set>
+
+namespace loopcast {
+
+using detail::origin_of;
+using detail::refuse_totals_only;
+
+recorded_run measure_recorded(const std::vector<recorded_trace>& traces, const model_price_book* prices) {
+  recorded_run run;
+  std::vector<request_sample> samples;
+  double first = std::numeric_limits<double>::infinity(), last = -first, cost = 0, priced = 0;
+  std::size_t priced_requests = 0;
+  bool all_cost = true;
+  std::set<std::string> unpriced;
+  for (const auto& t : traces) {
+    if (t.totals) continue;
+    const double origin = origin_of(traces, t);
+    for (const auto& s : t.sessions)
+      for (const auto& r : s.requests) {
+        first = std::min(first, r.t_send - origin);
+        last = std::max(last, (std::isnan(r.t_end) ? r.t_send : r.t_end) - origin);
+        run.tokens += r.tokens;
+        if (std::isnan(r.cost_usd)) all_cost = false;
+        else cost += r.cost_usd;
+        const auto& model = t.models.at(static_cast<std::size_t>(r.model));
+        if (!prices) continue;
+        if (const auto* e = prices->find(model)) {
+          priced += price_request(e->prices, r.tokens, t.absolute_clock ? r.t_send : 0.0).total_usd;
+          ++priced_requests;
+        } else {
+          unpriced.insert(model);
+        }
+      }
+    auto x = samples_of(t);
+    samples.insert(samples.end(), x.begin(), x.end());
+  }
+  run.requests = samples.size();
+  run.wall_s = samples.empty() ? 0.0 : last - first;
+  run.unpriced_models.assign(unpriced.begin(), unpriced.end());
+  if (all_cost && !samples.empty()) {
+    run.cost_usd = cost;
+    run.unpriced_models.clear();
+  } else if (prices && priced_requests > 0) {  // partial when some models have no prices
+    run.cost_usd = priced;
+    run.cost_priced = true;
+  } else {
+    run.cost_usd = unknown_time;
+  }
+  run.metrics = compute_request_metrics(samples);
+  return run;
+}
+
+replay_result run_replay(const std::vector<recorded_trace>& traces, const std::vector<scenario_option>& options,
+                         const replay_options& opt) {
+  std::vector<model_map> targets;
+  for (const auto& o : options) targets.push_back({o.label, {{"*", o}}});
+  return run_replay(traces, targets, opt);
+}
+
+namespace {
+
+// How an option's target fits the sessions to its window (the client's or the option's choices).
+session_shaping shaping_for(const scenario_option& o, const replay_options& opt) {
+  session_shaping sh;
+  sh.max_tokens_override = opt.max_tokens;
+  sh.agent_max_tokens = o.client.agent_max_tokens > 0 ? o.client.agent_max_tokens : opt.default_max_tokens;
+  // A route: the largest window of its targets, and no output cap (each target caps its own).
+  sh.max_output_tokens = o.routed() ? 0 : o.first().max_output_tokens;
+  sh.window_tokens = o.window();
+  sh.policy = opt.policy;
+  sh.compact_at = opt.compact_at > 0 ? opt.compact_at
+                  : o.client.agent_compact_at > 0 ? o.client.agent_compact_at : default_compact_at;
+  sh.summary_tokens = opt.summary_tokens > 0 ? opt.summary_tokens : default_summary_tokens;
+  return sh;
+}
+
+} // namespace
+
+replay_result run_replay(const std::vector<recorded_trace>& traces, const std::vector<model_map>& targets,
+                         const replay_options& opt) {
+  replay_result out;
+  out.policy = opt.policy;
+  out.speed = opt.speed;
+  out.recorded = measure_recorded(traces, opt.recorded_prices);
+  // The sessions every option numbers alike (those with requests, trace by trace), and the
+  // requests per model of each.
+  std::vector<std::string> source;
+  std::vector<std::map<std::string, std::size_t>> models;
+  for (const auto& t : traces) {
+    refuse_totals_only(t);
+    for (const auto& s : t.sessions) {
+      if (s.requests.empty()) continue;
+      source.push_back(fmt::format("{} session {}", t.file, s.id));
+      auto& per_model = models.emplace_back();
+      for (const auto& r : s.requests) ++per_model[t.models.at(static_cast<std::size_t>(r.model))];
+    }
+  }
+  if (source.empty()) throw trace_error(traces.empty() ? "" : traces.front().file, 0, "nothing to replay");
+  const std::size_t n = source.size();
+  sim_options so;
+  so.record_attempts = opt.record_attempts;
+  so.start_unix_s = opt.start_unix_s;
+  so.recorded_speed = opt.speed == replay_speed::recorded;
+  so.max_attempts = opt.max_attempts;
+  // Time-of-day prices need the Unix time of the replay's t = 0: the logs' own origin.
+  if (so.start_unix_s == 0 && !traces.empty() && traces.front().absolute_clock)
+    so.start_unix_s = origin_of(traces, traces.front());
+
+  for (const auto& tg : targets) {
+    if (tg.entries.empty()) throw config_error("--on", "", fmt::format("option {} has no target", tg.label));
+    // Each request goes to the first entry of the map whose pattern matches its model; a session
+    // is shaped for the entry of most of its requests.
+    auto entry_of = [&](const std::string& model) {
+      for (std::size_t k = 0; k < tg.entries.size(); ++k)
+        if (model_matches(tg.entries[k].pattern, model)) return static_cast<int>(k);
+      return -1;
+    };
+    std::vector<int> major(n, -1);
+    std::vector<bool> used(tg.entries.size(), false);
+    std::map<std::string, std::size_t> unmatched;
+    std::size_t mixed = 0;
+    std::string mixed_example;
+    for (std::size_t i = 0; i < n; ++i) {
+      std::map<int, std::size_t> per_entry;
+      for (const auto& [model, count] : models[i]) {
+        const int k = entry_of(model);
+        if (k < 0) {
+          unmatched[model] += 1;
+          continue;
+        }
+        per_entry[k] += count;
+        used[static_cast<std::size_t>(k)] = true;
+      }
+      for (const auto& [k, count] : per_entry)
+        if (major[i] < 0 || count > per_entry[major[i]]) major[i] = k;
+      if (per_entry.size() > 1 && ++mixed == 1) mixed_example = source[i];
+    }
+    if (!unmatched.empty()) {
+      std::string list;
+      for (const auto& [model, count] : unmatched)
+        list += fmt::format("{}{} ({} session{})", list.empty() ? "" : ", ", model, count, count == 1 ? "" : "s");
+      throw config_error("--on", "", fmt::format("{}: no mapping for the model{} {}; add a pattern for {}, or '*=TARGET'",
+                                                 tg.label, unmatched.size() == 1 ? "" : "s", list,
+                                                 unmatched.size() == 1 ? "it" : "them"));
+    }
+    // The entries in use, side by side as one route cut into segments (one for a single entry).
+    std::vector<std::size_t> entries;
+    for (std::size_t k = 0; k < tg.entries.size(); ++k)
+      if (used[k]) entries.push_back(k);
+    replay_shaping_summary summary;
+    auto o = std::make_shared<scenario_option>(tg.entries[entries.front()].option);
+    std::vector<std::string> patterns;
+    if (entries.size() > 1) {
+      o->label = tg.label;
+      o->targets.clear();
+      o->routing = tg.entries[entries.front()].option.routing;
+      o->routing.segments.clear();
+      for (const auto k : entries) {
+        const auto& e = tg.entries[k].option;
+        if (e.routing.spill_after_s != o->routing.spill_after_s ||
+            e.routing.cooldown_after_fails != o->routing.cooldown_after_fails ||
+            e.routing.cooldown_window_s != o->routing.cooldown_window_s || e.routing.cooldown_s != o->routing.cooldown_s)
+          throw config_error("--on", "", fmt::format("{}: the routes of a model map must share one spill and cooldown "
+                                                     "policy ({} differs from {})",
+                                                     tg.label, tg.entries[k].pattern, tg.entries[entries.front()].pattern));
+        const auto& ts = e.targets;
+        o->routing.segments.push_back({static_cast<std::uint8_t>(std::min(o->targets.size(), max_route_targets)),
+                                       static_cast<std::uint8_t>(ts.size())});
+        o->targets.insert(o->targets.end(), ts.begin(), ts.end());
+        patterns.push_back(tg.entries[k].pattern);
+        summary.routes.push_back(fmt::format("{} → {}", tg.entries[k].pattern, route_name(ts)));
+      }
+      if (o->targets.size() > max_route_targets)
+        throw config_error("--on", "", fmt::format("{}: the model map's routes hold {} targets; a run has at most {}",
+                                                   tg.label, o->targets.size(), max_route_targets));
+      if (mixed > 0)
+        summary.notes.push_back(fmt::format(
+            "{} session{} (e.g. {}) send requests of models mapped to different targets: each request ran on its "
+            "own model's target, and each session's context policy follows the target of most of its requests",
+            mixed, mixed == 1 ? "" : "s", mixed_example));
+    } else {
+      summary.routes.push_back(fmt::format("{} → {}", tg.entries[entries.front()].pattern, o->name()));
+    }
+    // Each session shaped for its entry's target (the plans need every session's index, start
+    // and family, so every shaping holds them all).
+    std::vector<std::unique_ptr<replay_sessions>> shaped(tg.entries.size());
+    std::vector<session_plan> plans(n);
+    for (const auto k : entries) {
+      auto sh = shaping_for(tg.entries[k].option, opt);
+      sh.model_patterns = patterns;
+      shaped[k] = std::make_unique<replay_sessions>(make_replay_sessions(traces, sh));
+      const auto all_plans = shaped[k]->plans(opt.seed);
+      for (std::size_t i = 0; i < n; ++i) {
+        if (major[i] != static_cast<int>(k)) continue;
+        plans[i] = all_plans[i];
+        summary.compactions += shaped[k]->script_compactions[i];
+        summary.truncations += shaped[k]->script_truncations[i];
+      }
+    }
+    auto result = run_option(*o, plans, so, true, true);
+    result.label = tg.label;
+    result.option = o;
+    out.options.push_back(std::move(result));
+    out.shaping.push_back(std::move(summary));
+  }
+  return out;
+}
+
+} // namespace loopcast
