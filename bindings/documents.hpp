@@ -1,46 +1,40 @@
-// The library's report documents (src/report_json.hpp: what `--json` prints) handed to Python as
-// dicts and lists built directly from the document, without JSON text in between.
+// The library's report documents (loopcast/report/document.hpp: what `--json` prints) handed to
+// Python as dicts and lists built directly from the document, without JSON text in between.
 #pragma once
 
 #include "common.hpp"
 
-#include "report/documents.hpp"  // src/: the documents
-
-#include <nlohmann/json.hpp>
+#include "loopcast/report.hpp"
 
 namespace loopcast::python {
 
-/// A JSON document as Python objects: objects as dicts (in order), arrays as lists; a non-finite
-/// number is None (as `--json` writes null); invalid UTF-8 from a log becomes U+FFFD (as there).
-inline py::object to_python(const nlohmann::ordered_json& j) {
-  using t = nlohmann::ordered_json::value_t;
-  switch (j.type()) {
-  case t::boolean: return py::bool_(j.get<bool>());
-  case t::number_integer: return py::int_(j.get<std::int64_t>());
-  case t::number_unsigned: return py::int_(j.get<std::uint64_t>());
-  case t::number_float: {
-    const double x = j.get<double>();
-    return std::isfinite(x) ? py::object(py::float_(x)) : py::object(py::none());
-  }
-  case t::string: {
-    const auto& s = j.get_ref<const std::string&>();
+/// A document as Python objects: objects as dicts (in order), arrays as lists, null as None;
+/// invalid UTF-8 from a log becomes U+FFFD (as --json writes it).
+inline py::object to_python(const document& d) {
+  using k = document::kind;
+  auto text = [](const std::string& s) {
     return py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace"));
-  }
-  case t::array: {
-    py::list out(j.size());
+  };
+  switch (d.type()) {
+  case k::null: return py::none();
+  case k::boolean: return py::bool_(d.as_bool());
+  case k::integer: return py::int_(d.as_int());
+  case k::unsigned_integer: return py::int_(d.as_uint());
+  case k::number: return py::float_(d.as_double());
+  case k::string: return text(d.as_string());
+  case k::array: {
+    py::list out(d.items().size());
     std::size_t i = 0;
-    for (const auto& e : j) out[i++] = to_python(e);
+    for (const auto& e : d.items()) out[i++] = to_python(e);
     return out;
   }
-  case t::object: {
+  case k::object: {
     py::dict out;
-    for (const auto& [k, v] : j.items())
-      out[py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(k.data(), static_cast<Py_ssize_t>(k.size()), "replace"))] =
-          to_python(v);
+    for (const auto& [key, v] : d.members()) out[text(key)] = to_python(v);
     return out;
   }
-  default: return py::none();  // null, binary, discarded
   }
+  return py::none();
 }
 
 } // namespace loopcast::python

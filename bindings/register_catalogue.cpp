@@ -21,7 +21,7 @@ void register_catalogue(py::module_& m) {
   m.def(
       "import_prices",
       [](const std::string& file, const std::string& format, const std::vector<std::string>& models, bool all_modes) {
-        return to_python(detail::price_list_doc(import_price_list(file, price_format(format), models, all_modes)));
+        return to_python(price_list_document(import_price_list(file, price_format(format), models, all_modes)));
       },
       py::arg("file"), py::arg("format") = "auto", py::arg("models") = std::vector<std::string>{},
       py::arg("all_modes") = false, "`loopcast prices import --json` as a dict.");
@@ -38,13 +38,13 @@ void register_catalogue(py::module_& m) {
       "A target preset (JSON): the base target with the model's imported prices.");
   m.def(
       "infer_limits",
-      [](const std::vector<std::string>& files) { return to_python(detail::limits_doc(infer_limits_from_files(files))); },
+      [](const std::vector<std::string>& files) { return to_python(limits_document(infer_limits_from_files(files))); },
       py::arg("files"), "`loopcast limits infer --json` as a dict.");
   m.def(
       "infer_plan_caps",
       [](const std::vector<std::string>& logs) {
         const auto traces = import_traces({logs.begin(), logs.end()}, trace_format::automatic);
-        return to_python(detail::plan_caps_doc(infer_plan_caps(traces)));
+        return to_python(plan_caps_document(infer_plan_caps(traces)));
       },
       py::arg("logs"), "`loopcast limits infer --logs --json` as a dict.");
   m.def(

@@ -53,7 +53,7 @@ void register_replay(py::module_& m) {
           py::gil_scoped_release release;
           f = forecast_next_wall(import_trace(log, fmt_), tgt, o);
         }
-        return to_python(detail::forecast_doc(f));
+        return to_python(forecast_document(f));
       },
       py::arg("log"), py::arg("target_json"), py::arg("format"), py::arg("seed"), py::arg("draws"), py::arg("horizon_s"),
       "`loopcast watch --once --json` as a dict.");
@@ -109,7 +109,7 @@ void register_replay(py::module_& m) {
         so.breakdown = breakdown;
         if (since) so.since_unix = *since;
         if (until) so.until_unix = *until;
-        return to_python(detail::stats_doc(h.traces, compute_trace_stats(h.traces, so)));
+        return to_python(stats_document(h.traces, compute_trace_stats(h.traces, so)));
       },
       py::arg("traces"), py::arg("price_target_json") = py::none(), py::arg("price_list") = py::none(),
       py::arg("models_dir") = py::none(), py::arg("cache_ttl_s") = 0.0, py::arg("block_tokens") = 1,
@@ -185,7 +185,7 @@ void register_replay(py::module_& m) {
         fit_preset_options fo;
         fo.context_window_tokens = window;
         fo.noise = noise;
-        return to_python(detail::fit_to_target_doc(fit_speed_model(h.traces, model), name, h.traces, fo));
+        return to_python(fit_document(fit_speed_model(h.traces, model), name, h.traces, fo));
       },
       py::arg("traces"), py::arg("name"), py::arg("model") = "", py::arg("context_window") = 0, py::arg("noise") = true,
       "A target preset (as a dict) whose speed is fitted to the logs.");
@@ -212,7 +212,7 @@ void register_replay(py::module_& m) {
           r = validate_replay(held_out.traces, rt, vo);
         }
         r.notes.insert(r.notes.begin(), notes.begin(), notes.end());
-        return to_python(detail::validation_doc(r));
+        return to_python(validation_document(r));
       },
       py::arg("held_out"), py::arg("fit_on") = py::none(), py::arg("target_json") = py::none(), py::arg("seeds") = 20,
       py::arg("seed") = 1, py::arg("noise") = true, "`loopcast validate --json` as a dict.");
@@ -229,7 +229,7 @@ void register_replay(py::module_& m) {
         fo.context_window_tokens = window;
         fo.max_tokens = max_tokens;
         fo.quantile_points = points;
-        return to_python(detail::workload_fit_doc(fit_workload(h.traces, fo), sources));
+        return to_python(workload_fit_document(fit_workload(h.traces, fo), sources));
       },
       py::arg("traces"), py::arg("name"), py::arg("model") = "", py::arg("context_window") = 0,
       py::arg("max_tokens") = 32000, py::arg("points") = 40, py::arg("sources") = std::vector<std::string>{},
@@ -247,7 +247,7 @@ void register_replay(py::module_& m) {
           py::gil_scoped_release release;
           r = validate_workload(held_out.traces, w, *t.prices, sessions, seed);
         }
-        return to_python(detail::workload_validation_doc(r));
+        return to_python(workload_validation_document(r));
       },
       py::arg("held_out"), py::arg("workload_json"), py::arg("price_target_json"), py::arg("sessions") = 1000,
       py::arg("seed") = 1, "`loopcast validate --workload --json` as a dict.");

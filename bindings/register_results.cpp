@@ -112,7 +112,7 @@ void register_results(py::module_& m) {
         return view(request_spec_dtype(), r.result->scripts.at(session).requests, self);
       }, "The requests session k sent (structured array, a view).")
       .def("summary", [](const run_holder& r) {
-        return to_python(r.result ? detail::scenario_doc(*r.result) : detail::replay_doc(r.traces, *r.replay));
+        return to_python(r.result ? run_document(*r.result) : replay_document(r.traces, *r.replay));
       }, "The whole result as a dict (the JSON of docs/output.md).")
       .def("report", [](const run_holder& r) {
         std::ostringstream os;

@@ -9,7 +9,7 @@ namespace loopcast::python {
 namespace {
 // The rows as a structured array owning its storage, and the summary as a dict (montecarlo JSON).
 py::tuple rows_and_summary(const scenario& scn, montecarlo_result r) {
-  auto summary = to_python(detail::montecarlo_doc(scn, r));
+  auto summary = to_python(montecarlo_document(scn, r));
   return py::make_tuple(owned_rows(std::move(r.rows)), std::move(summary));
 }
 } // namespace

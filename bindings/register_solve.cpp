@@ -63,7 +63,7 @@ void register_solve(py::module_& m) {
         } else {
           throw py::value_error("question must be max-agents, min-limit, cheapest or break-even, not " + question);
         }
-        return to_python(detail::solve_doc(s, r));
+        return to_python(solve_document(s, r));
       },
       py::arg("question"), py::arg("json_text"), py::arg("file"), py::arg("models_dir"), py::arg("options"),
       "Answers an inverse question; the result as a dict (the JSON of docs/output.md).");
@@ -96,7 +96,7 @@ void register_solve(py::module_& m) {
           py::gil_scoped_release release;
           r = compare_on(wl, options, co);
         }
-        return to_python(detail::compare_doc(r));
+        return to_python(compare_document(r));
       },
       py::arg("workload_json"), py::arg("file"), py::arg("models_dir"), py::arg("targets"), py::arg("client_json"),
       py::arg("options"), "Runs a task on several targets against its contract; the result as a dict.");

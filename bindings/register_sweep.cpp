@@ -37,7 +37,7 @@ void register_sweep(py::module_& m) {
           py::gil_scoped_release release;
           r = run_sweep(s, threads);
         }
-        auto summary = to_python(detail::sweep_doc(s, r));
+        auto summary = to_python(sweep_document(s, r));
         return py::make_tuple(owned_rows(std::move(r.rows)), std::move(summary));
       },
       py::arg("json_text"), py::arg("file"), py::arg("models_dir"), py::arg("threads") = 0,
@@ -77,7 +77,7 @@ void register_sweep(py::module_& m) {
           offset += n;
         }
         if (offset != r.rows.size()) throw py::value_error("more rows than the sweep's grid has runs");
-        return to_python(detail::sweep_doc(s, r));
+        return to_python(sweep_document(s, r));
       },
       py::arg("json_text"), py::arg("file"), py::arg("models_dir"), py::arg("rows"),
       "The per-point summary (a dict) of rows gathered elsewhere (e.g. from Dask workers).");

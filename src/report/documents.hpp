@@ -3,6 +3,7 @@
 #pragma once
 
 #include "loopcast/compare.hpp"
+#include "loopcast/report.hpp"
 #include "loopcast/forecast.hpp"
 #include "loopcast/limits_inference.hpp"
 #include "loopcast/price_lists.hpp"

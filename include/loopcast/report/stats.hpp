@@ -1,0 +1,25 @@
+// loopcast — the reports of `loopcast stats` (docs/output.md): text, JSON and CSV.
+#pragma once
+
+#include "loopcast/replay.hpp"
+#include "loopcast/report/document.hpp"
+
+#include <cstddef>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace loopcast {
+
+/// Per model and overall, with context bins and what the import skipped; with another grouping
+/// (or a breakdown), one table line per group first. `width` > 0: the table's names are cut from
+/// the left so that a line fits in that many columns.
+void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& traces, const trace_stats& st,
+                      std::size_t width = 0);
+/// One row per group (and "all"); with a breakdown, a `model` column ("*" for the group's total,
+/// then a row per model); empty fields where there are no samples.
+void write_stats_csv(std::ostream& os, const trace_stats& st);
+document stats_document(const std::vector<recorded_trace>& traces, const trace_stats& st);
+std::string stats_to_json(const std::vector<recorded_trace>& traces, const trace_stats& st, int indent = 2);
+
+} // namespace loopcast
