@@ -11,9 +11,9 @@ trace_format format_named(const std::string& name) {
   if (auto f = parse_name<trace_format>(name)) return *f;
   throw trace_error("<python>", 0, "unknown format \"" + name + "\"");
 }
-} // namespace
 
-void register_replay(py::module_& m) {
+// The Traces class, log import and the forecast of a running session.
+void register_traces(py::module_& m) {
   py::class_<traces_holder, std::shared_ptr<traces_holder>>(m, "Traces", "Imported logs.")
       .def_property_readonly("count", [](const traces_holder& h) { return h.traces.size(); })
       .def("file", [](const traces_holder& h, std::size_t i) { return h.traces.at(i).file; })
@@ -80,6 +80,10 @@ void register_replay(py::module_& m) {
         return h;
       },
       "Imports every log in the agents' default places (docs/trace-format.md).");
+}
+
+// `loopcast stats` and its local days.
+void register_stats(py::module_& m) {
   m.def(
       "stats",
       [](const traces_holder& h, std::optional<std::string> price_target_json, std::optional<std::string> price_list,
@@ -122,6 +126,10 @@ void register_replay(py::module_& m) {
       },
       py::arg("option"), py::arg("date"), py::arg("timezone") = "", py::arg("days_after") = 0,
       "The first instant of a local date (days_after days on) in an IANA time zone, Unix seconds.");
+}
+
+// `loopcast replay`.
+void register_replay_run(py::module_& m) {
   m.def(
       "replay",
       [](const traces_holder& h,
@@ -178,6 +186,10 @@ void register_replay(py::module_& m) {
       py::arg("speed") = "target", py::arg("context") = "compact", py::arg("compact_at") = 0.0,
       py::arg("price_list") = py::none(), py::arg("models_dir") = py::none(), py::arg("attempt_budget") = 0,
       "Replays the logs on (label, [(model pattern, target JSON)], client JSON) options.");
+}
+
+// `loopcast fit`, `fit-workload` and `validate`.
+void register_fits(py::module_& m) {
   m.def(
       "fit",
       [](const traces_holder& h, const std::string& name, const std::string& model, std::int64_t window, bool noise) {
@@ -251,6 +263,15 @@ void register_replay(py::module_& m) {
       },
       py::arg("held_out"), py::arg("workload_json"), py::arg("price_target_json"), py::arg("sessions") = 1000,
       py::arg("seed") = 1, "`loopcast validate --workload --json` as a dict.");
+}
+
+} // namespace
+
+void register_replay(py::module_& m) {
+  register_traces(m);
+  register_stats(m);
+  register_replay_run(m);
+  register_fits(m);
 }
 
 } // namespace loopcast::python

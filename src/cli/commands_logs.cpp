@@ -467,22 +467,22 @@ int cmd_validate(const std::vector<std::string>& logs, const std::string& format
 
 } // namespace
 
-std::vector<command> log_commands(CLI::App& app, const globals& g) {
-  struct state {
-    std::vector<std::string> logs;
-    std::string format, price, price_list, out, one_log;
-    double cache_ttl_s = 0;
-    std::int64_t block_tokens = 1;
-    bool as_json = false;
-    replay_args replay;
-    std::string fit_model;
-    std::int64_t fit_window = 0;
-    bool fit_no_noise = false;
-  };
-  auto st = std::make_shared<state>();
-  const std::string formats = "auto, claude-code, codex, opencode, kv-cache-tester, swe-agent, loopcast";
-  std::vector<command> cmds;
+namespace {
 
+// What the log commands' options fill in (one command runs).
+struct log_state {
+  std::vector<std::string> logs;
+  std::string format, price, price_list, out, one_log;
+  double cache_ttl_s = 0;
+  std::int64_t block_tokens = 1;
+  bool as_json = false;
+  replay_args replay;
+  std::string fit_model;
+  std::int64_t fit_window = 0;
+  bool fit_no_noise = false;
+};
+
+void add_stats_command(CLI::App& app, const globals& g, const std::shared_ptr<log_state>& st, const std::string& formats, std::vector<command>& cmds) {
   auto sa = std::make_shared<stats_args>();
   auto* stats = app.add_subcommand("stats", "Measure recorded agent sessions (docs/model.md §8): throughput, context, cache, cost; "
                                             "with no LOG, every log in the agents' default places");
@@ -506,7 +506,9 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
   stats->add_flag("--json", sa->as_json, "Print the result as JSON");
   stats->add_flag("--csv", sa->as_csv, "Print one CSV row per group");
   cmds.push_back({stats, [st, sa, &g] { return cmd_stats(st->logs, st->format, g, *sa); }});
+}
 
+void add_replay_command(CLI::App& app, const globals& g, const std::shared_ptr<log_state>& st, const std::string& formats, std::vector<command>& cmds) {
   auto* replay = app.add_subcommand("replay", "Re-time recorded sessions on other targets: 429s, stalls, cost, speed");
   auto& ra = st->replay;
   replay->add_option("logs", st->logs, "Log files or directories (replayed together)")->required();
@@ -545,7 +547,10 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
   replay->add_flag("--json", ra.as_json, "Print the result as JSON");
   replay->add_option("--timeline", ra.timeline, "Write one CSV row per request attempt to FILE");
   cmds.push_back({replay, [st, &g] { return cmd_replay(st->logs, st->format, g, st->replay); }});
+}
 
+void add_watch_command(CLI::App& app, const globals& g, const std::shared_ptr<log_state>& st, const std::string& formats, std::vector<command>& cmds) {
+  (void)st;
   auto wa = std::make_shared<watch_args>();
   auto* watch = app.add_subcommand("watch", "Follow a running session's log and forecast its next 429 or plan cut-off "
                                             "on a target (median and P10-P90)");
@@ -563,7 +568,10 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
   watch->add_option("--seed", wa->seed, "Seed of the draws")->capture_default_str()->check(seed_digits());
   watch->add_option("--format", wa->format, "Log format (default: detected): " + formats);
   cmds.push_back({watch, [wa, &g] { return cmd_watch(g, *wa); }});
+}
 
+// fit, validate, fit-workload, convert.
+void add_fit_commands(CLI::App& app, const globals& g, const std::shared_ptr<log_state>& st, const std::string& formats, std::vector<command>& cmds) {
   auto* fit = app.add_subcommand("fit", "Fit a speed model to recorded sessions and write it as a target preset");
   fit->add_option("logs", st->logs, "Log files or directories")->required();
   fit->add_option("-o,--output", st->out, "Where to write the preset (.json)")->required();
@@ -611,6 +619,18 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
   convert->add_option("-o,--output", st->out, "Output .jsonl")->required();
   convert->add_option("--format", st->format, "Log format (default: detected): " + formats);
   cmds.push_back({convert, [st] { return cmd_convert(st->one_log, st->format, st->out); }});
+}
+
+} // namespace
+
+std::vector<command> log_commands(CLI::App& app, const globals& g) {
+  auto st = std::make_shared<log_state>();
+  const std::string formats = "auto, claude-code, codex, opencode, kv-cache-tester, swe-agent, loopcast";
+  std::vector<command> cmds;
+  add_stats_command(app, g, st, formats, cmds);
+  add_replay_command(app, g, st, formats, cmds);
+  add_watch_command(app, g, st, formats, cmds);
+  add_fit_commands(app, g, st, formats, cmds);
   return cmds;
 }
 

@@ -86,18 +86,24 @@ struct growth_sample {
 
 } // namespace
 
-workload_fit fit_workload(const std::vector<recorded_trace>& traces, const workload_fit_options& opt) {
-  workload_fit f;
-  auto& w = f.w;
-  w.name = opt.name;
-  w.max_tokens = opt.max_tokens;
-  w.reasoning_in_context = false;
-  w.output_in_context = false;  // the measured growth holds whatever of the output the next prompt re-sends
+namespace {
 
-  struct picked {
-    const recorded_trace* trace;
-    const recorded_session* session;
-  };
+struct picked {
+  const recorded_trace* trace;
+  const recorded_session* session;
+};
+
+// What the sessions say, sample by sample.
+struct session_samples {
+  std::vector<double> turns, tasks, outputs, reasonings, delays, kept, compaction_at, summaries;
+  std::vector<growth_sample> growth;
+  std::vector<std::int64_t> peaks;  // each session's largest prompt
+  std::vector<bool> compacted;      // whether it compacted
+};
+
+// The top-level sessions of the models that match, their models by requests (most first).
+std::vector<picked> pick_sessions(const std::vector<recorded_trace>& traces, const workload_fit_options& opt,
+                                  workload_fit& f) {
   std::vector<picked> sessions;
   std::map<std::string, std::size_t> model_requests;
   for (const auto& t : traces) {
@@ -125,84 +131,68 @@ workload_fit fit_workload(const std::vector<recorded_trace>& traces, const workl
   for (const auto& [m, n] : model_requests) by_count.emplace_back(n, m);
   std::sort(by_count.begin(), by_count.end(), [](auto& a, auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
   for (const auto& [n, m] : by_count) f.models.push_back(m);
+  return sessions;
+}
 
-  // System prompt: what every session's first prompt holds at least.
-  w.system_prompt_tokens = std::numeric_limits<std::int64_t>::max();
-  for (const auto& p : sessions)
-    w.system_prompt_tokens = std::min(w.system_prompt_tokens, p.session->requests.front().tokens.prompt());
-
-  std::vector<double> turns, tasks, outputs, reasonings, delays, kept, compaction_at, summaries;
-  std::vector<growth_sample> growth;
-  std::vector<std::int64_t> peaks;      // each session's largest prompt
-  std::vector<bool> compacted;          // whether it compacted
-  f.sessions = sessions.size();
-  for (std::size_t si = 0; si < sessions.size(); ++si) {
-    const auto& t = *sessions[si].trace;
-    const auto& reqs = sessions[si].session->requests;
-    f.requests += reqs.size();
-    const std::int64_t first = reqs.front().tokens.prompt();
-    tasks.push_back(static_cast<double>(first - w.system_prompt_tokens));
-    std::size_t compactions = 0;
-    std::int64_t peak = 0;
-    for (std::size_t i = 0; i < reqs.size(); ++i) {
-      const auto& r = reqs[i];
-      peak = std::max(peak, r.tokens.prompt());
-      if (!r.compaction) {
-        outputs.push_back(static_cast<double>(r.tokens.output));
-        reasonings.push_back(static_cast<double>(r.tokens.reasoning));
-      }
-      if (i == 0) continue;
-      const auto& prev = reqs[i - 1];
-      const double d = agent_delay(prev, r);
-      if (std::isfinite(d)) {
-        delays.push_back(d);
-        ++f.timed_delays;
-      }
-      if (is_compaction(prev, r)) {
-        ++compactions;
-        compaction_at.push_back(static_cast<double>(prev.tokens.prompt()));
-        summaries.push_back(static_cast<double>(std::max<std::int64_t>(0, r.tokens.prompt() - first)));
-        continue;
-      }
-      // The turn of prev (1-based, compactions not counted) decides the band of its tool result.
-      const auto turn = static_cast<std::int32_t>(i - compactions);
-      const double g = static_cast<double>(r.tokens.prompt() - prev.tokens.prompt());
-      ++f.growth_samples;
-      if (g < 0) ++f.shrinking_turns;
-      growth.push_back({si, band_of(turn), std::max(0.0, g)});
-      if (t.has_prefix) {
-        ++f.break_candidates;
-        const auto shared = shared_prefix({t.runs.data() + prev.runs_begin, prev.runs_count},
-                                          {t.runs.data() + r.runs_begin, r.runs_count});
-        if (shared + break_slack_tokens < prev.tokens.prompt()) {
-          ++f.cache_breaks;
-          kept.push_back(std::clamp(static_cast<double>(shared) / static_cast<double>(prev.tokens.prompt()), 0.0, 1.0));
-        }
+// One session's turns, growth by band, outputs, agent time, compactions and cache breaks.
+void measure_session(const picked& p, std::size_t si, std::int64_t system_prompt, session_samples& x, workload_fit& f) {
+  const auto& t = *p.trace;
+  const auto& reqs = p.session->requests;
+  f.requests += reqs.size();
+  const std::int64_t first = reqs.front().tokens.prompt();
+  x.tasks.push_back(static_cast<double>(first - system_prompt));
+  std::size_t compactions = 0;
+  std::int64_t peak = 0;
+  for (std::size_t i = 0; i < reqs.size(); ++i) {
+    const auto& r = reqs[i];
+    peak = std::max(peak, r.tokens.prompt());
+    if (!r.compaction) {
+      x.outputs.push_back(static_cast<double>(r.tokens.output));
+      x.reasonings.push_back(static_cast<double>(r.tokens.reasoning));
+    }
+    if (i == 0) continue;
+    const auto& prev = reqs[i - 1];
+    const double d = agent_delay(prev, r);
+    if (std::isfinite(d)) {
+      x.delays.push_back(d);
+      ++f.timed_delays;
+    }
+    if (is_compaction(prev, r)) {
+      ++compactions;
+      x.compaction_at.push_back(static_cast<double>(prev.tokens.prompt()));
+      x.summaries.push_back(static_cast<double>(std::max<std::int64_t>(0, r.tokens.prompt() - first)));
+      continue;
+    }
+    // The turn of prev (1-based, compactions not counted) decides the band of its tool result.
+    const auto turn = static_cast<std::int32_t>(i - compactions);
+    const double g = static_cast<double>(r.tokens.prompt() - prev.tokens.prompt());
+    ++f.growth_samples;
+    if (g < 0) ++f.shrinking_turns;
+    x.growth.push_back({si, band_of(turn), std::max(0.0, g)});
+    if (t.has_prefix) {
+      ++f.break_candidates;
+      const auto shared = shared_prefix({t.runs.data() + prev.runs_begin, prev.runs_count},
+                                        {t.runs.data() + r.runs_begin, r.runs_count});
+      if (shared + break_slack_tokens < prev.tokens.prompt()) {
+        ++f.cache_breaks;
+        x.kept.push_back(std::clamp(static_cast<double>(shared) / static_cast<double>(prev.tokens.prompt()), 0.0, 1.0));
       }
     }
-    f.compactions += compactions;
-    peaks.push_back(peak);
-    compacted.push_back(compactions > 0);
-    // The generator sends a compaction request of its own: a session of n requests with c
-    // compactions has n − c turns.
-    turns.push_back(static_cast<double>(reqs.size() - compactions));
   }
-  if (growth.empty())
-    throw trace_error(sessions.front().trace->file, 0,
-                      "no session has two requests in a row: nothing to learn the context's growth from");
+  f.compactions += compactions;
+  x.peaks.push_back(peak);
+  x.compacted.push_back(compactions > 0);
+  // The generator sends a compaction request of its own: a session of n requests with c
+  // compactions has n − c turns.
+  x.turns.push_back(static_cast<double>(reqs.size() - compactions));
+}
 
-  const int pts = opt.quantile_points;
-  w.turns = table_or_fixed(turns, pts);
-  w.output_tokens = table_or_fixed(outputs, pts);
-  w.reasoning_tokens = table_or_fixed(reasonings, pts);
-  w.tool_time_s = table_or_fixed(delays.empty() ? std::vector<double>{0.0} : delays, pts);
-  if (delays.empty()) f.notes.push_back("the logs record no agent time between requests: tool_time_s is 0");
-
-  // Bands: merge the sparse ones into the band before them.
+// Tool results by band of turns (sparse bands merged into the one before), scaled per session.
+void fit_tool_results(session_samples& x, std::size_t sessions, int pts, workload& w, workload_fit& f) {
   std::size_t nb = 0;
-  for (const auto& g : growth) nb = std::max(nb, g.band + 1);
+  for (const auto& g : x.growth) nb = std::max(nb, g.band + 1);
   std::vector<std::size_t> counts(nb, 0), merged(nb, 0);
-  for (const auto& g : growth) ++counts[g.band];
+  for (const auto& g : x.growth) ++counts[g.band];
   for (std::size_t b = 1, current = 0, acc = counts[0]; b < nb; ++b) {
     if (counts[b] >= min_band_samples && acc >= min_band_samples) {
       current = b;
@@ -211,22 +201,22 @@ workload_fit fit_workload(const std::vector<recorded_trace>& traces, const workl
     merged[b] = current;
     acc += counts[b];
   }
-  for (auto& g : growth) g.band = merged[g.band];
+  for (auto& g : x.growth) g.band = merged[g.band];
 
   // Session scales: each session's median tool result relative to its bands' medians.
   std::vector<std::vector<double>> by_band(nb);
-  for (const auto& g : growth) by_band[g.band].push_back(g.tokens);
+  for (const auto& g : x.growth) by_band[g.band].push_back(g.tokens);
   std::vector<double> band_median(nb, 0);
   for (std::size_t b = 0; b < nb; ++b)
     if (!by_band[b].empty()) band_median[b] = median(by_band[b]);
-  std::vector<std::vector<double>> ratios(sessions.size());
-  for (const auto& g : growth)
+  std::vector<std::vector<double>> ratios(sessions);
+  for (const auto& g : x.growth)
     if (band_median[g.band] > 0) ratios[g.session].push_back(g.tokens / band_median[g.band]);
   // The normal scores of the turns among all sessions (the copula's z), kept for the sessions that
   // have a scale.
-  const auto z_turns = normal_scores(turns);
-  std::vector<double> scale(sessions.size(), 1.0), log_scales, z_scaled;
-  for (std::size_t si = 0; si < sessions.size(); ++si) {
+  const auto z_turns = normal_scores(x.turns);
+  std::vector<double> scale(sessions, 1.0), log_scales, z_scaled;
+  for (std::size_t si = 0; si < sessions; ++si) {
     if (ratios[si].size() < min_scale_turns) continue;
     const double m = median(ratios[si]);
     if (m <= 0) continue;
@@ -245,64 +235,101 @@ workload_fit fit_workload(const std::vector<recorded_trace>& traces, const workl
                                   min_scale_turns));
   }
   std::vector<std::vector<double>> normalised(nb);
-  for (const auto& g : growth) normalised[g.band].push_back(g.tokens / scale[g.session]);
+  for (const auto& g : x.growth) normalised[g.band].push_back(g.tokens / scale[g.session]);
   for (std::size_t b = 0; b < nb; ++b)
     if (!normalised[b].empty()) w.tool_result_bands.push_back({band_start(b), table_or_fixed(normalised[b], pts)});
+}
+
+// Where sessions compact, and the share of them that ran in a larger window.
+void fit_compaction(const session_samples& x, const std::vector<picked>& sessions, int pts, workload& w,
+                    workload_fit& f) {
+  if (x.compaction_at.empty()) {
+    w.compaction.enabled = false;
+    f.notes.push_back("no compaction in the logs: compaction is off");
+    return;
+  }
+  w.compaction.enabled = true;
+  w.compaction.at_fraction =
+      std::clamp(std::round(median(x.compaction_at) / static_cast<double>(w.context_window_tokens) * 1000) / 1000, 0.01, 1.0);
+  w.compaction.summary_tokens = table_or_fixed(x.summaries, std::min(pts, 10));
+  // Sessions that grew past 1.1× the threshold without compacting ran in a larger window; their
+  // share among the sessions that reached the threshold at all is late_share. Sessions that
+  // start above half the threshold are late by the generator's rule and not counted here.
+  const double threshold = w.compaction.at_fraction * static_cast<double>(w.context_window_tokens);
+  std::size_t late = 0, reached = 0, started_late = 0;
+  std::vector<double> late_peaks;
+  for (std::size_t si = 0; si < sessions.size(); ++si) {
+    const auto peak = static_cast<double>(x.peaks[si]);
+    const bool grew_past = !x.compacted[si] && peak > 1.1 * threshold;
+    if (grew_past) late_peaks.push_back(peak);
+    if (2.0 * static_cast<double>(sessions[si].session->requests.front().tokens.prompt()) > threshold) {
+      ++started_late;
+      continue;
+    }
+    if (x.compacted[si] || peak >= 0.9 * threshold) ++reached;
+    if (grew_past) ++late;
+  }
+  if (late + started_late == 0) return;
+  w.compaction.late_share =
+      std::max(0.001, std::round(static_cast<double>(late) / static_cast<double>(std::max<std::size_t>(reached, 1)) * 1000) / 1000);
+  // Where they compact is not seen (they end first): the median of their peaks stands for it.
+  w.compaction.late_fraction =
+      late_peaks.empty() ? 0.95
+                         : std::clamp(std::round(median(late_peaks) / static_cast<double>(w.context_window_tokens) * 1000) / 1000,
+                                      w.compaction.at_fraction, 0.95);
+  f.notes.push_back(fmt::format("{} sessions started above half the compaction threshold, and {} of the {} others that "
+                                "reached it grew past it without compacting: they run in a larger window (late_share "
+                                "{:.3f}; compaction at {:.0f}% of the window, the median peak of such sessions)",
+                                started_late, late, reached, w.compaction.late_share, 100 * w.compaction.late_fraction));
+}
+
+} // namespace
+
+workload_fit fit_workload(const std::vector<recorded_trace>& traces, const workload_fit_options& opt) {
+  workload_fit f;
+  auto& w = f.w;
+  w.name = opt.name;
+  w.max_tokens = opt.max_tokens;
+  w.reasoning_in_context = false;
+  w.output_in_context = false;  // the measured growth holds whatever of the output the next prompt re-sends
+  const auto sessions = pick_sessions(traces, opt, f);
+
+  // System prompt: what every session's first prompt holds at least.
+  w.system_prompt_tokens = std::numeric_limits<std::int64_t>::max();
+  for (const auto& p : sessions)
+    w.system_prompt_tokens = std::min(w.system_prompt_tokens, p.session->requests.front().tokens.prompt());
+
+  session_samples x;
+  f.sessions = sessions.size();
+  for (std::size_t si = 0; si < sessions.size(); ++si) measure_session(sessions[si], si, w.system_prompt_tokens, x, f);
+  if (x.growth.empty())
+    throw trace_error(sessions.front().trace->file, 0,
+                      "no session has two requests in a row: nothing to learn the context's growth from");
+
+  const int pts = opt.quantile_points;
+  w.turns = table_or_fixed(x.turns, pts);
+  w.output_tokens = table_or_fixed(x.outputs, pts);
+  w.reasoning_tokens = table_or_fixed(x.reasonings, pts);
+  w.tool_time_s = table_or_fixed(x.delays.empty() ? std::vector<double>{0.0} : x.delays, pts);
+  if (x.delays.empty()) f.notes.push_back("the logs record no agent time between requests: tool_time_s is 0");
+  fit_tool_results(x, sessions.size(), pts, w, f);
 
   // The window and compaction.
-  const std::int64_t largest_prompt = *std::max_element(peaks.begin(), peaks.end());
+  const std::int64_t largest_prompt = *std::max_element(x.peaks.begin(), x.peaks.end());
   w.context_window_tokens = opt.context_window_tokens > 0 ? opt.context_window_tokens
                                                           : (largest_prompt + 1023) / 1024 * 1024;
   if (opt.context_window_tokens <= 0)
     f.notes.push_back(fmt::format("context_window_tokens {} is the largest prompt seen, rounded up (give the model's "
                                   "window with --context-window)",
                                   w.context_window_tokens));
-  if (!compaction_at.empty()) {
-    w.compaction.enabled = true;
-    w.compaction.at_fraction =
-        std::clamp(std::round(median(compaction_at) / static_cast<double>(w.context_window_tokens) * 1000) / 1000, 0.01, 1.0);
-    w.compaction.summary_tokens = table_or_fixed(summaries, std::min(pts, 10));
-    // Sessions that grew past 1.1× the threshold without compacting ran in a larger window; their
-    // share among the sessions that reached the threshold at all is late_share. Sessions that
-    // start above half the threshold are late by the generator's rule and not counted here.
-    const double threshold = w.compaction.at_fraction * static_cast<double>(w.context_window_tokens);
-    std::size_t late = 0, reached = 0, started_late = 0;
-    std::vector<double> late_peaks;
-    for (std::size_t si = 0; si < sessions.size(); ++si) {
-      const auto peak = static_cast<double>(peaks[si]);
-      const bool grew_past = !compacted[si] && peak > 1.1 * threshold;
-      if (grew_past) late_peaks.push_back(peak);
-      if (2.0 * static_cast<double>(sessions[si].session->requests.front().tokens.prompt()) > threshold) {
-        ++started_late;
-        continue;
-      }
-      if (compacted[si] || peak >= 0.9 * threshold) ++reached;
-      if (grew_past) ++late;
-    }
-    if (late + started_late > 0) {
-      w.compaction.late_share =
-          std::max(0.001, std::round(static_cast<double>(late) / static_cast<double>(std::max<std::size_t>(reached, 1)) * 1000) / 1000);
-      // Where they compact is not seen (they end first): the median of their peaks stands for it.
-      w.compaction.late_fraction =
-          late_peaks.empty() ? 0.95
-                             : std::clamp(std::round(median(late_peaks) / static_cast<double>(w.context_window_tokens) * 1000) / 1000,
-                                          w.compaction.at_fraction, 0.95);
-      f.notes.push_back(fmt::format("{} sessions started above half the compaction threshold, and {} of the {} others that "
-                                    "reached it grew past it without compacting: they run in a larger window (late_share "
-                                    "{:.3f}; compaction at {:.0f}% of the window, the median peak of such sessions)",
-                                    started_late, late, reached, w.compaction.late_share, 100 * w.compaction.late_fraction));
-    }
-  } else {
-    w.compaction.enabled = false;
-    f.notes.push_back("no compaction in the logs: compaction is off");
-  }
-  w.task_tokens = table_or_fixed(tasks, pts);
+  fit_compaction(x, sessions, pts, w, f);
+  w.task_tokens = table_or_fixed(x.tasks, pts);
   if (sessions.size() >= 10)
-    w.task_turns_correlation = std::round(correlation(z_turns, normal_scores(tasks)) * 1000) / 1000;
+    w.task_turns_correlation = std::round(correlation(normal_scores(x.turns), normal_scores(x.tasks)) * 1000) / 1000;
   if (f.break_candidates > 0) {
     w.cache_breaks.probability =
         std::round(static_cast<double>(f.cache_breaks) / static_cast<double>(f.break_candidates) * 1e5) / 1e5;
-    w.cache_breaks.kept_fraction = kept.empty() ? distribution{fixed_dist{0}} : table_or_fixed(kept, std::min(pts, 20));
+    w.cache_breaks.kept_fraction = x.kept.empty() ? distribution{fixed_dist{0}} : table_or_fixed(x.kept, std::min(pts, 20));
   } else {
     f.notes.push_back("the logs carry no exact prefixes: cache breaks are not fitted");
   }

@@ -127,6 +127,53 @@ recorded_trace import_claude_code(const std::string& path);
 const importer claude_code_importer{trace_format::claude_code, recognises_claude_code, import_claude_code};
 
 namespace {
+// A response's lines repeat its usage as it streams: each count is the largest seen. The writes
+// go by lifetime: the 1-hour ones where the split says so, the rest at the default.
+void merge_usage(response& r, const dom::element& usage, std::int64_t in, std::int64_t out) {
+  r.input = std::max(r.input, in);
+  r.output = std::max(r.output, out);
+  r.cache_read = std::max(r.cache_read, count_of(member(usage, "cache_read_input_tokens")).value_or(0));
+  const auto writes = count_of(member(usage, "cache_creation_input_tokens")).value_or(0);
+  std::int64_t writes_1h = 0;
+  if (const auto split = member(usage, "cache_creation"); split && split->is_object())
+    writes_1h = std::min(writes, count_of(member(*split, "ephemeral_1h_input_tokens")).value_or(0));
+  r.cache_write = std::max(r.cache_write, writes - writes_1h);
+  r.cache_write_1h = std::max(r.cache_write_1h, writes_1h);
+}
+
+// Sessions: the main conversation and, if any, its sidechain.
+void add_sessions(recorded_trace& t, const std::vector<response>& responses, bool compaction_file, issue_log& log) {
+  const std::string& path = t.file;
+  const std::string stem = std::filesystem::path(path).stem().string();
+  std::int32_t session_of[2] = {-1, -1};
+  for (const auto& r : responses) {
+    const int side = r.sidechain ? 1 : 0;
+    if (session_of[side] < 0) {
+      session_of[side] = static_cast<std::int32_t>(t.sessions.size());
+      recorded_session s;
+      s.id = side ? stem + "/sidechain" : stem;
+      s.file = path;
+      t.sessions.push_back(s);
+    }
+    recorded_request q;
+    if (std::isnan(r.t_send)) {
+      log.note(r.first_line, "no user line before this response; its send time is its first line's");
+      q.t_send = r.t_first;
+    } else {
+      q.t_send = std::min(r.t_send, r.t_first);
+    }
+    q.t_end = std::isnan(r.t_tool) ? r.t_last : r.t_tool;
+    q.tokens = {r.input, r.cache_read, r.cache_write, r.output, 0, r.cache_write_1h};
+    q.response_key = r.response_key;
+    q.model = model_index(t, r.model);
+    q.compaction = compaction_file;
+    q.new_context = r.new_context;
+    q.source_line = r.first_line;
+    t.sessions[static_cast<std::size_t>(session_of[side])].requests.push_back(q);
+  }
+  if (session_of[0] >= 0 && session_of[1] >= 0) t.sessions[static_cast<std::size_t>(session_of[1])].parent = session_of[0];
+}
+
 recorded_trace import_claude_code(const std::string& path) {
   recorded_trace t;
   t.file = path;
@@ -206,50 +253,13 @@ recorded_trace import_claude_code(const std::string& path) {
     }
     auto& r = responses[it->second];
     r.t_last = std::max(r.t_last, *ts);
-    r.input = std::max(r.input, *in);
-    r.output = std::max(r.output, *out);
-    r.cache_read = std::max(r.cache_read, count_of(member(*usage, "cache_read_input_tokens")).value_or(0));
-    // The writes by lifetime: the 1-hour ones where the split says so, the rest at the default.
-    const auto writes = count_of(member(*usage, "cache_creation_input_tokens")).value_or(0);
-    std::int64_t writes_1h = 0;
-    if (const auto split = member(*usage, "cache_creation"); split && split->is_object())
-      writes_1h = std::min(writes, count_of(member(*split, "ephemeral_1h_input_tokens")).value_or(0));
-    r.cache_write = std::max(r.cache_write, writes - writes_1h);
-    r.cache_write_1h = std::max(r.cache_write_1h, writes_1h);
+    merge_usage(r, *usage, *in, *out);
     if (has_content)
       for (const dom::element block : content)
         if (string_of(member(block, "type")) == "tool_use" && std::isnan(r.t_tool)) r.t_tool = *ts;
   });
 
-  // Sessions: the main conversation and, if any, its sidechain.
-  const std::string stem = std::filesystem::path(path).stem().string();
-  std::int32_t session_of[2] = {-1, -1};
-  for (const auto& r : responses) {
-    const int side = r.sidechain ? 1 : 0;
-    if (session_of[side] < 0) {
-      session_of[side] = static_cast<std::int32_t>(t.sessions.size());
-      recorded_session s;
-      s.id = side ? stem + "/sidechain" : stem;
-      s.file = path;
-      t.sessions.push_back(s);
-    }
-    recorded_request q;
-    if (std::isnan(r.t_send)) {
-      log.note(r.first_line, "no user line before this response; its send time is its first line's");
-      q.t_send = r.t_first;
-    } else {
-      q.t_send = std::min(r.t_send, r.t_first);
-    }
-    q.t_end = std::isnan(r.t_tool) ? r.t_last : r.t_tool;
-    q.tokens = {r.input, r.cache_read, r.cache_write, r.output, 0, r.cache_write_1h};
-    q.response_key = r.response_key;
-    q.model = model_index(t, r.model);
-    q.compaction = compaction_file;
-    q.new_context = r.new_context;
-    q.source_line = r.first_line;
-    t.sessions[static_cast<std::size_t>(session_of[side])].requests.push_back(q);
-  }
-  if (session_of[0] >= 0 && session_of[1] >= 0) t.sessions[static_cast<std::size_t>(session_of[1])].parent = session_of[0];
+  add_sessions(t, responses, compaction_file, log);
   finish_trace(t, log);
   return t;
 }

@@ -64,6 +64,74 @@ double session_generator::ramp(std::int32_t turn) const {
   return 1.0 + (w_->tool_time_ramp_factor - 1.0) * (1.0 - std::exp(-(turn - 1) / w_->tool_time_ramp_turns));
 }
 
+namespace {
+// What a session draws once: its turns, its tool-result scale (Gaussian copula with the turns),
+// its task and where it compacts.
+struct session_shape {
+  std::int32_t turns = 0;
+  double scale = 1;
+  std::int64_t task = 0;
+  double compact_at = 0;
+};
+
+session_shape draw_shape(const workload& w, std::int64_t cap, std::optional<rng>& g_session, std::optional<rng>& g_task,
+                         std::optional<rng>& g_window) {
+  session_shape shape;
+  double z = 0;  // the session's normal score (its turns' quantile is Φ(z))
+  if (const auto* f = std::get_if<fixed_dist>(&w.turns)) {
+    shape.turns = static_cast<std::int32_t>(std::clamp<std::int64_t>(std::llround(f->value), 1, cap));
+  } else {
+    z = standard_normal(*g_session);
+    shape.turns = static_cast<std::int32_t>(
+        std::clamp<std::int64_t>(std::llround(quantile(w.turns, 0.5 * std::erfc(-z / std::sqrt(2.0)))), 1, cap));
+  }
+  if (w.session_scale.sigma > 0) {
+    const double rho = w.session_scale.turns_correlation;
+    shape.scale = std::exp(w.session_scale.sigma * (rho * z + std::sqrt(1 - rho * rho) * standard_normal(*g_session)));
+  }
+  // A session compacts at at_fraction of the window, or late (late_fraction) when it runs in a
+  // larger window: drawn with late_share, and always when its task alone passes half the usual
+  // threshold (a session resumed into a large window).
+  bool late = g_window && uniform01(*g_window) < w.compaction.late_share;
+  const double rho_task = w.task_turns_correlation;
+  std::int64_t task_draw = 0;
+  if (const auto* f = std::get_if<fixed_dist>(&w.task_tokens)) task_draw = tokens_of(f->value);
+  else if (rho_task == 0) task_draw = tokens_of(sample(w.task_tokens, *g_task));
+  else
+    task_draw = tokens_of(quantile(
+        w.task_tokens,
+        0.5 * std::erfc(-(rho_task * z + std::sqrt(1 - rho_task * rho_task) * standard_normal(*g_task)) / std::sqrt(2.0))));
+  if (w.compaction.late_share > 0 &&
+      static_cast<double>(w.system_prompt_tokens + task_draw) >
+          0.5 * w.compaction.at_fraction * static_cast<double>(w.context_window_tokens))
+    late = true;
+  shape.compact_at = late ? std::max(w.compaction.at_fraction, w.compaction.late_fraction) : w.compaction.at_fraction;
+  // The task is capped so that the first prompt stays under half the compaction threshold (a
+  // compaction keeps the task: a larger one would compact again at once), or under the window.
+  const double first_limit = w.compaction.enabled
+                                 ? std::floor(0.5 * shape.compact_at * static_cast<double>(w.context_window_tokens))
+                                 : static_cast<double>(w.context_window_tokens) - 1;
+  shape.task = std::min(task_draw, std::max<std::int64_t>(0, static_cast<std::int64_t>(first_limit) - w.system_prompt_tokens));
+  return shape;
+}
+
+// A cache break: the prompt keeps a prefix of the previous one (never less than the system
+// prompt); the rest is written anew under a lineage of its own. A prompt keeps at most
+// max_prefix_runs runs: past that, a break keeps only the system prompt (so a session's runs stay
+// linear in its requests, whatever the preset says).
+void break_cache(const workload& w, rng& g_break, std::vector<prefix_run>& stack, std::uint32_t& next_lineage) {
+  constexpr std::size_t max_prefix_runs = 32;
+  const double kept_share = std::clamp(sample(w.cache_breaks.kept_fraction, g_break), 0.0, 1.0);
+  const std::int64_t prev = stack.back().end_tokens;
+  const std::int64_t kept = stack.size() >= max_prefix_runs
+                                ? w.system_prompt_tokens
+                                : std::max(w.system_prompt_tokens, tokens_of(kept_share * static_cast<double>(prev)));
+  while (stack.size() > 1 && stack[stack.size() - 2].end_tokens >= kept) stack.pop_back();
+  stack.back().end_tokens = kept;
+  stack.push_back({next_lineage++, 0});
+}
+} // namespace
+
 session_script session_generator::operator()(std::uint64_t seed) const {
   session_script s;
   (*this)(seed, s);
@@ -83,46 +151,7 @@ void session_generator::operator()(std::uint64_t seed, session_script& s) const 
   if (!std::holds_alternative<fixed_dist>(w.task_tokens)) g_task.emplace(derive_seed(seed, 8));
   if (w.compaction.late_share > 0) g_window.emplace(derive_seed(seed, 9));
 
-  // Per session: the number of turns and the tool-result scale (Gaussian copula), the task.
-  const std::int64_t cap = turns_cap_;
-  std::int32_t turns = 0;
-  double z = 0;  // the session's normal score (its turns' quantile is Φ(z))
-  if (const auto* f = std::get_if<fixed_dist>(&w.turns)) {
-    turns = static_cast<std::int32_t>(std::clamp<std::int64_t>(std::llround(f->value), 1, cap));
-  } else {
-    z = standard_normal(*g_session);
-    turns = static_cast<std::int32_t>(std::clamp<std::int64_t>(std::llround(quantile(w.turns, 0.5 * std::erfc(-z / std::sqrt(2.0)))),
-                                                 1, cap));
-  }
-  double scale = 1;
-  if (w.session_scale.sigma > 0) {
-    const double rho = w.session_scale.turns_correlation;
-    scale = std::exp(w.session_scale.sigma * (rho * z + std::sqrt(1 - rho * rho) * standard_normal(*g_session)));
-  }
-  // A session compacts at at_fraction of the window, or late (late_fraction) when it runs in a
-  // larger window: drawn with late_share, and always when its task alone passes half the usual
-  // threshold (a session resumed into a large window).
-  bool late = g_window && uniform01(*g_window) < w.compaction.late_share;
-  const double rho_task = w.task_turns_correlation;
-  std::int64_t task_draw = 0;
-  if (const auto* f = std::get_if<fixed_dist>(&w.task_tokens)) task_draw = tokens_of(f->value);
-  else if (rho_task == 0) task_draw = tokens_of(sample(w.task_tokens, *g_task));
-  else
-    task_draw = tokens_of(quantile(
-        w.task_tokens,
-        0.5 * std::erfc(-(rho_task * z + std::sqrt(1 - rho_task * rho_task) * standard_normal(*g_task)) / std::sqrt(2.0))));
-  if (w.compaction.late_share > 0 &&
-      static_cast<double>(w.system_prompt_tokens + task_draw) >
-          0.5 * w.compaction.at_fraction * static_cast<double>(w.context_window_tokens))
-    late = true;
-  const double compact_at = late ? std::max(w.compaction.at_fraction, w.compaction.late_fraction) : w.compaction.at_fraction;
-  // The task is capped so that the first prompt stays under half the compaction threshold (a
-  // compaction keeps the task: a larger one would compact again at once), or under the window.
-  const double first_limit = w.compaction.enabled
-                                 ? std::floor(0.5 * compact_at * static_cast<double>(w.context_window_tokens))
-                                 : static_cast<double>(w.context_window_tokens) - 1;
-  const std::int64_t task =
-      std::min(task_draw, std::max<std::int64_t>(0, static_cast<std::int64_t>(first_limit) - w.system_prompt_tokens));
+  const auto [turns, scale, task, compact_at] = draw_shape(w, turns_cap_, g_session, g_task, g_window);
 
   s.source.clear();
   fmt::format_to(std::back_inserter(s.source), "workload {} seed {}", w.name, seed);
@@ -182,19 +211,7 @@ void session_generator::operator()(std::uint64_t seed, session_script& s) const 
       turns_in_epoch = 0;
       delay = 0;
     } else if (g_break && turn > 1 && uniform01(*g_break) < w.cache_breaks.probability) {
-      // The prompt keeps a prefix of the previous one (never less than the system prompt); the
-      // rest is written anew under a lineage of its own.
-      // A prompt keeps at most max_prefix_runs runs: past that, a break keeps only the system
-      // prompt (so a session's runs stay linear in its requests, whatever the preset says).
-      constexpr std::size_t max_prefix_runs = 32;
-      const double kept_share = std::clamp(sample(w.cache_breaks.kept_fraction, *g_break), 0.0, 1.0);
-      const std::int64_t prev = stack.back().end_tokens;
-      const std::int64_t kept = stack.size() >= max_prefix_runs
-                                    ? w.system_prompt_tokens
-                                    : std::max(w.system_prompt_tokens, tokens_of(kept_share * static_cast<double>(prev)));
-      while (stack.size() > 1 && stack[stack.size() - 2].end_tokens >= kept) stack.pop_back();
-      stack.back().end_tokens = kept;
-      stack.push_back({next_lineage++, 0});
+      break_cache(w, *g_break, stack, next_lineage);
     }
     add(out, reasoning, turn, false);
     history += (w.output_in_context ? out : 0) + (w.reasoning_in_context ? reasoning : 0) + tool;

@@ -55,6 +55,100 @@ json stop_json(const option_result& o) {
   return j;
 }
 
+// The side-by-side table: a row is the recorded cell, then one cell per option.
+struct replay_table {
+  std::ostream& os;
+  const replay_result& r;
+  template <class Cell>
+  void row(const std::string& name, const std::string& recorded, Cell per_option) const {
+    fmt::print(os, "  {:<22} {:>32}", name, recorded);
+    for (const auto& o : r.options) fmt::print(os, " {:>32}", per_option(o));
+    fmt::print(os, "\n");
+  }
+};
+
+// Subscription plans: how far the plan's caps let this pace go over a month (metrics.hpp).
+void write_plan_rows(const replay_table& table) {
+  const auto& r = table.r;
+  if (std::none_of(r.options.begin(), r.options.end(), [](const option_result& o) { return view_of(*o.option).plan != nullptr; }))
+    return;
+  std::map<const option_result*, std::optional<plan_cost>> costs;  // once per option, for three rows
+  for (const auto& o : r.options)
+    costs[&o] = view_of(*o.option).plan ? plan_cost_of(o.sim, o.option->first()) : std::nullopt;
+  auto plan = [&](const option_result& o, auto cell) {
+    if (!view_of(*o.option).plan) return std::string("-");
+    const auto& c = costs.at(&o);
+    return c ? cell(*c) : std::string("no task completed");
+  };
+  table.row("plan: tasks a month", "-", [&](const option_result& o) {
+    return plan(o, [](const plan_cost& c) { return detail::grouped(c.tasks_per_month); });
+  });
+  table.row("plan: $ per task", "-", [&](const option_result& o) {
+    return plan(o, [](const plan_cost& c) { return fmt::format("${:.4f}", c.usd_per_task); });
+  });
+  table.row("plan: limited by", "-", [&](const option_result& o) {
+    return plan(o, [](const plan_cost& c) { return c.limited_by; });
+  });
+}
+
+// Routes (docs/routing.md): requests served by each target in order, and the cache spills lost.
+void write_route_rows(const replay_table& table) {
+  const auto& r = table.r;
+  if (std::none_of(r.options.begin(), r.options.end(), [](const option_result& o) { return !o.sim.route.empty(); })) return;
+  table.row("route: served", "-", [](const option_result& o) {
+    std::string cell;
+    for (const auto& t : o.sim.route) cell += fmt::format("{}{}", cell.empty() ? "" : " / ", t.requests_served);
+    return o.sim.route.empty() ? std::string("-") : cell;
+  });
+  table.row("route: lost cache", "-", [](const option_result& o) {
+    if (o.sim.route.empty()) return std::string("-");
+    std::int64_t spilled = 0, lost = 0;
+    double lost_usd = 0;
+    for (const auto& t : o.sim.route) {
+      spilled += t.spilled_in;
+      lost += t.lost_cache_tokens;
+      lost_usd += t.lost_cache_usd;
+    }
+    return fmt::format("{} tok ${:.4f} ({} spill{})", detail::grouped(static_cast<double>(lost)), lost_usd, spilled,
+                       spilled == 1 ? "" : "s");
+  });
+}
+
+// Below the table: how the recorded column was priced, routes by model, notes, why options stopped.
+void write_replay_footer(std::ostream& os, const replay_result& r) {
+  const auto& rec = r.recorded;
+  if (rec.cost_priced && !rec.unpriced_models.empty())
+    fmt::print(os, "\n  The logs record no cost: the recorded column prices each request at its own model, except "
+                   "those of {} (no price list knows them; give --price-list FILE): partial.\n",
+               fmt::join(rec.unpriced_models, ", "));
+  else if (rec.cost_priced)
+    fmt::print(os, "\n  The logs record no cost: the recorded column prices each request at its own model.\n");
+  else if (std::isnan(rec.cost_usd) && !rec.unpriced_models.empty())
+    fmt::print(os, "\n  Recorded cost n/a: no prices for {} (give --price-list FILE).\n", fmt::join(rec.unpriced_models, ", "));
+  // Options that route models to targets (a single "* → target" is just the target).
+  bool header_routes = false;
+  for (std::size_t i = 0; i < r.options.size(); ++i) {
+    const auto& routes = r.shaping[i].routes;
+    if (routes.size() == 1 && routes[0].rfind("* ", 0) == 0) continue;
+    if (!header_routes) fmt::print(os, "\n  Routes by model\n");
+    header_routes = true;
+    fmt::print(os, "  {}: {}\n", r.options[i].label, fmt::join(routes, "; "));
+  }
+  for (std::size_t i = 0; i < r.options.size(); ++i)
+    for (const auto& n : r.shaping[i].notes) fmt::print(os, "  note ({}): {}\n", r.options[i].label, n);
+  bool header = false;
+  for (const auto& o : r.options) {
+    const auto e = detail::explain_stop(o);
+    if (e.stopped == 0) continue;
+    if (!header) {
+      fmt::print(os, "\n  Why options stopped (their totals are partial: only what was served before the stop)\n");
+      header = true;
+    }
+    const auto [served, total] = detail::requests_served_of(o.sim);
+    fmt::print(os, "  {}: {} after {} of {} requests ({} session{} stopped)\n    {}\n    what would change it: {}\n",
+               o.label, to_string(e.outcome), served, total, e.stopped, e.stopped == 1 ? "" : "s", e.what, e.fix);
+  }
+}
 } // namespace
 
 void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& traces, const replay_result& r) {
@@ -62,11 +156,8 @@ void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& trac
              to_string(r.policy));
   write_import_summary(os, traces);
   const auto& rec = r.recorded;
-  auto row = [&](const std::string& name, const std::string& recorded, auto per_option) {
-    fmt::print(os, "  {:<22} {:>32}", name, recorded);
-    for (const auto& o : r.options) fmt::print(os, " {:>32}", per_option(o));
-    fmt::print(os, "\n");
-  };
+  const replay_table table{os, r};
+  auto row = [&](const std::string& name, const std::string& recorded, auto per_option) { table.row(name, recorded, per_option); };
   fmt::print(os, "\n  {:<22} {:>32}", "", "recorded");
   for (const auto& o : r.options) fmt::print(os, " {:>32}", o.label.size() > 32 ? o.label.substr(0, 31) + "~" : o.label);
   fmt::print(os, "\n");
@@ -106,46 +197,8 @@ void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& trac
         const auto [served, total] = detail::requests_served_of(o.sim);
         return fmt::format("${:.2f}{}", detail::usd_per_hour(o.sim), served < total ? " partial" : "");
       });
-  // Subscription plans: how far the plan's caps let this pace go over a month (metrics.hpp).
-  if (std::any_of(r.options.begin(), r.options.end(), [](const option_result& o) { return view_of(*o.option).plan != nullptr; })) {
-    std::map<const option_result*, std::optional<plan_cost>> costs;  // once per option, for three rows
-    for (const auto& o : r.options)
-      costs[&o] = view_of(*o.option).plan ? plan_cost_of(o.sim, o.option->first()) : std::nullopt;
-    auto plan = [&](const option_result& o, auto cell) {
-      if (!view_of(*o.option).plan) return std::string("-");
-      const auto& c = costs.at(&o);
-      return c ? cell(*c) : std::string("no task completed");
-    };
-    row("plan: tasks a month", "-", [&](const option_result& o) {
-      return plan(o, [](const plan_cost& c) { return detail::grouped(c.tasks_per_month); });
-    });
-    row("plan: $ per task", "-", [&](const option_result& o) {
-      return plan(o, [](const plan_cost& c) { return fmt::format("${:.4f}", c.usd_per_task); });
-    });
-    row("plan: limited by", "-", [&](const option_result& o) {
-      return plan(o, [](const plan_cost& c) { return c.limited_by; });
-    });
-  }
-  // Routes (docs/routing.md): requests served by each target in order, and the cache spills lost.
-  if (std::any_of(r.options.begin(), r.options.end(), [](const option_result& o) { return !o.sim.route.empty(); })) {
-    row("route: served", "-", [](const option_result& o) {
-      std::string cell;
-      for (const auto& t : o.sim.route) cell += fmt::format("{}{}", cell.empty() ? "" : " / ", t.requests_served);
-      return o.sim.route.empty() ? std::string("-") : cell;
-    });
-    row("route: lost cache", "-", [](const option_result& o) {
-      if (o.sim.route.empty()) return std::string("-");
-      std::int64_t spilled = 0, lost = 0;
-      double lost_usd = 0;
-      for (const auto& t : o.sim.route) {
-        spilled += t.spilled_in;
-        lost += t.lost_cache_tokens;
-        lost_usd += t.lost_cache_usd;
-      }
-      return fmt::format("{} tok ${:.4f} ({} spill{})", detail::grouped(static_cast<double>(lost)), lost_usd, spilled,
-                         spilled == 1 ? "" : "s");
-    });
-  }
+  write_plan_rows(table);
+  write_route_rows(table);
   auto eff = [](const request_metrics& m) {
     return m.effective_tps.count == 0 ? std::string("n/a")
                                       : fmt::format("{:.0f} / {:.0f}", m.effective_tps.p50, m.effective_tps.p90);
@@ -154,37 +207,7 @@ void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& trac
   auto hit = [](double x) { return std::isnan(x) ? std::string("—") : fmt::format("{:.1f}%", 100 * x); };
   row("cache hit rate", hit(rec.metrics.cache_hit_rate), [&](const option_result& o) { return hit(o.metrics.cache_hit_rate); });
 
-  if (rec.cost_priced && !rec.unpriced_models.empty())
-    fmt::print(os, "\n  The logs record no cost: the recorded column prices each request at its own model, except "
-                   "those of {} (no price list knows them; give --price-list FILE): partial.\n",
-               fmt::join(rec.unpriced_models, ", "));
-  else if (rec.cost_priced)
-    fmt::print(os, "\n  The logs record no cost: the recorded column prices each request at its own model.\n");
-  else if (std::isnan(rec.cost_usd) && !rec.unpriced_models.empty())
-    fmt::print(os, "\n  Recorded cost n/a: no prices for {} (give --price-list FILE).\n", fmt::join(rec.unpriced_models, ", "));
-  // Options that route models to targets (a single "* → target" is just the target).
-  bool header_routes = false;
-  for (std::size_t i = 0; i < r.options.size(); ++i) {
-    const auto& routes = r.shaping[i].routes;
-    if (routes.size() == 1 && routes[0].rfind("* ", 0) == 0) continue;
-    if (!header_routes) fmt::print(os, "\n  Routes by model\n");
-    header_routes = true;
-    fmt::print(os, "  {}: {}\n", r.options[i].label, fmt::join(routes, "; "));
-  }
-  for (std::size_t i = 0; i < r.options.size(); ++i)
-    for (const auto& n : r.shaping[i].notes) fmt::print(os, "  note ({}): {}\n", r.options[i].label, n);
-  bool header = false;
-  for (const auto& o : r.options) {
-    const auto e = detail::explain_stop(o);
-    if (e.stopped == 0) continue;
-    if (!header) {
-      fmt::print(os, "\n  Why options stopped (their totals are partial: only what was served before the stop)\n");
-      header = true;
-    }
-    const auto [served, total] = detail::requests_served_of(o.sim);
-    fmt::print(os, "  {}: {} after {} of {} requests ({} session{} stopped)\n    {}\n    what would change it: {}\n",
-               o.label, to_string(e.outcome), served, total, e.stopped, e.stopped == 1 ? "" : "s", e.what, e.fix);
-  }
+  write_replay_footer(os, r);
 }
 
 namespace detail {

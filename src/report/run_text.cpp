@@ -71,11 +71,9 @@ void write_route(std::ostream& os, const option_result& o) {
                                                       t.lost_cache_usd));
 }
 
-void write_option(std::ostream& os, const option_result& o) {
-  const auto v = view_of(*o.option);
-  const auto limits = o.option->buckets();
+// The option's heading, and a word when the attempt budget stopped its run.
+void write_heading(std::ostream& os, const option_result& o, const option_view& v) {
   const auto& r = o.sim;
-  const auto& m = o.metrics;
   fmt::print(os, "\n== {}: {} ({}), client {} ==\n", o.label, v.name,
              !o.option->routed() ? fmt::format("{} {} {}", v.provider, v.tier, v.model)
                                  : fmt::format("a route of {} targets", o.option->targets.size()),
@@ -90,8 +88,10 @@ void write_option(std::ostream& os, const option_result& o) {
                    "session{} stopped there, so the figures below cover only what happened before\n",
                r.cut_off_s, grouped(static_cast<double>(attempts)), stopped, stopped == 1 ? "" : "s");
   }
+}
 
-  // First 429.
+// The first 429, and every bucket's level then.
+void write_first_429(std::ostream& os, const simulation_result& r, const std::vector<bucket_config>& limits) {
   if (limits.empty()) {
     fmt::print(os, "  Limits      none (local engine)\n");
   } else if (!r.first_429) {
@@ -118,8 +118,11 @@ void write_option(std::ostream& os, const option_result& o) {
                  pct(snap.window_demand, cfg.limit), grouped(sum.peak_demand), pct(sum.peak_demand, cfg.limit));
     }
   }
+}
 
-  // The client and the outcome.
+// What the client did, the outcome and the fleet's figures. Returns the requests served and scripted.
+std::pair<int, int> write_outcome(std::ostream& os, const option_result& o, const std::vector<bucket_config>& limits) {
+  const auto& r = o.sim;
   int limited = 0, served = 0, total = 0;
   double stall = 0;
   for (const auto& s : r.sessions) {
@@ -163,8 +166,11 @@ void write_option(std::ostream& os, const option_result& o) {
                std::isnan(f.usd_per_task) ? std::string("no task completed, so no $ per task")
                                           : fmt::format("${:.4f} per task", f.usd_per_task));
   }
-  if (!r.route.empty()) write_route(os, o);
-  // The bucket that stretches the work most, if any: a wall that no client can wait out.
+  return {served, total};
+}
+
+// The bucket that stretches the work most, if any: a wall that no client can wait out.
+void write_load(std::ostream& os, const simulation_result& r, const std::vector<bucket_config>& limits) {
   const auto loads = bucket_loads(r, limits);
   std::size_t over = loads.size();
   for (std::size_t b = 0; b < loads.size(); ++b)
@@ -179,7 +185,9 @@ void write_option(std::ostream& os, const option_result& o) {
                cfg.name, l.ratio, grouped(l.offered_per_period), to_string(cfg.unit), cfg.period_s, grouped(cfg.limit),
                l.span_s, l.min_span_s);
   }
+}
 
+void write_engine(std::ostream& os, const simulation_result& r, const option_view& v) {
   if (r.engine) {
     const auto& e = *r.engine;
     const auto& cfg = *v.engine;
@@ -189,15 +197,19 @@ void write_option(std::ostream& os, const option_result& o) {
                grouped(static_cast<double>(e.peak_kv_tokens)), e.peak_kv_gb, cfg.memory.kv_pool_gb, e.vram_gb,
                cfg.memory.gpu_gb);
   }
+}
 
-  // Speed.
+void write_speed(std::ostream& os, const request_metrics& m) {
   fmt::print(os, "  Speed       effective P10/P50/P90 {:.0f} / {:.0f} / {:.0f} tok/s; decode P50 {:.0f} tok/s\n",
              m.effective_tps.p10, m.effective_tps.p50, m.effective_tps.p90, m.decode_tps.p50);
   fmt::print(os, "              prefill share P50 {:.0f}%; TTFT P50/P90 {:.2f} / {:.2f} s; {} samples kept, {} dropped\n",
              100 * m.prefill_share.p50, m.ttft_s.p50, m.ttft_s.p90, m.samples.kept,
              m.samples.dropped_short_output + m.samples.dropped_duration);
+}
 
-  // Cost.
+// The cost by token class, the energy, the plan's fee, and the total.
+void write_costs(std::ostream& os, const option_result& o, const option_view& v, int served, int total) {
+  const auto& r = o.sim;
   if (v.prices || o.option->routed()) {
     const auto& c = r.cost_by_class_usd;
     const auto k = [](token_class x) { return static_cast<std::size_t>(x); };
@@ -233,6 +245,20 @@ void write_option(std::ostream& os, const option_result& o) {
   fmt::print(os, "  Total       ${:.4f}; ${:.2f} per hour; ${:.4f} per 1K output+reasoning tokens{}\n", r.cost_usd,
              detail::usd_per_hour(r), detail::usd_per_1k_generated(r),
              served < total ? fmt::format(" — partial: {} of {} requests served", served, total) : std::string());
+}
+
+
+void write_option(std::ostream& os, const option_result& o) {
+  const auto v = view_of(*o.option);
+  const auto limits = o.option->buckets();
+  write_heading(os, o, v);
+  write_first_429(os, o.sim, limits);
+  const auto [served, total] = write_outcome(os, o, limits);
+  if (!o.sim.route.empty()) write_route(os, o);
+  write_load(os, o.sim, limits);
+  write_engine(os, o.sim, v);
+  write_speed(os, o.metrics);
+  write_costs(os, o, v, served, total);
 }
 
 } // namespace
