@@ -131,6 +131,17 @@ void register_stats(py::module_& m) {
 // `loopcast replay`.
 void register_replay_run(py::module_& m) {
   m.def(
+      "split_model_map",
+      [](const std::string& spec) {
+        const auto split = split_model_map(spec);
+        py::list entries;
+        for (const auto& e : split.entries) entries.append(py::make_tuple(e.pattern, e.targets));
+        return py::make_tuple(split.file_label, entries);
+      },
+      py::arg("spec"),
+      "`--on` as written: (route file's stem or '', [(model pattern, [target reference, …])]); two or "
+      "more references make a route.");
+  m.def(
       "replay",
       [](const traces_holder& h,
          const std::vector<std::tuple<std::string, std::vector<std::tuple<std::string, std::string, bool>>, std::string>>&

@@ -220,6 +220,22 @@ struct model_map {
   std::vector<model_map_entry> entries;  ///< the first matching pattern wins
 };
 
+/// `--on` as written, before any preset loads: each pattern with its chain of target references
+/// (a preset name or a .json path; two or more make a route), and a route file's stem.
+struct model_map_spec {
+  struct entry {
+    std::string pattern;
+    std::vector<std::string> targets;
+  };
+  std::vector<entry> entries;  ///< in the spec's order (the first matching pattern wins)
+  std::string file_label;      ///< the route file's stem; empty for a spec on the command line
+};
+
+/// The grammar of `--on`, shared by the CLI and Python: TARGET, 'TARGET>TARGET…',
+/// 'PATTERN=TARGET,PATTERN=TARGET…', or a .json file {"PATTERN": "TARGET", …}. Throws
+/// std::invalid_argument naming the spec for a malformed one, config_error for a bad route file.
+model_map_spec split_model_map(const std::string& spec);
+
 /// `--on` as the command line takes it, into a model map: TARGET, 'TARGET>TARGET…' (a route, with
 /// `routing`), 'PATTERN=TARGET,PATTERN=TARGET…', or a .json file {"PATTERN": "TARGET", …}; each
 /// TARGET a preset name or a .json path. `no_limits` drops the targets' buckets. Throws

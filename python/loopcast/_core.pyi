@@ -133,6 +133,9 @@ def set_progress(callback: function | None) -> None:
 def solve(question: str, json_text: str, file: str, models_dir: str, options: dict[str, Any]) -> Any:
     """Answers an inverse question; the result as a dict (the JSON of docs/output.md)."""
 
+def split_model_map(spec: str) -> tuple[Any, ...]:
+    """`--on` as written: (route file's stem or '', [(model pattern, [target reference, …])]); two or more references make a route."""
+
 def stats(traces: Traces, price_target_json: str | None = ..., price_list: str | None = ..., models_dir: str | None = ..., cache_ttl_s: float = ..., block_tokens: int = ..., by: str = ..., since: float | None = ..., until: float | None = ..., timezone: str = ..., breakdown: bool = ...) -> Any:
     """`loopcast stats --json` as a dict."""
 

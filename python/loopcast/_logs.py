@@ -154,30 +154,41 @@ def _with_limits(tg: Target, limits: "Mapping[str, int]", found: "dict[str, bool
 
 
 def _target_entry(target: "Target | str | Route", pattern: str, limits: "Mapping[str, int]",
-                  found: "dict[str, bool]", names: "set[str]") -> tuple[tuple[str, str, bool], str]:
+                  found: "dict[str, bool]", names: "set[str]",
+                  models: "str | os.PathLike | None") -> tuple[tuple[str, str, bool], str]:
     # (pattern, JSON, whether it is a route) for _core.replay, and the entry's name.
     if isinstance(target, Route):
-        targets = [_with_limits(x if isinstance(x, Target) else Target.load(x), limits, found, names)
+        targets = [_with_limits(x if isinstance(x, Target) else Target.load(x, models=models), limits, found, names)
                    for x in target.targets]
         d = Route([x.to_dict() for x in targets], target.spill_after_s, target.cooldown).to_dict()
         return (pattern, _dumps(d), True), " → ".join(x.name for x in targets)
-    tg = _with_limits(target if isinstance(target, Target) else Target.load(target), limits, found, names)
+    tg = _with_limits(target if isinstance(target, Target) else Target.load(target, models=models), limits, found, names)
     return (pattern, _dumps(tg.to_dict()), False), tg.name
 
 
 def _routes(t: "Target | str | Route | Mapping[str, Target | str | Route]", limits: "Mapping[str, int]",
-            found: "dict[str, bool]", names: "set[str]") -> tuple[str, list[tuple[str, str, bool]]]:
+            found: "dict[str, bool]", names: "set[str]",
+            models: "str | os.PathLike | None") -> tuple[str, list[tuple[str, str, bool]]]:
+    label = ""
+    if isinstance(t, (str, os.PathLike)):
+        # `--on` as the command line writes it, split by the same C++ grammar.
+        label, split = _core.split_model_map(os.fspath(t))
+        if len(split) == 1 and split[0][0] == "*":
+            refs = split[0][1]
+            t = refs[0] if len(refs) == 1 else Route(refs)
+        else:
+            t = {pattern: refs[0] if len(refs) == 1 else Route(refs) for pattern, refs in split}
     if isinstance(t, Mapping):
         routes = []
         labels = []
         for pattern, target in t.items():
-            entry, name = _target_entry(target, str(pattern), limits, found, names)
+            entry, name = _target_entry(target, str(pattern), limits, found, names, models)
             routes.append(entry)
             labels.append(name)
         if not routes:
             raise ValueError("a model mapping needs at least one pattern")
-        return "+".join(labels), routes
-    entry, name = _target_entry(t, "*", limits, found, names)
+        return (label if label and len(routes) > 1 else "+".join(labels)), routes
+    entry, name = _target_entry(t, "*", limits, found, names, models)
     return name, [entry]
 
 
@@ -192,7 +203,9 @@ def replay(logs: "Logs | str | Sequence[str]", on: "Iterable[Target | str | Rout
     An option is a target (name, ``.json`` path or :class:`Target`) or a mapping from model-name
     patterns to targets (``{"claude-opus-*": "anthropic-tier1-claude-opus-4.5", "claude-haiku-*": …}``)
     so that each session runs at its own model, or a :class:`Route` of targets (a 429 spills to the
-    next; docs/routing.md; ``limits`` apply to its targets). ``client`` defaults to the agent that wrote the first
+    next; docs/routing.md; ``limits`` apply to its targets). A string takes every form ``--on``
+    takes, by the same grammar: ``"A>B"`` is a route, ``"claude-*=A,*=B"`` a model map, a
+    ``.json`` file of ``{"PATTERN": "TARGET"}`` one too. ``client`` defaults to the agent that wrote the first
     log of a known agent (``claude-code``, ``codex`` or ``opencode``, as ``loopcast replay`` does);
     ``max_tokens`` to the client's, capped at each target's maximum output. ``speed="recorded"``
     keeps every request's recorded duration; ``context`` is what happens when a prompt outgrows a
@@ -216,7 +229,7 @@ def replay(logs: "Logs | str | Sequence[str]", on: "Iterable[Target | str | Rout
     found = {bucket: False for bucket in limits}
     names: set[str] = set()
     for t in on:
-        label, routes = _routes(t, limits, found, names)
+        label, routes = _routes(t, limits, found, names, models)
         options.append((label, routes, _dumps(c.to_dict())))
     for bucket, ok in found.items():
         if not ok:

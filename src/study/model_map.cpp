@@ -11,25 +11,22 @@ namespace loopcast {
 
 namespace {
 
-// One option: a target, or 'TARGET>TARGET…', a route (docs/routing.md).
-scenario_option option_of(const std::string& ref, const preset_library& lib, const route_policy& routing,
-                          bool no_limits) {
-  scenario_option o;
+// 'TARGET>TARGET…' as its target references.
+std::vector<std::string> chain_of(const std::string& ref) {
+  std::vector<std::string> refs;
   std::size_t start = 0;
   for (;;) {
     const auto gt = ref.find('>', start);
-    const auto name = ref.substr(start, gt == std::string::npos ? std::string::npos : gt - start);
+    auto name = ref.substr(start, gt == std::string::npos ? std::string::npos : gt - start);
     if (name.empty()) throw std::invalid_argument(fmt::format("--on \"{}\": expected TARGET>TARGET[>TARGET…]", ref));
-    o.targets.push_back(lib.load_target_ref(name));
-    if (no_limits) o.targets.back().limits.clear();
+    refs.push_back(std::move(name));
     if (gt == std::string::npos) break;
     start = gt + 1;
   }
-  if (o.targets.size() > max_route_targets)
-    throw std::invalid_argument(fmt::format("--on \"{}\": {} targets; a route has at most {}", ref, o.targets.size(),
+  if (refs.size() > max_route_targets)
+    throw std::invalid_argument(fmt::format("--on \"{}\": {} targets; a route has at most {}", ref, refs.size(),
                                             max_route_targets));
-  if (o.targets.size() > 1) o.routing = routing;
-  return o;
+  return refs;
 }
 
 // 'PATTERN=TARGET,PATTERN=TARGET…' as pairs.
@@ -52,33 +49,49 @@ std::vector<std::pair<std::string, std::string>> pairs_of(const std::string& spe
 
 } // namespace
 
-model_map parse_model_map(const std::string& spec, const preset_library& lib, const retry_policy& client,
-                          const route_policy& routing, bool no_limits) {
-  model_map m;
+model_map_spec split_model_map(const std::string& spec) {
+  model_map_spec m;
   std::vector<std::pair<std::string, std::string>> pairs;
   std::error_code ec;
-  const auto file = spec.size() > 5 && spec.ends_with(".json") && std::filesystem::exists(spec, ec)
-                        ? read_route_file(spec)
-                        : std::nullopt;
+  const bool json_file = spec.size() > 5 && spec.ends_with(".json") && std::filesystem::is_regular_file(spec, ec);
+  const auto file = json_file ? read_route_file(spec) : std::nullopt;
   if (file) {
     pairs = *file;
-    m.label = std::filesystem::path(spec).stem().string();
+    m.file_label = std::filesystem::path(spec).stem().string();
+  } else if (json_file) {  // a target's file, whatever its path holds ('=' or '>' in a folder's name)
+    m.entries.push_back({"*", {spec}});
+    return m;
   } else if (spec.find('=') != std::string::npos) {
     pairs = pairs_of(spec);
   } else {
     pairs.emplace_back("*", spec);
   }
-  for (const auto& [pattern, target_ref] : pairs) {
-    scenario_option o = option_of(target_ref, lib, routing, no_limits);
+  for (auto& [pattern, ref] : pairs) m.entries.push_back({std::move(pattern), chain_of(ref)});
+  return m;
+}
+
+model_map parse_model_map(const std::string& spec, const preset_library& lib, const retry_policy& client,
+                          const route_policy& routing, bool no_limits) {
+  const auto split = split_model_map(spec);
+  model_map m;
+  for (const auto& [pattern, refs] : split.entries) {
+    scenario_option o;
+    for (const auto& ref : refs) {
+      o.targets.push_back(lib.load_target_ref(ref));
+      if (no_limits) o.targets.back().limits.clear();
+    }
+    if (o.targets.size() > 1) o.routing = routing;
     o.label = o.name();
     o.client = client;
     m.entries.push_back({pattern, std::move(o)});
   }
-  // A map's column is named after its targets; the replay's "Routes by model" gives the patterns.
-  if (pairs.size() == 1) {
+  // A map's column is named after its targets (a route file's after the file); the replay's
+  // "Routes by model" gives the patterns.
+  if (split.entries.size() == 1) {
     m.label = m.entries.front().option.name();
-  } else if (!file) {
-    m.label.clear();
+  } else if (!split.file_label.empty()) {
+    m.label = split.file_label;
+  } else {
     for (const auto& e : m.entries) m.label += (m.label.empty() ? "" : "+") + e.option.name();
   }
   if (no_limits) m.label += " (no limits)";

@@ -109,3 +109,21 @@ def test_python_replay_on_a_route_matches_the_cli(traces, models, cli):
     assert routed.route == cli_routed["route"]
     assert routed.cost_usd == cli_routed["cost_usd"]
     assert routed.bucket_limit[f"{PRIMARY}:rpm"] == 400
+
+
+def test_python_replay_takes_on_as_the_cli_writes_it(traces, models, cli):
+    # One grammar (split_model_map in C++): "A>B" is a route, "PATTERN=TARGET,…" a model map.
+    logs = str(traces / "claude-code-weka")
+    specs = [f"{PRIMARY}>{OVERFLOW}", f"claude-*={PRIMARY}>{OVERFLOW},*={OVERFLOW}"]
+    r = loopcast.replay(logs, specs, limits={"rpm": 400}, models=models)
+    out = subprocess.run([cli, "--models", models, "replay", logs, "--on", specs[0], "--on", specs[1],
+                          "--limit", "rpm=400", "--json"], check=True, capture_output=True, text=True).stdout
+    cli_options = json.loads(out)["options"]
+    assert [o.label for o in r.options] == [o["label"] for o in cli_options]
+    assert r.options[0].label == f"{PRIMARY} → {OVERFLOW}"
+    assert r.options[1].label == f"{PRIMARY} → {OVERFLOW}+{OVERFLOW}"
+    for mine, theirs in zip(r.options, cli_options):
+        assert mine.cost_usd == theirs["cost_usd"]
+        assert mine.summary["requests"] == theirs["requests"]
+    with pytest.raises(ValueError, match=f'--on "{PRIMARY}>": expected TARGET>TARGET'):
+        loopcast.replay(logs, [f"{PRIMARY}>"], models=models)

@@ -3,6 +3,7 @@
 // cooldowns move retries; scenario files and their errors.
 #include "loopcast/errors.hpp"
 #include "loopcast/presets.hpp"
+#include "loopcast/replay.hpp"
 #include "loopcast/report.hpp"
 #include "loopcast/scenario.hpp"
 #include "loopcast/simulation.hpp"
@@ -13,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <sstream>
 
@@ -240,4 +243,47 @@ TEST(Routes, ScenarioFileRunsARouteAndNamesItsErrors) {
   EXPECT_EQ(error(R"({"label": "r", "client": "opencode", "route": {"targets": ["local-workstation-qwen-27b"]},
                       "batch": true})"),
             "r.json: /options/0/batch: a route runs without the batch API");
+}
+
+// The grammar of `--on`, one for the CLI and Python (replay.hpp): every form, and each error.
+TEST(Routes, ModelMapSpecSplitsEveryFormOfOn) {
+  auto entries = [](const model_map_spec& m) {
+    std::vector<std::pair<std::string, std::vector<std::string>>> out;
+    for (const auto& e : m.entries) out.emplace_back(e.pattern, e.targets);
+    return out;
+  };
+  using list = std::vector<std::pair<std::string, std::vector<std::string>>>;
+  auto message_of = [](const std::string& spec) {  // malformed: std::invalid_argument (the CLI's exit 2)
+    try {
+      split_model_map(spec);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(entries(split_model_map("a")), (list{{"*", {"a"}}}));
+  EXPECT_EQ(entries(split_model_map("a>b>c")), (list{{"*", {"a", "b", "c"}}}));
+  EXPECT_EQ(entries(split_model_map("claude-*=a>b,gpt-*=c")), (list{{"claude-*", {"a", "b"}}, {"gpt-*", {"c"}}}));
+  EXPECT_EQ(split_model_map("claude-*=a").file_label, "");
+  EXPECT_EQ(message_of("a>"), "--on \"a>\": expected TARGET>TARGET[>TARGET…]");
+  EXPECT_EQ(message_of("x=a,=b"),
+            "--on \"x=a,=b\": expected PATTERN=TARGET[,PATTERN=TARGET…], found \"=b\"");
+  EXPECT_EQ(message_of("a>b>c>d>e>f>g>h>i"),
+            "--on \"a>b>c>d>e>f>g>h>i\": 9 targets; a route has at most 8");
+
+  const auto dir = std::filesystem::temp_directory_path() / "loopcast-test-model-map" / "run=3>x";
+  std::filesystem::create_directories(dir);
+  const auto routes = (dir / "by-model.json").string();
+  std::ofstream(routes) << R"({"claude-opus-*": "a>b", "*": "c"})";
+  const auto m = split_model_map(routes);
+  EXPECT_EQ(entries(m), (list{{"claude-opus-*", {"a", "b"}}, {"*", {"c"}}}));
+  EXPECT_EQ(m.file_label, "by-model");
+  // A target's own file is one target, whatever its folder's name holds.
+  const auto target_file = (dir / "mine.json").string();
+  std::ofstream(target_file) << R"({"kind": "target", "name": "mine"})";
+  EXPECT_EQ(entries(split_model_map(target_file)), (list{{"*", {target_file}}}));
+  std::ofstream(routes) << R"({"claude-opus-*": 3})";
+  EXPECT_EQ(message_of(routes),
+            routes + ": /claude-opus-*: expected \"MODEL-PATTERN\": \"TARGET\" (a preset name or .json path)");
+  std::filesystem::remove_all(dir.parent_path());
 }
