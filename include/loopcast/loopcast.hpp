@@ -17,6 +17,7 @@
 #include "loopcast/scenario.hpp"
 #include "loopcast/solve.hpp"
 #include "loopcast/speed_fit.hpp"
+#include "loopcast/stats.hpp"
 #include "loopcast/sweep.hpp"
 #include "loopcast/validate.hpp"
 #include "loopcast/version.hpp"

@@ -1,9 +1,16 @@
-// loopcast — fitting speed curves to measurements (least squares, Eigen; compiled library).
+// loopcast — fitting speed curves to measurements, and a speed model to recorded logs (least
+// squares, Eigen; compiled library).
 #pragma once
 
+#include "loopcast/metrics.hpp"
 #include "loopcast/speed.hpp"
+#include "loopcast/trace.hpp"
 
+#include <cstddef>
 #include <span>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace loopcast {
 
@@ -18,5 +25,32 @@ struct speed_sample {
 /// integral of a + b·x over its span). Throws loopcast::error with fewer than two distinct
 /// contexts. `r_squared`, when given, receives the fit's coefficient of determination.
 linear_curve fit_linear_curve(std::span<const speed_sample> samples, double* r_squared = nullptr);
+
+// ---- a speed model from recorded logs ------------------------------------------------------
+
+struct speed_fit {
+  speed_model model;               ///< without noise (noise_median / noise_sigma below)
+  double noise_median = 1;         ///< the residual recorded / predicted time: its median …
+  double noise_sigma = 0;          ///< … and log-space spread ((P90 − P10) of the log ratio / 2·z0.9)
+  std::vector<std::string> models; ///< the models whose requests were fitted
+  std::size_t samples = 0;
+  bool used_ttft = false;          ///< TTFT and decode fitted separately (the log has TTFT)
+  double r_squared = 0;            ///< of request durations
+  percentiles abs_rel_error;       ///< |predicted − recorded| / recorded request duration
+  std::vector<std::string> notes;  ///< e.g. terms dropped because they came out negative
+};
+
+/// Least squares (Eigen) of each request's duration on
+///   1, u, u·(k + u/2), k, m, m·(c + m/2)
+/// (u uncached prompt tokens after k cached ones, m generated at context c): exactly the
+/// speed_model with a linear prefill curve, a per-cached-token cost and a linear decode curve.
+/// Negative coefficients are dropped and the rest refitted (the model stays physical). With TTFT
+/// in the logs, TTFT is fitted on (1, u, u·(k+u/2), k) and decode time on (m, m·(c+m/2)).
+/// Throws error with fewer than 5 usable requests.
+speed_fit fit_speed_model(const std::vector<recorded_trace>& traces);
+/// Only the requests whose model matches `model_pattern` (a glob; "" or "*": every model).
+speed_fit fit_speed_model(const std::vector<recorded_trace>& traces, const std::string& model_pattern);
+/// The models of the logs with the requests each could fit (duration and output > 0).
+std::vector<std::pair<std::string, std::size_t>> fittable_models(const std::vector<recorded_trace>& traces);
 
 } // namespace loopcast

@@ -5,6 +5,8 @@
 #include "loopcast/forecast.hpp"
 #include "loopcast/loopcast.hpp"
 #include "loopcast/replay.hpp"
+#include "loopcast/speed_fit.hpp"
+#include "loopcast/stats.hpp"
 #include "loopcast/trace.hpp"
 #include "loopcast/validate.hpp"
 

@@ -1,7 +1,7 @@
 // Least-squares speed models from recorded requests (Eigen).
 #include "loopcast/errors.hpp"
 #include "loopcast/random.hpp"
-#include "loopcast/replay.hpp"
+#include "loopcast/speed_fit.hpp"
 
 #include <Eigen/Dense>
 #include <fmt/format.h>

@@ -12,6 +12,8 @@
 #include "loopcast/replay.hpp"
 #include "loopcast/scenario.hpp"
 #include "loopcast/solve.hpp"
+#include "loopcast/speed_fit.hpp"
+#include "loopcast/stats.hpp"
 #include "loopcast/sweep.hpp"
 #include "loopcast/validate.hpp"
 #include "loopcast/workload_fit.hpp"

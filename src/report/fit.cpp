@@ -1,6 +1,7 @@
 // `loopcast fit` (the fitted speed as a target preset) and `loopcast validate` (replays against
 // held-out recordings).
 #include "loopcast/report.hpp"
+#include "loopcast/speed_fit.hpp"
 #include "loopcast/version.hpp"
 
 #include "report/common.hpp"

@@ -1,5 +1,6 @@
 // `loopcast stats`: text (one table line per group, then the whole in detail), JSON and CSV.
 #include "loopcast/report.hpp"
+#include "loopcast/stats.hpp"
 #include "loopcast/version.hpp"
 
 #include "report/common.hpp"

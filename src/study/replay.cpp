@@ -3,6 +3,7 @@
 #include "loopcast/replay.hpp"
 
 #include "loopcast/errors.hpp"
+#include "loopcast/stats.hpp"
 
 #include "study/recorded.hpp"
 

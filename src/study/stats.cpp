@@ -1,6 +1,7 @@
 // `loopcast stats`: what recorded sessions say — throughput, context, cache and cost per model,
 // period, session, project or plan window (docs/model.md §8; docs/replay.md "Stats").
 #include "loopcast/replay.hpp"
+#include "loopcast/stats.hpp"
 
 #include "util/time_zone.hpp"
 

@@ -1,3 +1,4 @@
+#include "loopcast/speed_fit.hpp"
 #include "loopcast/validate.hpp"
 
 #include "loopcast/errors.hpp"

@@ -5,6 +5,7 @@
 #include "loopcast/price_lists.hpp"
 #include "loopcast/replay.hpp"
 #include "loopcast/report.hpp"
+#include "loopcast/stats.hpp"
 #include "loopcast/trace.hpp"
 
 #include "test_support.hpp"

@@ -12,6 +12,8 @@
 #include "loopcast/report.hpp"
 #include "loopcast/simulation.hpp"
 #include "loopcast/solve.hpp"
+#include "loopcast/speed_fit.hpp"
+#include "loopcast/stats.hpp"
 #include "loopcast/validate.hpp"
 
 #include "test_support.hpp"

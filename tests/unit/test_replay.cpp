@@ -4,6 +4,8 @@
 #include "loopcast/errors.hpp"
 #include "loopcast/presets.hpp"
 #include "loopcast/replay.hpp"
+#include "loopcast/speed_fit.hpp"
+#include "loopcast/stats.hpp"
 
 #include "test_support.hpp"
 

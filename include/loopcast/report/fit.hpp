@@ -2,8 +2,9 @@
 // fitted to logs, with what they were fitted on.
 #pragma once
 
-#include "loopcast/replay.hpp"
 #include "loopcast/report/document.hpp"
+#include "loopcast/speed_fit.hpp"
+#include "loopcast/trace.hpp"
 #include "loopcast/workload_fit.hpp"
 
 #include <cstdint>

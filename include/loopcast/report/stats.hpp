@@ -1,8 +1,9 @@
 // loopcast — the reports of `loopcast stats` (docs/output.md): text, JSON and CSV.
 #pragma once
 
-#include "loopcast/replay.hpp"
 #include "loopcast/report/document.hpp"
+#include "loopcast/stats.hpp"
+#include "loopcast/trace.hpp"
 
 #include <cstddef>
 #include <iosfwd>
