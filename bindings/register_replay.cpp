@@ -252,6 +252,9 @@ void register_fits(py::module_& m) {
         fo.context_window_tokens = window;
         fo.max_tokens = max_tokens;
         fo.quantile_points = points;
+        if (sources.empty())  // imported logs: the preset's source is the files they came from
+          for (const auto& t : h.traces)
+            if (std::find(sources.begin(), sources.end(), t.file) == sources.end()) sources.push_back(t.file);
         return to_python(workload_fit_document(fit_workload(h.traces, fo), sources));
       },
       py::arg("traces"), py::arg("name"), py::arg("model") = "", py::arg("context_window") = 0,

@@ -138,6 +138,11 @@ def test_fit_workload_and_validate_it(traces, tmp_path):
     assert shipped.to_dict()["fitted_on"]["sessions"] == 141
     with pytest.raises(ValueError, match="context_window must be a whole number >= 1"):
         loopcast.fit_workload(train, context_window=0)
+    # Imported logs: the preset's source is the files they came from (it was an empty list, which
+    # the preset loader refuses).
+    imported = loopcast.fit_workload(loopcast.import_logs(train), name="weka3", context_window=200000)
+    assert imported.to_dict()["source"] == [str(p) for p in train]
+    assert imported.to_dict()["turns"] == d["turns"]
 
 
 def test_stats_reads_the_default_places(traces, tmp_path, monkeypatch):
