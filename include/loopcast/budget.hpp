@@ -1,7 +1,7 @@
-// loopcast — resource caps that every entry point applies before it allocates (README,
-// "Robustness"): at most 10^8 requests in one run, and a memory budget that a run's estimated
-// footprint must fit. A run over either is refused with a config_error (exit code 3) naming the
-// numbers, instead of exhausting the machine.
+// loopcast — resource caps that every entry point applies before it allocates
+// (docs/robustness.md): at most 10^8 requests in one run, and a memory budget that a run's
+// estimated footprint must fit. A run over either is refused with a config_error (exit code 3)
+// naming the numbers, instead of exhausting the machine.
 #pragma once
 
 #include "loopcast/detail/message.hpp"
