@@ -254,9 +254,11 @@ private:
     if (n1 == detail::calendar_queue::none) return;
     if (queue_.kind_of(n1) == detail::event_kind::send) {
       const auto* req = static_cast<const request_spec*>(queue_.hint_of(n1));
-      const prefix_run* runs = ss_[n1].runs + req->runs_begin;
-      __builtin_prefetch(runs);
-      __builtin_prefetch(runs + req->runs_count - 1);
+      if (req->runs_count != 0) {  // a request without prefix runs may have no array to point into
+        const prefix_run* runs = ss_[n1].runs + req->runs_begin;
+        __builtin_prefetch(runs);
+        __builtin_prefetch(runs + req->runs_count - 1);
+      }
     }
     const std::uint32_t n2 = queue_.following(n1);
     if (n2 == detail::calendar_queue::none) return;
