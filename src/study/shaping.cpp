@@ -137,6 +137,20 @@ session_script shape_session(const recorded_trace& t, const recorded_session& s,
     if (i == 0) base = std::min<std::int64_t>(q.prompt_tokens, static_cast<std::int64_t>(threshold / 4));
     std::int64_t prompt = q.prompt_tokens - removed;
     const std::int64_t generated = r.tokens.generated();
+    if (removed > 0 && prompt < base && !r.compaction) {
+      // Shorter than what the policy's compaction removed, this prompt cannot extend the compacted
+      // history: another context within the session (a request of another model, a side call).
+      // It goes as recorded, on a lineage of its own, and leaves the history's state alone.
+      q.runs_begin = static_cast<std::uint32_t>(sc.runs.size());
+      if (t.has_prefix) {
+        push_recorded_runs(q, r);
+      } else {
+        sc.runs.push_back({next_private++, q.prompt_tokens});
+        q.runs_count = 1;
+      }
+      sc.requests.push_back(q);
+      continue;
+    }
     // A session (or a recorded context) that starts above the threshold compacts at once; after
     // a compaction the agent waits for one more turn (a single turn above the threshold cannot
     // be compacted away).

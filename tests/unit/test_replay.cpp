@@ -90,6 +90,58 @@ TEST(Replay, ScriptsKeepTheRecordedSequence) {
   EXPECT_DOUBLE_EQ(script[1].delay_before_s, main[1].t_send - main[0].t_end);
 }
 
+// A session compacts on a 100K window (threshold 83,000) before its 90,000-token request: the
+// compaction keeps the first prompt (10,000) and a 4,000-token summary, removing 76,000 recorded
+// tokens from what follows. A request of another model with a 60,000-token prompt then cannot
+// extend that history (60,000 − 76,000 < 0, which once failed the run with "a token count of
+// -16000"): it goes as recorded on a lineage of its own, and the next main request (95,000) goes
+// on from the compacted history, 19,000.
+TEST(Replay, ASideRequestAfterACompactionKeepsItsRecordedPrompt) {
+  recorded_trace t;
+  t.file = "side.jsonl";
+  t.models = {"opus", "haiku"};
+  t.sessions.resize(1);
+  t.sessions[0].id = "s";
+  const std::int64_t prompts[5] = {10000, 50000, 90000, 60000, 95000};
+  for (int k = 0; k < 5; ++k) {
+    recorded_request q;
+    q.t_send = 100.0 * k;
+    q.t_end = q.t_send + 10;
+    q.tokens.input = prompts[k];
+    q.tokens.output = 100;
+    q.model = k == 3 ? 1 : 0;
+    t.sessions[0].requests.push_back(q);
+  }
+  session_shaping sh;
+  sh.window_tokens = 100000;
+  sh.policy = context_policy::compact;
+  const auto rs = make_replay_sessions({t}, sh);
+  ASSERT_EQ(rs.compactions, 1);
+  const auto& q = rs.scripts[0].requests;
+  ASSERT_EQ(q.size(), 6u);
+  const std::int64_t expected[6] = {10000, 50000, 50100, 14000, 60000, 19000};
+  for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(q[i].prompt_tokens, expected[i]) << i;
+  EXPECT_TRUE(q[2].compaction && q[2].inserted);
+  // The side request's single run is a lineage no other request uses.
+  const auto& runs = rs.scripts[0].runs;
+  const auto side = runs[q[4].runs_begin].lineage;
+  for (std::size_t i = 0; i < 6; ++i) {
+    if (i == 4) continue;
+    for (std::uint32_t k = 0; k < q[i].runs_count; ++k) EXPECT_NE(runs[q[i].runs_begin + k].lineage, side) << i;
+  }
+  // The whole replays on a 100K-window target, every request served.
+  std::vector<scenario_option> options(1);
+  options[0].label = "small window";
+  options[0].targets = {lib().load_target("anthropic-tier1-claude-opus-4.5")};
+  options[0].targets[0].context_window_tokens = 100000;
+  options[0].targets[0].limits.clear();
+  options[0].client = lib().load_client("claude-code");
+  replay_options ro;
+  ro.speed = replay_speed::recorded;
+  const auto r = run_replay({t}, options, ro);
+  EXPECT_EQ(r.options[0].sim.requests.size(), 6u);
+}
+
 // Replaying a log on a target whose speed was fitted to it reproduces its request times:
 // trace_0455 has TTFT, so prefill and decode are fitted separately. The replay's cache (64-token
 // blocks, no expiry) hits exactly what the import's ideal cache did, so each simulated request
