@@ -103,11 +103,40 @@ struct plan_inference {
   std::vector<plan_cap_interval> caps;  ///< per window, per rule
   std::vector<std::string> notes;       ///< what was read, and what could not be used
 };
+/// One window of a plan as Claude Code's statusline reports it: the percentage used, and when the
+/// window resets.
+struct window_usage {
+  double used_percent = 0;
+  double resets_at_unix = 0;
+};
+/// A snapshot of a Claude plan's windows: what Claude Code (2.1.80 and later) passes to a
+/// statusline command on standard input as `rate_limits` (`five_hour`, `seven_day`, each with
+/// `used_percentage` and `resets_at`), with the time it was taken.
+struct statusline_snapshot {
+  double t = 0;                           ///< Unix s
+  std::string session_id;
+  std::optional<window_usage> five_hour, seven_day;
+};
+/// The statusline input `json` (Claude Code's), taken at `now_unix`; nullopt when it carries no
+/// `rate_limits` (an older Claude Code, an API key instead of a plan, before the first response).
+/// Throws config_error naming `source` for input that is not a JSON object or holds a window out of
+/// range (a percentage outside 0–100, a reset time past ±10^11 s).
+std::optional<statusline_snapshot> parse_statusline_input(std::string_view json, double now_unix,
+                                                          const std::string& source = "<stdin>");
+/// The snapshot as one line of a statusline log (JSON, no newline).
+std::string statusline_log_line(const statusline_snapshot& s);
+/// A statusline log written by `loopcast statusline` (docs/plans.md), in time order. A line that is
+/// not a snapshot is skipped and counted in `skipped`; an unreadable file is a trace_error.
+std::vector<statusline_snapshot> read_statusline_log(const std::string& path, std::size_t* skipped = nullptr);
+
 /// Bounds a plan's caps from the traces (docs/plans.md): Codex's rate-limit snapshots, Claude
-/// Code's usage-limit cut-offs, and the usage of any dated log (lower bounds); in O(n log n) of the
-/// requests, with one summary note per kind of evidence and a note on what would bound a cap that
+/// Code's usage-limit cut-offs, statusline snapshots of a Claude plan's percentages (with the
+/// usage of the Claude Code logs among the traces), and the usage of any dated log (lower bounds);
+/// in O(n log n) of the requests, with one summary note per kind of evidence, a note where what a
+/// percentage point costs changes within a window, and a note on what would bound a cap that
 /// nothing bounds from above. Throws trace_error naming the first log when none is dated.
-plan_inference infer_plan_caps(std::span<const recorded_trace> traces);
+plan_inference infer_plan_caps(std::span<const recorded_trace> traces,
+                               std::span<const statusline_snapshot> statusline = {}, const std::string& statusline_file = "");
 
 /// Everything captured files say about a provider's limits (`loopcast limits infer FILE…`).
 struct limits_evidence {

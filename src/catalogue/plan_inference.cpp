@@ -2,6 +2,7 @@
 #include "loopcast/limits_inference.hpp"
 #include "loopcast/errors.hpp"
 
+#include "catalogue/statusline.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -79,6 +80,7 @@ struct codex_window {
   double period_s = 0, resets_at = 0;
   double t0 = 0, p0 = 0, t1 = 0, p1 = 0;
   int snapshots = 0;
+  std::vector<std::pair<double, double>> points;  // (t, percentage) of each snapshot, in order
 };
 
 std::optional<std::tuple<double, double, double>> window_of(const nlohmann::json& s, const char* key) {
@@ -88,18 +90,20 @@ std::optional<std::tuple<double, double, double>> window_of(const nlohmann::json
   if (p == w->end() || m == w->end() || r == w->end() || !p->is_number() || !m->is_number() || !r->is_number())
     return std::nullopt;
   const double pct = p->get<double>(), minutes = m->get<double>(), resets = r->get<double>();
-  if (!(pct >= 0 && pct <= 100) || !(minutes > 0 && minutes < 1e6) || !std::isfinite(resets)) return std::nullopt;
+  // (a reset time past ±10^11 s, as any time in a log, is not one: it would print as hundreds of digits)
+  if (!(pct >= 0 && pct <= 100) || !(minutes > 0 && minutes < 1e6) || !(std::abs(resets) <= 1e11)) return std::nullopt;
   return std::tuple{pct, minutes * 60, resets};
 }
 
-void codex_observations(const recorded_trace& t, std::vector<observation>& out, std::vector<std::string>& notes) {
+// The windows of a run of percentage snapshots (Codex's `primary`/`secondary`): each from its
+// first to its last snapshot with the same reset time.
+std::vector<codex_window> percent_windows(const std::vector<rate_limit_snapshot>& snapshots, std::size_t& invalid) {
   std::vector<std::pair<double, nlohmann::json>> snaps;  // each snapshot parsed once, for both windows
-  for (const auto& snap : t.rate_limits) {
+  for (const auto& snap : snapshots) {
     auto j = nlohmann::json::parse(snap.json, nullptr, false);
     if (!j.is_discarded()) snaps.emplace_back(snap.t, std::move(j));
   }
   std::vector<codex_window> windows;
-  std::size_t invalid = 0;
   for (const char* key : {"primary", "secondary"}) {
     std::optional<codex_window> cur;
     auto close = [&] {
@@ -116,23 +120,52 @@ void codex_observations(const recorded_trace& t, std::vector<observation>& out, 
       // The same window while its reset time holds (it jitters by a second between snapshots).
       if (!cur || cur->period_s != period || std::abs(cur->resets_at - resets) > 60 || pct < cur->p1) {
         close();
-        cur = codex_window{period, resets, t_snap, pct, t_snap, pct, 0};
+        cur = codex_window{period, resets, t_snap, pct, t_snap, pct, 0, {}};
       }
       cur->t1 = t_snap;
       cur->p1 = pct;
+      cur->points.emplace_back(t_snap, pct);
       ++cur->snapshots;
     }
     close();
   }
+  return windows;
+}
+
+// Within one window, the tokens per percentage point between snapshots at least 5 points apart:
+// where the fastest and slowest of them differ more than 3-fold, what a point costs changed (a
+// rule change, or usage the logs do not hold). The first such time, or NaN.
+double step_change_in(const codex_window& w, const usage_index& by_end) {
+  double lo = std::numeric_limits<double>::infinity(), hi = 0, at = std::numeric_limits<double>::quiet_NaN();
+  std::size_t from = 0;
+  for (std::size_t k = 1; k < w.points.size(); ++k) {
+    const auto [t0, p0] = w.points[from];
+    const auto [t1, p1] = w.points[k];
+    if (p1 - p0 < 5) continue;
+    const double per_point = by_end.sum(0, by_end.upper(t0), by_end.upper(t1)) / (p1 - p0);
+    if (per_point > 0) {
+      const bool was_set = std::isfinite(lo);
+      lo = std::min(lo, per_point);
+      hi = std::max(hi, per_point);
+      if (was_set && hi > 3 * lo && std::isnan(at)) at = t0;
+    }
+    from = k;
+  }
+  return at;
+}
+
+// Windows with their percentage used (Codex's rate limits, Claude Code's statusline snapshots):
+// between the first and last snapshot of a window the logged requests used ΔU while the
+// percentage rose by Δp (whole numbers: ±1.5 in all).
+void percent_observations(const std::string& label, const std::vector<rate_limit_snapshot>& snapshots,
+                          const usage_index& by_end, std::vector<observation>& out, std::vector<std::string>& notes) {
+  std::size_t invalid = 0;
+  const auto windows = percent_windows(snapshots, invalid);
   if (invalid > 0)
     notes.push_back(fmt::format("{}: {} window snapshot{} without a used_percent from 0 to 100, a positive "
-                                "window_minutes and a finite resets_at: not used", t.file, invalid, invalid == 1 ? "" : "s"));
+                                "window_minutes and a resets_at within ±10^11 s: not used",
+                                label, invalid, invalid == 1 ? "" : "s"));
   if (windows.empty()) return;
-  // The trace's own requests by their end: what a window's percentages saw.
-  std::vector<std::pair<double, token_counts>> reqs;
-  for (const auto& s : t.sessions)
-    for (const auto& q : s.requests) reqs.emplace_back(q.t_end, q.tokens);
-  const usage_index by_end(std::move(reqs));
   std::map<std::string, int> counts;
   for (const auto& w : windows) {
     observation o{w.period_s, {}, {}};
@@ -146,11 +179,24 @@ void codex_observations(const recorded_trace& t, std::vector<observation>& out, 
     }
     out.push_back(o);
     ++counts[window_name(w.period_s)];
+    if (const double at = step_change_in(w, by_end); !std::isnan(at))
+      notes.push_back(fmt::format("{}: in the {} window that resets at {:.0f} (Unix s), a percentage point cost more than "
+                                  "3 times as many tokens from {:.0f} on as before: the plan's rule changed, or usage "
+                                  "the logs do not hold (another machine, claude.ai) joined",
+                                  label, window_name(w.period_s), w.resets_at, at));
   }
   std::string list;
   for (const auto& [name, n] : counts)
     list += fmt::format("{}{} {} window{}", list.empty() ? "" : ", ", n, name, n == 1 ? "" : "s");
-  notes.push_back(fmt::format("{}: used_percent in {} ({} snapshots)", t.file, list, t.rate_limits.size()));
+  notes.push_back(fmt::format("{}: used_percent in {} ({} snapshots)", label, list, snapshots.size()));
+}
+
+void codex_observations(const recorded_trace& t, std::vector<observation>& out, std::vector<std::string>& notes) {
+  // The trace's own requests by their end: what a window's percentages saw.
+  std::vector<std::pair<double, token_counts>> reqs;
+  for (const auto& s : t.sessions)
+    for (const auto& q : s.requests) reqs.emplace_back(q.t_end, q.tokens);
+  percent_observations(t.file, t.rate_limits, usage_index(std::move(reqs)), out, notes);
 }
 
 // Claude Code's cut-offs: the window that refused a request had admitted what came before it since
@@ -246,15 +292,24 @@ void usage_observations(const usage_index& by_send, std::vector<double> known, s
 
 } // namespace
 
-plan_inference infer_plan_caps(std::span<const recorded_trace> traces) {
+plan_inference infer_plan_caps(std::span<const recorded_trace> traces, std::span<const statusline_snapshot> statusline,
+                               const std::string& statusline_file) {
   plan_inference r;
   std::vector<observation> obs;
-  std::vector<std::pair<double, token_counts>> dated;
+  std::vector<std::pair<double, token_counts>> dated, claude_ends;
   for (const auto& t : traces) {
     if (!t.rate_limits.empty()) codex_observations(t, obs, r.notes);
     if (!t.absolute_clock) continue;
     for (const auto& s : t.sessions)
-      for (const auto& q : s.requests) dated.emplace_back(q.t_send, q.tokens);
+      for (const auto& q : s.requests) {
+        dated.emplace_back(q.t_send, q.tokens);
+        if (t.format == trace_format::claude_code) claude_ends.emplace_back(q.t_end, q.tokens);
+      }
+  }
+  if (!statusline.empty()) {
+    // The statusline's windows are the account's: every Claude Code log's requests count in them.
+    percent_observations(statusline_file.empty() ? std::string("statusline") : statusline_file,
+                         detail::statusline_as_rate_limits(statusline), usage_index(std::move(claude_ends)), obs, r.notes);
   }
   const usage_index by_send(std::move(dated));
   cutoff_observations(traces, by_send, obs, r.notes);

@@ -16,9 +16,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <ctime>
 #include <filesystem>
 
+#include <fstream>
 #include <iostream>
 
 namespace loopcast::cli {
@@ -222,9 +226,74 @@ int infer_limits_cmd(const std::vector<std::string>& files, bool as_json) {
   return ok;
 }
 
-int infer_plan_cmd(const std::vector<std::string>& logs, bool as_json) {
-  const auto traces = import_traces({logs.begin(), logs.end()}, trace_format::automatic);
-  const auto r = infer_plan_caps(traces);
+struct statusline_args {
+  std::string log;
+  bool no_log = false;
+};
+
+// "5h 23% ↻ 14:00 · 7d 41% ↻ Thu 09:00", local time.
+std::string statusline_text(const statusline_snapshot& s) {
+  auto at = [](double t, const char* format) {
+    const auto tt = static_cast<std::time_t>(t);
+    std::tm tm{};
+    localtime_r(&tt, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, format, &tm);
+    return std::string(buf);
+  };
+  std::string out;
+  if (s.five_hour) out += fmt::format("5h {:.0f}% ↻ {}", s.five_hour->used_percent, at(s.five_hour->resets_at_unix, "%H:%M"));
+  if (s.seven_day)
+    out += fmt::format("{}7d {:.0f}% ↻ {}", out.empty() ? "" : " · ", s.seven_day->used_percent,
+                       at(s.seven_day->resets_at_unix, "%a %H:%M"));
+  return out;
+}
+
+// Reads Claude Code's statusline JSON on stdin (at most 1 MiB), appends its plan snapshot to the
+// log, prints a line.
+int statusline_cmd(const statusline_args& a) {
+  std::string input;
+  char buf[65536];
+  while (std::cin.read(buf, sizeof buf) || std::cin.gcount() > 0) {
+    input.append(buf, static_cast<std::size_t>(std::cin.gcount()));
+    if (input.size() > (1u << 20)) throw config_error("<stdin>", "", "more than 1 MiB of statusline input");
+  }
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const auto s = parse_statusline_input(input, now);
+  if (!s) {
+    fmt::print("plan usage: not reported yet\n");
+    return ok;
+  }
+  if (!a.no_log) {
+    std::string path = a.log;
+    if (path.empty()) {
+      const char* env = std::getenv("LOOPCAST_STATUSLINE_LOG");
+      const char* home = std::getenv("HOME");
+      if (env && *env) path = env;
+      else if (home && *home) path = std::string(home) + "/.claude/loopcast-statusline.jsonl";
+      else throw std::invalid_argument("statusline: no HOME and no --log: say where to log the snapshots");
+    }
+    std::error_code ec;
+    const auto dir = std::filesystem::path(path).parent_path();
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    std::ofstream out(path, std::ios::app);
+    out << statusline_log_line(*s) << "\n";
+    out.flush();
+    if (!out) throw output_error(fmt::format("{}: cannot append the snapshot", path));
+  }
+  fmt::print("{}\n", statusline_text(*s));
+  return ok;
+}
+
+int infer_plan_cmd(const std::vector<std::string>& logs, const std::string& statusline, bool as_json) {
+  std::vector<statusline_snapshot> snaps;
+  std::size_t skipped = 0;
+  if (!statusline.empty()) snaps = read_statusline_log(statusline, &skipped);
+  const auto traces = logs.empty() ? std::vector<recorded_trace>{} : import_traces({logs.begin(), logs.end()}, trace_format::automatic);
+  auto r = infer_plan_caps(traces, snaps, statusline);
+  if (skipped > 0)
+    r.notes.push_back(fmt::format("{}: {} line{} that {} no statusline snapshot, skipped", statusline, skipped,
+                                  skipped == 1 ? "" : "s", skipped == 1 ? "is" : "are"));
   if (as_json) {
     std::cout << plan_caps_to_json(r) << "\n";
     return ok;
@@ -283,6 +352,7 @@ std::vector<command> catalogue_commands(CLI::App& app, const globals& g) {
 
   struct limit_state {
     std::vector<std::string> files;
+    std::string statusline;
     bool as_json = false, logs = false;
   };
   auto ls = std::make_shared<limit_state>();
@@ -290,12 +360,29 @@ std::vector<command> catalogue_commands(CLI::App& app, const globals& g) {
   limits->require_subcommand(1);
   auto* infer = limits->add_subcommand("infer", "Propose buckets from captured rate-limit headers (raw HTTP or JSON, "
                                                   "several snapshots) and check 429 messages against the bucket law");
-  infer->add_option("files", ls->files, "Header captures and/or logs with 429 messages")->required();
+  infer->add_option("files", ls->files, "Header captures and/or logs with 429 messages");
   infer->add_flag("--json", ls->as_json, "Print the result as JSON");
   infer->add_flag("--logs", ls->logs,
                   "The files are agent logs (Codex rollouts, Claude Code JSONL): bound a subscription plan's caps by "
                   "their rate-limit snapshots and cut-offs");
-  cmds.push_back({infer, [ls] { return ls->logs ? infer_plan_cmd(ls->files, ls->as_json) : infer_limits_cmd(ls->files, ls->as_json); }});
+  infer->add_option("--statusline", ls->statusline,
+                     "With --logs: a statusline log written by `loopcast statusline` (a Claude plan's percentages)");
+  cmds.push_back({infer, [ls] {
+                    if (!ls->statusline.empty() && !ls->logs)
+                      throw std::invalid_argument("--statusline bounds a plan's caps: give it with --logs");
+                    if (ls->files.empty() && ls->statusline.empty())
+                      throw std::invalid_argument("limits infer: give header captures, or --logs with agent logs");
+                    return ls->logs ? infer_plan_cmd(ls->files, ls->statusline, ls->as_json)
+                                    : infer_limits_cmd(ls->files, ls->as_json);
+                  }});
+
+  auto sa = std::make_shared<statusline_args>();
+  auto* status = app.add_subcommand("statusline", "Claude Code statusline command: records the plan's percentages "
+                                                  "(rate_limits, read on stdin) to a log and prints them (docs/plans.md)");
+  status->add_option("--log", sa->log, "Where to append the snapshots (default: $LOOPCAST_STATUSLINE_LOG, else "
+                                       "~/.claude/loopcast-statusline.jsonl)");
+  status->add_flag("--no-log", sa->no_log, "Print the line only");
+  cmds.push_back({status, [sa] { return statusline_cmd(*sa); }});
   return cmds;
 }
 

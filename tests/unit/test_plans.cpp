@@ -6,11 +6,14 @@
 #include "loopcast/limits_inference.hpp"
 #include "loopcast/metrics.hpp"
 #include "loopcast/presets.hpp"
+#include "loopcast/report/catalogue.hpp"
+#include "loopcast/report/forecast.hpp"
 #include "loopcast/simulation.hpp"
 #include "loopcast/trace.hpp"
 
 #include "two_requests.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -19,6 +22,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 using namespace loopcast;
 using loopcast::test_support::error_of;
@@ -246,6 +250,45 @@ TEST(PlanCaps, CodexSnapshotsBoundTheCap) {
   EXPECT_GT(week.low, 0.0);
 }
 
+// A snapshot whose reset time is absurd (10^300, once printed as a 301-digit epoch) or whose
+// window is invalid is not used, and the notes say how many: here the real rollout with its
+// first snapshot's primary window reset at 1e300 and its second's window_minutes at -5.
+TEST(PlanCaps, AbsurdCodexWindowsAreLeftOutWithANote) {
+  const auto real = std::string(LOOPCAST_TEST_TRACES_DIR) +
+                    "/codex/rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl";
+  const auto path = std::filesystem::temp_directory_path() / ("loopcast_codex_" + std::to_string(::getpid()) + ".jsonl");
+  {
+    std::ifstream in(real);
+    std::ofstream out(path);
+    std::string line;
+    int snapshots = 0;
+    while (std::getline(in, line)) {
+      if (line.find("\"rate_limits\":{") != std::string::npos && snapshots < 2) {
+        const auto at = line.find(snapshots == 0 ? "\"resets_at\":1771864834" : "\"window_minutes\":300");
+        if (at != std::string::npos) {
+          line.replace(at, snapshots == 0 ? 22 : 20, snapshots == 0 ? "\"resets_at\":1e300" : "\"window_minutes\":-5");
+          ++snapshots;
+        }
+      }
+      out << line << "\n";
+    }
+    ASSERT_EQ(snapshots, 2);
+  }
+  const auto t = import_trace(path, trace_format::codex);
+  std::filesystem::remove(path);
+  const auto r = infer_plan_caps({&t, 1});
+  bool noted = false;
+  for (const auto& n : r.notes)
+    noted = noted || n.find(": 2 window snapshots without a used_percent from 0 to 100, a positive window_minutes and a "
+                            "resets_at within ±10^11 s: not used") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // Nothing in the report is a number of more than 12 digits in a row.
+  const auto json = plan_caps_to_json(r);
+  std::size_t run = 0, longest = 0;
+  for (const char c : json) longest = std::max(longest, run = std::isdigit(static_cast<unsigned char>(c)) ? run + 1 : 0);
+  EXPECT_LE(longest, 12u) << json;
+}
+
 // A Claude Code log cut off at 03:00 by a window reopening at 05:00 (so open since 00:00): the
 // requests at 01:00 (input 1,000, cache read 10,000, cache write 2,000, output 500) and 02:00
 // (input 3,000, cache read 20,000, output 1,000) were admitted; the one at 23:00 the day before lies
@@ -289,6 +332,82 @@ TEST(PlanCaps, ClaudeCodeCutOffBoundsTheCap) {
   EXPECT_DOUBLE_EQ(tenth.low, 4500.0);
   EXPECT_DOUBLE_EQ(tenth.high, 10500.0);
   EXPECT_EQ(all.observations, 2);  // the cut-off, and the usage of each window
+}
+
+// Claude Code's statusline input: the plan's windows, read and logged; an input without them is
+// nothing to log; a window out of range is refused with its JSON pointer.
+TEST(PlanCaps, StatuslineInputIsReadAndLogged) {
+  const auto s = parse_statusline_input(
+      R"({"session_id": "abc", "model": {"id": "claude-opus-4-6"}, "rate_limits": {"five_hour": {"used_percentage": 23.5,
+          "resets_at": 1767243600}, "seven_day": {"used_percentage": 41, "resets_at": 1767600000}}})",
+      1767230000.5);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->t, 1767230000.5);
+  EXPECT_EQ(s->session_id, "abc");
+  ASSERT_TRUE(s->five_hour && s->seven_day);
+  EXPECT_EQ(s->five_hour->used_percent, 23.5);
+  EXPECT_EQ(s->five_hour->resets_at_unix, 1767243600.0);
+  EXPECT_EQ(s->seven_day->used_percent, 41.0);
+  EXPECT_FALSE(parse_statusline_input(R"({"session_id": "abc", "cost": {"total_cost_usd": 1.2}})", 0).has_value());
+  EXPECT_EQ(error_of([] { (void)parse_statusline_input(R"({"rate_limits": {"five_hour": {"used_percentage": 130,
+                                                           "resets_at": 1}}})", 0); }),
+            "<stdin>: /rate_limits/five_hour/used_percentage: expected a number from 0 to 100, found 130");
+  // Logged and read back (a line that is no snapshot is skipped and counted).
+  const auto path = std::filesystem::temp_directory_path() / ("loopcast_statusline_" + std::to_string(::getpid()) + ".jsonl");
+  {
+    std::ofstream out(path);
+    out << statusline_log_line(*s) << "\n" << "not json\n";
+  }
+  std::size_t skipped = 0;
+  const auto back = read_statusline_log(path.string(), &skipped);
+  std::filesystem::remove(path);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(skipped, 1u);
+  EXPECT_EQ(back[0].t, s->t);
+  EXPECT_EQ(back[0].five_hour->used_percent, 23.5);
+  EXPECT_EQ(back[0].seven_day->resets_at_unix, 1767600000.0);
+}
+
+// Statusline snapshots of one 5-hour window (resets at 05:00): 10% at 01:00, 20% at 02:00, 30% at
+// 03:00. The Claude Code log's requests ending in between: 1,000 tokens at 01:30 (input 600, output
+// 400) and 10,000 at 02:30 (input 9,000, output 1,000). From 10% to 30%: all tokens 11,000, the last
+// 10,000 in the upper bound only: 100 × 1,000 / 21.5 ≤ cap ≤ 100 × 11,000 / 18.5. A point cost 100
+// tokens in the first hour and 1,000 in the second: more than 3-fold, a note.
+TEST(PlanCaps, StatuslineSnapshotsBoundTheCapAndFlagAStepChange) {
+  recorded_trace t;
+  t.file = "session.jsonl";
+  t.format = trace_format::claude_code;
+  t.absolute_clock = true;
+  t.models = {"claude-opus-4-6"};
+  t.sessions.resize(1);
+  const double t0 = 1767229200;  // 2026-01-01 01:00 UTC
+  for (const auto& [at, in, out] : {std::tuple{1800.0, 600, 400}, std::tuple{5400.0, 9000, 1000}}) {
+    recorded_request q;
+    q.t_send = t0 + at - 10;
+    q.t_end = t0 + at;
+    q.tokens.input = in;
+    q.tokens.output = out;
+    t.sessions[0].requests.push_back(q);
+  }
+  std::vector<statusline_snapshot> snaps;
+  for (int k = 0; k < 3; ++k) {
+    statusline_snapshot s;
+    s.t = t0 + 3600.0 * k;
+    s.five_hour = window_usage{10.0 + 10 * k, t0 + 4 * 3600};
+    snaps.push_back(s);
+  }
+  const auto r = infer_plan_caps({&t, 1}, snaps, "status.jsonl");
+  const auto& all = cap(r, "5-hour", "all tokens");
+  EXPECT_DOUBLE_EQ(all.low, std::max(100 * 1000.0 / 21.5, 0.0 + 1000));  // the usage bound: 1,000 before the last
+  EXPECT_DOUBLE_EQ(all.high, 100 * 11000.0 / 18.5);
+  bool noted = false, stepped = false;
+  for (const auto& n : r.notes) {
+    noted = noted || n == "status.jsonl: used_percent in 1 5-hour window (3 snapshots)";
+    stepped = stepped || n.find("status.jsonl: in the 5-hour window that resets at 1767243600 (Unix s), a percentage "
+                                "point cost more than 3 times as many tokens from 1767232800 on") != std::string::npos;
+  }
+  EXPECT_TRUE(noted);
+  EXPECT_TRUE(stepped);
 }
 
 // ---- the next wall of a running session (forecast.hpp) --------------------------------------------
