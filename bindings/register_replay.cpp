@@ -38,25 +38,57 @@ void register_traces(py::module_& m) {
   m.def(
       "forecast",
       [](const std::string& log, const std::string& target_json, const std::string& format, std::uint64_t seed,
-         std::int32_t draws, double horizon_s) {
-        if (draws < 1) throw std::invalid_argument("draws must be at least 1, not " + std::to_string(draws));
-        if (!(horizon_s > 0) || !std::isfinite(horizon_s))
-          throw std::invalid_argument("horizon_s must be a finite number of seconds > 0");
+         std::int32_t draws, double horizon_s, std::int32_t recent, std::int64_t work_budget,
+         std::optional<std::string> models_dir) {
         const auto tgt = parse_target(target_json, "<target>");
         forecast_options o;
         o.seed = seed;
         o.draws = draws;
         o.horizon_s = horizon_s;
+        if (recent > 0) o.recent_requests = recent;
+        if (work_budget > 0) o.work_budget = work_budget;
         const auto fmt_ = format_named(format);
+        const auto lib = models_dir ? preset_library({*models_dir}) : preset_library::standard();
         wall_forecast f;
         {
           py::gil_scoped_release release;
-          f = forecast_next_wall(import_trace(log, fmt_), tgt, o);
+          auto traces = import_traces({std::filesystem::path(log)}, fmt_);
+          if (traces.size() != 1)
+            throw std::invalid_argument(log + ": " + std::to_string(traces.size()) + " logs there; a forecast reads one");
+          o.agent = lib.load_client(default_client_for(traces));
+          f = forecast_next_wall(traces.front(), tgt, o);
         }
         return to_python(forecast_document(f));
       },
       py::arg("log"), py::arg("target_json"), py::arg("format"), py::arg("seed"), py::arg("draws"), py::arg("horizon_s"),
+      py::arg("recent") = 0, py::arg("work_budget") = 0, py::arg("models_dir") = py::none(),
       "`loopcast watch --once --json` as a dict.");
+  m.def(
+      "backtest",
+      [](const traces_holder& h, const std::string& target_json, std::vector<double> cuts,
+         std::vector<std::pair<std::string, double>> caps, std::uint64_t seed, std::int32_t draws, double horizon_s,
+         std::int32_t recent, std::int64_t work_budget, std::optional<std::string> models_dir) {
+        auto tgt = parse_target(target_json, "<target>");
+        backtest_options bo;
+        bo.cuts = std::move(cuts);
+        bo.caps = std::move(caps);
+        bo.forecast.seed = seed;
+        bo.forecast.draws = draws;
+        bo.forecast.horizon_s = horizon_s;
+        if (recent > 0) bo.forecast.recent_requests = recent;
+        if (work_budget > 0) bo.forecast.work_budget = work_budget;
+        const auto lib = models_dir ? preset_library({*models_dir}) : preset_library::standard();
+        bo.forecast.agent = lib.load_client(default_client_for(h.traces));
+        backtest_result r;
+        {
+          py::gil_scoped_release release;
+          r = backtest_forecasts(h.traces, tgt, bo);
+        }
+        return to_python(backtest_document(r, bo));
+      },
+      py::arg("traces"), py::arg("target_json"), py::arg("cuts"), py::arg("caps"), py::arg("seed"), py::arg("draws"),
+      py::arg("horizon_s"), py::arg("recent") = 0, py::arg("work_budget") = 0, py::arg("models_dir") = py::none(),
+      "`loopcast watch --backtest --json` as a dict.");
   m.def(
       "import_traces",
       [](const std::vector<std::string>& paths, const std::string& format) {

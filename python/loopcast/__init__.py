@@ -21,7 +21,7 @@ from loopcast._core import ConfigError, Error, SimulationError, TraceError
 from loopcast._presets import Client, Option, Preset, Route, Scenario, Target, Workload, load_preset, models_dir, presets
 from loopcast._results import OptionResult, Run, Table
 from loopcast._run import compare, monte_carlo, run, solve
-from loopcast._logs import Logs, fit, fit_workload, forecast, import_logs, replay, stats, validate
+from loopcast._logs import Logs, backtest, fit, fit_workload, forecast, import_logs, replay, stats, validate
 from loopcast._sweep import Sweep, sweep
 from loopcast._tables import Report
 from loopcast._catalogue import import_prices, infer_limits, infer_plan_caps
@@ -32,7 +32,7 @@ __version__ = _core.__version__
 __all__ = [
     "Client", "ConfigError", "compare", "Error", "Logs", "Option", "OptionResult", "Preset", "Report", "Route", "Run",
     "Scenario",
-    "SimulationError", "Sweep", "Table", "Target", "TraceError", "Workload", "fit", "fit_workload", "forecast", "import_logs", "import_prices", "infer_limits", "infer_plan_caps", "load_preset",
+    "SimulationError", "Sweep", "Table", "Target", "TraceError", "Workload", "backtest", "fit", "fit_workload", "forecast", "import_logs", "import_prices", "infer_limits", "infer_plan_caps", "load_preset",
     "models_dir", "monte_carlo", "presets", "replay", "run", "show_progress", "solve", "stats", "sweep", "validate",
     "__version__",
 ]

@@ -67,6 +67,9 @@ class Traces:
     def session_parent(self, arg0: int, arg1: int) -> int: ...
     def skipped(self, arg0: int) -> dict[str, int]: ...
 
+def backtest(traces: Traces, target_json: str, cuts: list[float], caps: list[tuple[str, float]], seed: int, draws: int, horizon_s: float, recent: int = ..., work_budget: int = ..., models_dir: str | None = ...) -> Any:
+    """`loopcast watch --backtest --json` as a dict."""
+
 def compare(workload_json: str, file: str, models_dir: str, targets: list[tuple[str, str]], client_json: str, options: dict[str, Any]) -> Any:
     """Runs a task on several targets against its contract; the result as a dict."""
 
@@ -82,7 +85,7 @@ def fit(traces: Traces, name: str, model: str = ..., context_window: int = ..., 
 def fit_workload(traces: Traces, name: str, model: str = ..., context_window: int = ..., max_tokens: int = ..., points: int = ..., sources: list[str] = ...) -> Any:
     """A workload preset (as a dict) fitted to the logs' sessions."""
 
-def forecast(log: str, target_json: str, format: str, seed: int, draws: int, horizon_s: float) -> Any:
+def forecast(log: str, target_json: str, format: str, seed: int, draws: int, horizon_s: float, recent: int = ..., work_budget: int = ..., models_dir: str | None = ...) -> Any:
     """`loopcast watch --once --json` as a dict."""
 
 def import_default_logs() -> Traces:

@@ -107,7 +107,8 @@ class Report(dict):
         per held-out log (speeds) or per measure (workloads); compare: one row per option;
         solve: one row per evaluation step; prices: one row per model (USD per million tokens,
         None where the list gives no usable price); limits: one row per inferred bucket; plan
-        caps: one row per window and counting rule (``high`` NaN where nothing bounds it above).
+        caps: one row per window and counting rule (``high`` NaN where nothing bounds it above);
+        backtest: one row per forecast.
         Missing statistics are NaN, never 0.
         """
         import pandas as pd
@@ -120,6 +121,8 @@ class Report(dict):
             rows = _compare_rows(self)
         elif self.kind == "solve":
             rows = [dict(s) for s in self["steps"]]
+        elif self.kind == "backtest":
+            rows = [dict(r) for r in self["rows"]]
         elif self.kind == "prices":
             rows = _prices_rows(self)
         elif self.kind == "limits":

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "loopcast/presets.hpp"
+#include "loopcast/trace.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -76,8 +77,13 @@ void check_not_an_input(const std::string& path, const std::vector<std::string>&
 /// bundled one) and $LOOPCAST_PRICE_LIST.
 std::vector<std::string> with_library_inputs(const globals& g, std::vector<std::string> inputs);
 
+/// A --format value (empty: detect); invalid_argument naming the spellings for another.
+trace_format format_of(const std::string& name);
+
 std::vector<command> simulation_commands(CLI::App& app, const globals& g);  // run, montecarlo, sweep, solve
-std::vector<command> log_commands(CLI::App& app, const globals& g);         // stats, replay, fit, convert
+std::vector<command> log_commands(CLI::App& app, const globals& g);         // stats, replay, watch, fit, convert
+/// `watch` and `watch --backtest` (commands_watch.cpp), registered among the log commands.
+void add_watch_command(CLI::App& app, const globals& g, const std::string& formats, std::vector<command>& cmds);
 std::vector<command> catalogue_commands(CLI::App& app, const globals& g);   // presets
 
 } // namespace loopcast::cli

@@ -31,12 +31,6 @@ namespace loopcast::cli {
 
 namespace {
 
-trace_format format_of(const std::string& name) {
-  if (name.empty()) return trace_format::automatic;
-  if (auto f = parse_name<trace_format>(name)) return *f;
-  throw std::invalid_argument(fmt::format("unknown --format \"{}\" (expected {})", name, spelling_list<trace_format>()));
-}
-
 std::vector<std::filesystem::path> as_paths(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
 
 struct stats_args {
@@ -179,92 +173,6 @@ int cmd_replay(const std::vector<std::string>& logs, const std::string& format, 
   if (a.as_json) std::cout << replay_to_json(traces, r) << "\n";
   else write_replay_text(std::cout, traces, r);
   return ok;
-}
-
-struct watch_args {
-  std::string log, on, format;
-  std::vector<std::string> limits;
-  double poll_s = 1, quit_after_s = 0, horizon_s = 7 * 86400.0;
-  std::int32_t draws = 200;
-  std::uint64_t seed = 1;
-  bool once = false, as_json = false;
-};
-
-// The newest .jsonl under the default Claude Code and Codex folders.
-std::filesystem::path newest_session_log() {
-  namespace fs = std::filesystem;
-  fs::path best;
-  fs::file_time_type best_time{};
-  for (const auto& place : default_log_locations()) {
-    if (place.agent == "opencode") continue;
-    std::error_code ec;
-    for (fs::recursive_directory_iterator it(place.path, fs::directory_options::skip_permission_denied, ec), end;
-         !ec && it != end; it.increment(ec)) {
-      if (!it->is_regular_file(ec) || it->path().extension() != ".jsonl") continue;
-      const auto t = it->last_write_time(ec);
-      if (!ec && (best.empty() || t > best_time)) {
-        best = it->path();
-        best_time = t;
-      }
-    }
-  }
-  if (best.empty())
-    throw std::invalid_argument("watch: no Claude Code or Codex session log in the default places "
-                                "(~/.claude/projects, ~/.codex/sessions, $CLAUDE_CONFIG_DIR, $CODEX_HOME): name one");
-  return best;
-}
-
-int cmd_watch(const globals& g, const watch_args& a) {
-  namespace fs = std::filesystem;
-  const fs::path log = a.log.empty() ? newest_session_log() : fs::path(a.log);
-  const auto lib = library(g);
-  target tgt = target_ref(lib, a.on);
-  target* tp = &tgt;
-  set_bucket_limits({&tp, 1}, a.limits);
-  check_limits_set({&tp, 1});
-  forecast_options fo;
-  fo.seed = a.seed;
-  fo.draws = a.draws;
-  fo.horizon_s = a.horizon_s;
-  const auto format = format_of(a.format);
-  auto forecast = [&](const recorded_trace& t) {
-    const auto f = forecast_next_wall(t, tgt, fo);
-    if (a.as_json) std::cout << forecast_to_json(f, a.once ? 2 : -1) << "\n";
-    else write_forecast_text(std::cout, f, a.horizon_s);
-    std::cout.flush();
-    return f.requests;
-  };
-  if (a.once) {
-    (void)forecast(import_trace(log, format));
-    return ok;
-  }
-  // Follow the file: a new forecast whenever it holds more requests; quit after quit_after_s
-  // seconds without change (0: never).
-  if (!a.as_json) fmt::print("watching {} on {} (Ctrl-C to stop)\n", log.string(), tgt.name);
-  std::int64_t seen = -1;
-  std::uintmax_t size = static_cast<std::uintmax_t>(-1);
-  auto last_change = std::chrono::steady_clock::now();
-  for (;;) {
-    std::error_code ec;
-    const auto now_size = fs::file_size(log, ec);
-    if (ec) throw trace_error(log.string(), 0, "cannot be read: " + ec.message());
-    if (now_size != size) {
-      size = now_size;
-      last_change = std::chrono::steady_clock::now();
-      try {
-        const auto t = import_trace(log, format);
-        if (static_cast<std::int64_t>(t.request_count()) != seen) seen = forecast(t);
-      } catch (const trace_error&) {
-        // Not a usable log yet (no complete request): wait for more lines.
-      }
-    }
-    if (a.quit_after_s > 0 &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - last_change).count() >= a.quit_after_s) {
-      if (seen < 0) throw trace_error(log.string(), 0, "no usable request while watching");
-      return ok;
-    }
-    std::this_thread::sleep_for(std::chrono::duration<double>(a.poll_s));
-  }
 }
 
 int cmd_fit(const std::vector<std::string>& logs, const std::string& format, const std::string& out,
@@ -551,27 +459,6 @@ void add_replay_command(CLI::App& app, const globals& g, const std::shared_ptr<l
   cmds.push_back({replay, [st, &g] { return cmd_replay(st->logs, st->format, g, st->replay); }});
 }
 
-void add_watch_command(CLI::App& app, const globals& g, const std::shared_ptr<log_state>& st, const std::string& formats, std::vector<command>& cmds) {
-  (void)st;
-  auto wa = std::make_shared<watch_args>();
-  auto* watch = app.add_subcommand("watch", "Follow a running session's log and forecast its next 429 or plan cut-off "
-                                            "on a target (median and P10-P90)");
-  watch->add_option("log", wa->log, "The session's log (default: the newest Claude Code or Codex session)");
-  watch->add_option("--on", wa->on, "Target or plan preset (name or .json)")->required();
-  watch->add_option("--limit", wa->limits, "Set a bucket's limit, BUCKET=N (repeatable): a plan's unpublished cap");
-  watch->add_flag("--once", wa->once, "Forecast once from the log as it is, and exit");
-  watch->add_flag("--json", wa->as_json, "Print JSON (following: one line per refresh)");
-  watch->add_option("--poll", wa->poll_s, "Seconds between looks at the log")->capture_default_str()->check(finite_range(0.01, 3600));
-  watch->add_option("--quit-after", wa->quit_after_s, "Stop after this many seconds without a new line (0: never)")
-      ->capture_default_str()->check(finite_range(0, 1e7));
-  watch->add_option("--horizon", wa->horizon_s, "How far ahead to look for the next wall, s")
-      ->capture_default_str()->check(finite_range(1, 1e8));
-  watch->add_option("--draws", wa->draws, "Continuations drawn")->capture_default_str()->check(CLI::Range(1, 100000));
-  watch->add_option("--seed", wa->seed, "Seed of the draws")->capture_default_str()->check(seed_digits());
-  watch->add_option("--format", wa->format, "Log format (default: detected): " + formats);
-  cmds.push_back({watch, [wa, &g] { return cmd_watch(g, *wa); }});
-}
-
 // fit, validate, fit-workload, convert.
 void add_fit_commands(CLI::App& app, const globals& g, const std::shared_ptr<log_state>& st, const std::string& formats, std::vector<command>& cmds) {
   auto* fit = app.add_subcommand("fit", "Fit a speed model to recorded sessions and write it as a target preset");
@@ -631,7 +518,7 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
   std::vector<command> cmds;
   add_stats_command(app, g, st, formats, cmds);
   add_replay_command(app, g, st, formats, cmds);
-  add_watch_command(app, g, st, formats, cmds);
+  add_watch_command(app, g, formats, cmds);
   add_fit_commands(app, g, st, formats, cmds);
   return cmds;
 }

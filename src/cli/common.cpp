@@ -247,4 +247,10 @@ void write_output(const std::string& path, const std::string& text, const std::v
   }
 }
 
+trace_format format_of(const std::string& name) {
+  if (name.empty()) return trace_format::automatic;
+  if (auto f = parse_name<trace_format>(name)) return *f;
+  throw std::invalid_argument(fmt::format("unknown --format \"{}\" (expected {})", name, spelling_list<trace_format>()));
+}
+
 } // namespace loopcast::cli

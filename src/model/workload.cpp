@@ -67,16 +67,16 @@ double session_generator::ramp(std::int32_t turn) const {
 namespace {
 // What a session draws once: its turns, its tool-result scale (Gaussian copula with the turns),
 // its task and where it compacts.
-struct session_shape {
+struct session_draws {
   std::int32_t turns = 0;
   double scale = 1;
   std::int64_t task = 0;
   double compact_at = 0;
 };
 
-session_shape draw_shape(const workload& w, std::int64_t cap, std::optional<rng>& g_session, std::optional<rng>& g_task,
+session_draws draw_shape(const workload& w, std::int64_t cap, std::optional<rng>& g_session, std::optional<rng>& g_task,
                          std::optional<rng>& g_window) {
-  session_shape shape;
+  session_draws shape;
   double z = 0;  // the session's normal score (its turns' quantile is Φ(z))
   if (const auto* f = std::get_if<fixed_dist>(&w.turns)) {
     shape.turns = static_cast<std::int32_t>(std::clamp<std::int64_t>(std::llround(f->value), 1, cap));

@@ -95,5 +95,8 @@ document price_list_document(const price_list& list) { return to_document(detail
 document limits_document(const limits_evidence& e) { return to_document(detail::limits_doc(e)); }
 document plan_caps_document(const plan_inference& r) { return to_document(detail::plan_caps_doc(r)); }
 document forecast_document(const wall_forecast& f) { return to_document(detail::forecast_doc(f)); }
+document backtest_document(const backtest_result& r, const backtest_options& opt) {
+  return to_document(detail::backtest_doc(r, opt));
+}
 
 } // namespace loopcast

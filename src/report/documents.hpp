@@ -102,5 +102,6 @@ nlohmann::ordered_json price_list_doc(const price_list& list);
 nlohmann::ordered_json limits_doc(const limits_evidence& e);
 nlohmann::ordered_json plan_caps_doc(const plan_inference& r);
 nlohmann::ordered_json forecast_doc(const wall_forecast& f);
+nlohmann::ordered_json backtest_doc(const backtest_result& r, const backtest_options& opt);
 
 } // namespace loopcast::detail

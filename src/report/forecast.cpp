@@ -1,6 +1,8 @@
 // `loopcast watch`: the next wall of a running session, as a line of text or a JSON document.
 #include "loopcast/report.hpp"
 
+#include "loopcast/version.hpp"
+
 #include "report/documents.hpp"
 #include "util/text.hpp"
 
@@ -51,22 +53,73 @@ nlohmann::ordered_json forecast_doc(const wall_forecast& f) {
           {"buckets", buckets},
           {"refused_so_far", f.refused_at_s ? nlohmann::ordered_json{{"t_s", *f.refused_at_s}, {"bucket", f.refused_by}}
                                             : nlohmann::ordered_json(nullptr)},
-          {"gap_s", f.gap_s},
-          {"growth_tokens_per_request", f.growth_per_request},
+          {"gap_s", f.steps > 0 ? nlohmann::ordered_json(f.gap_s) : nlohmann::ordered_json(nullptr)},
+          {"growth_tokens_per_request", f.steps > 0 ? nlohmann::ordered_json(f.growth_per_request) : nlohmann::ordered_json(nullptr)},
+          {"steps_resampled", f.steps},
           {"next_wall",
            {{"bucket", hit ? nlohmann::ordered_json(f.bucket) : nlohmann::ordered_json(nullptr)},
             {"p10_s", finite_or_null(f.p10_s)},
             {"p50_s", finite_or_null(f.p50_s)},
             {"p90_s", finite_or_null(f.p90_s)},
+            {"p10_at_least", f.p10_at_least},
+            {"p50_at_least", f.p50_at_least},
+            {"p90_at_least", f.p90_at_least},
             {"p50_at_s", finite_or_null(f.last_send_s + f.p50_s)},
             {"requests_p50", hit ? nlohmann::ordered_json(f.requests_p50) : nlohmann::ordered_json(nullptr)},
             {"hit_share", f.hit_share},
-            {"draws", f.draws}}}};
+            {"draws", f.draws},
+            {"draws_censored", f.draws_censored},
+            {"censored_at_s", finite_or_null(f.censored_at_s)},
+            {"requests_simulated", f.requests_simulated}}}};
+}
+
+nlohmann::ordered_json backtest_doc(const backtest_result& r, const backtest_options& opt) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const auto& x : r.rows)
+    rows.push_back({{"log", x.log}, {"cut_share", x.cut_share}, {"requests", x.requests}, {"truth_s", x.truth_s},
+                    {"truth_bucket", x.truth_bucket}, {"p10_s", finite_or_null(x.p10_s)}, {"p50_s", finite_or_null(x.p50_s)},
+                    {"p90_s", finite_or_null(x.p90_s)}, {"censored", x.censored}, {"covered", x.covered},
+                    {"missed", x.missed}, {"p50_error", x.p50_error}, {"crps", x.crps},
+                    {"baseline_s", std::isnan(x.baseline_s) ? nlohmann::ordered_json(nullptr) : finite_or_null(x.baseline_s)},
+                    {"baseline_error", nan_or(x.baseline_error)}, {"baseline_crps", nan_or(x.baseline_crps)}});
+  nlohmann::ordered_json caps = nlohmann::ordered_json::object();
+  for (const auto& [name, share] : opt.caps) caps[name] = share;
+  return {{"cuts", opt.cuts},
+          {"caps", caps},
+          {"draws", opt.forecast.draws},
+          {"recent_requests", opt.forecast.recent_requests},
+          {"horizon_s", opt.forecast.horizon_s},
+          {"forecasts", r.forecasts},
+          {"coverage_p10_p90", nan_or(r.coverage)},
+          {"missed_walls", r.missed},
+          {"median_p50_error", nan_or(r.median_p50_error)},
+          {"mean_crps", nan_or(r.mean_crps)},
+          {"baseline",
+           {{"method", "straight-line burn rate in the current window"},
+            {"median_error", nan_or(r.median_baseline_error)},
+            {"mean_crps", nan_or(r.mean_baseline_crps)}}},
+          {"notes", r.notes},
+          {"rows", rows}};
 }
 
 } // namespace detail
 
 std::string forecast_to_json(const wall_forecast& f, int indent) { return detail::dump(detail::forecast_doc(f), indent); }
+std::string backtest_to_json(const backtest_result& r, const backtest_options& opt, int indent) {
+  return detail::dump(detail::backtest_doc(r, opt), indent);
+}
+
+namespace {
+// "12 s", "1.5 min", or "≥ 12 s" for a quantile known only from below.
+std::string bound(double s, bool at_least) { return (at_least ? "≥ " : "") + span(s); }
+
+// The pace the continuation resamples: "a request every 0.3 s".
+std::string pace(const wall_forecast& f) {
+  return fmt::format("a request every {}, {:+.0f} tokens per request", f.gap_s < 10 ? fmt::format("{:.2g} s", f.gap_s)
+                                                                                     : fmt::format("{:.0f} s", f.gap_s),
+                     f.growth_per_request);
+}
+} // namespace
 
 void write_forecast_text(std::ostream& os, const wall_forecast& f, double horizon_s) {
   fmt::print(os, "{} requests, the last sent at {}", f.requests, when(f, f.last_send_s));
@@ -74,26 +127,61 @@ void write_forecast_text(std::ostream& os, const wall_forecast& f, double horizo
     fmt::print(os, "; {} {} of {} ({:.0f}%)", b.name, detail::grouped(b.used), detail::grouped(b.limit),
                b.limit > 0 ? 100 * b.used / b.limit : 0.0);
   fmt::print(os, "\n");
-  if (f.refused_at_s) fmt::print(os, "  this target would already have refused the request sent at {} ({})\n",
-                                 when(f, *f.refused_at_s), f.refused_by);
+  if (f.refused_at_s) {
+    fmt::print(os, "  at the wall: this target would already have refused the request sent at {} ({})\n",
+               when(f, *f.refused_at_s), f.refused_by);
+    return;
+  }
   if (f.buckets.empty()) {
     fmt::print(os, "  no limits: no wall ahead\n");
     return;
   }
-  if (!(f.gap_s > 0)) {
-    fmt::print(os, "  one send so far: no pace to forecast from\n");
+  if (f.steps == 0 || !(f.gap_s > 0)) {
+    fmt::print(os, "  no pace to forecast from yet (one send per session so far)\n");
     return;
   }
+  const std::string censored =
+      f.draws_censored == 0 ? ""
+                            : fmt::format("; {} draw{} stopped by the work budget {} after the last send (the wall later)",
+                                          f.draws_censored, f.draws_censored == 1 ? "" : "s", span(f.censored_at_s));
   if (f.hit_share == 0) {
-    fmt::print(os, "  next wall: none within {} in {} draws (a request every {:.0f} s, {:+.0f} tokens per request)\n",
-               span(horizon_s), f.draws, f.gap_s, f.growth_per_request);
+    if (f.draws_censored == f.draws)
+      fmt::print(os, "  next wall: not within {} simulated ({} draws, each stopped by the work budget; {})\n",
+                 span(f.censored_at_s), f.draws, pace(f));
+    else
+      fmt::print(os, "  next wall: none within {} in {} draws ({}){}\n", span(horizon_s), f.draws, pace(f), censored);
     return;
   }
   fmt::print(os, "  next wall: {} in {} (P10 {}, P90 {}), at {}, after about {:.0f} more requests; {:.0f}% of {} draws "
-                 "meet it within {} (a request every {:.0f} s, {:+.0f} tokens per request)\n",
-             f.bucket, span(f.p50_s), span(f.p10_s), span(f.p90_s),
-             std::isfinite(f.p50_s) ? when(f, f.last_send_s + f.p50_s) : std::string("—"), f.requests_p50,
-             100 * f.hit_share, f.draws, span(horizon_s), f.gap_s, f.growth_per_request);
+                 "meet it within {} ({}){}\n",
+             f.bucket, bound(f.p50_s, f.p50_at_least), bound(f.p10_s, f.p10_at_least), bound(f.p90_s, f.p90_at_least),
+             std::isfinite(f.p50_s) ? (f.p50_at_least ? "≥ " : "") + when(f, f.last_send_s + f.p50_s) : std::string("—"),
+             f.requests_p50, 100 * f.hit_share, f.draws, span(horizon_s), pace(f), censored);
+}
+
+void write_backtest_text(std::ostream& os, const backtest_result& r, const backtest_options& opt) {
+  std::string caps;
+  for (const auto& [name, share] : opt.caps) caps += fmt::format("{}{} = {:g} × its first window's use", caps.empty() ? "" : ", ", name, share);
+  fmt::print(os, "loopcast {} — backtest of the next-wall forecast ({} draws, the last {} requests resampled{})\n",
+             version_string, opt.forecast.draws, opt.forecast.recent_requests, caps.empty() ? "" : "; " + caps);
+  fmt::print(os, "\n  {:<44} {:>4} {:>6} {:>9} {:>9} {:>9} {:>9} {:>4} {:>7} {:>6} {:>9} {:>7}\n", "log", "cut", "reqs",
+             "truth", "P10", "P50", "P90", "in", "P50 err", "CRPS", "burn rate", "its err");
+  for (const auto& x : r.rows) {
+    std::string name = x.log;
+    if (name.size() > 44) name = "~" + name.substr(name.size() - 43);
+    fmt::print(os, "  {:<44} {:>3.0f}% {:>6} {:>9} {:>9} {:>9} {:>9} {:>4} {:>6.0f}% {:>6.2f} {:>9} {:>6.0f}%\n", name,
+               100 * x.cut_share, x.requests, span(x.truth_s), span(x.p10_s), span(x.p50_s), span(x.p90_s),
+               x.covered ? "yes" : "no", 100 * x.p50_error, x.crps, std::isnan(x.baseline_s) ? "n/a" : span(x.baseline_s),
+               100 * x.baseline_error);
+  }
+  auto pct = [](double x) { return std::isnan(x) ? std::string("n/a") : fmt::format("{:.1f}%", 100 * x); };
+  auto num = [](double x) { return std::isnan(x) ? std::string("n/a") : fmt::format("{:.3f}", x); };
+  fmt::print(os, "\n  {} forecasts: truth inside P10–P90 in {} (nominal 80%); {} missed wall{}; median P50 error {} of the "
+                 "time remaining; mean CRPS {} (of log seconds)\n",
+             r.forecasts, pct(r.coverage), r.missed, r.missed == 1 ? "" : "s", pct(r.median_p50_error), num(r.mean_crps));
+  fmt::print(os, "  straight-line burn rate: median error {}, mean CRPS {}\n", pct(r.median_baseline_error),
+             num(r.mean_baseline_crps));
+  for (const auto& n : r.notes) fmt::print(os, "  note: {}\n", n);
 }
 
 } // namespace loopcast

@@ -1,185 +1,284 @@
-// The next wall of a running session (forecast.hpp).
+// The next wall of a running session (forecast.hpp): the log so far and resampled continuations,
+// replayed on the target.
 #include "loopcast/forecast.hpp"
 
+#include "loopcast/context.hpp"
 #include "loopcast/errors.hpp"
-#include "loopcast/limits/bucket.hpp"
+#include "loopcast/limits/level_curve.hpp"
 #include "loopcast/metrics.hpp"
 #include "loopcast/random.hpp"
+#include "loopcast/replay.hpp"
+#include "loopcast/simulation.hpp"
+
+#include "study/forecast_parts.hpp"
+#include "study/recorded.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <map>
 
 namespace loopcast {
 
-namespace {
+namespace detail {
 
-struct sent {
-  double t_send, t_end;
-  token_counts tokens;
-};
+void check_forecast_options(const forecast_options& opt) {
+  if (opt.draws < 1 || opt.draws > 100'000)
+    throw std::invalid_argument(fmt::format("draws must be from 1 to 100,000, not {}", opt.draws));
+  if (!(opt.horizon_s > 0) || !(opt.horizon_s <= 366 * 86400.0))
+    throw std::invalid_argument(fmt::format("the horizon must be more than 0 s and at most 366 days, not {} s", opt.horizon_s));
+  if (opt.recent_requests < 1 || opt.recent_requests > 1'000'000)
+    throw std::invalid_argument(fmt::format("recent_requests must be from 1 to 1,000,000, not {}", opt.recent_requests));
+  if (opt.block_requests < 1 || opt.block_requests > 1'000'000)
+    throw std::invalid_argument(fmt::format("block_requests must be from 1 to 1,000,000, not {}", opt.block_requests));
+  if (!(opt.pace_sigma >= 0 && opt.pace_sigma <= 5))
+    throw std::invalid_argument(fmt::format("pace_sigma must be from 0 to 5, not {}", opt.pace_sigma));
+  if (opt.work_budget < 1 || opt.work_budget > 10'000'000'000)
+    throw std::invalid_argument(fmt::format("the work budget must be from 1 to 10^10 requests, not {}", opt.work_budget));
+}
 
-struct pending {
-  double t;
-  std::size_t bucket;
-  double delta, t_admit;
-  std::uint64_t ticket;
-};
+forecast_replay::forecast_replay(const recorded_trace& trace, const target& tgt, const forecast_options& opt)
+    : tgt_(tgt), no_retry_() {
+  no_retry_.name = "gives up at the first 429";
+  no_retry_.max_retries = 0;
+  const retry_policy agent = opt.agent.value_or(retry_policy{});
+  shaping_.agent_max_tokens = agent.agent_max_tokens > 0 ? agent.agent_max_tokens : 32000;
+  shaping_.max_output_tokens = tgt.max_output_tokens;
+  shaping_.window_tokens = tgt.context_window_tokens;
+  shaping_.policy = context_policy::compact;
+  shaping_.compact_at = agent.agent_compact_at > 0 ? agent.agent_compact_at : default_compact_at;
+  origin_ = std::numeric_limits<double>::infinity();
+  for (const auto& s : trace.sessions)
+    if (!s.requests.empty()) origin_ = std::min(origin_, s.requests.front().t_send);
+  if (!std::isfinite(origin_)) origin_ = 0;
+}
 
-// A request's charges on every bucket: admitted at t (unless one refuses: returns its index),
-// adjusted at t_end (queued).
-class charger {
-public:
-  charger(const target& tgt, double start_unix_s) {
-    for (const auto& b : tgt.limits) buckets_.emplace_back(b, start_unix_s);
+simulation_result forecast_replay::run(const recorded_trace& t, bool timeline, std::int64_t& simulated) const {
+  std::vector<recorded_trace> one{t};
+  if (one.front().models.empty()) one.front().models.push_back("unknown");  // (a trace built by hand)
+  const auto sessions = make_replay_sessions(one, shaping_);
+  const auto plans = sessions.plans(1);
+  simulated += static_cast<std::int64_t>(t.request_count());  // (a compaction counts with its request)
+  sim_options so;
+  so.recorded_speed = true;
+  so.record_attempts = timeline;
+  so.record_charges = false;
+  so.peak_demand = false;
+  so.start_unix_s = t.absolute_clock ? origin_ : 0.0;
+  return simulate(tgt_, no_retry_, plans, so);
+}
+
+// The recent requests of the trace (by send), each as a step of its session: its prompt growth
+// over the previous request (0 after a restart: a compaction or new context), output, reasoning,
+// the agent time before it and its duration.
+std::vector<continuation_step> recent_steps(const recorded_trace& t, std::int32_t recent) {
+  struct at {
+    double t_send;
+    const recorded_request* prev;
+    const recorded_request* r;
+  };
+  std::vector<at> all;
+  for (const auto& s : t.sessions)
+    for (std::size_t i = 0; i < s.requests.size(); ++i)
+      all.push_back({s.requests[i].t_send, i > 0 ? &s.requests[i - 1] : nullptr, &s.requests[i]});
+  std::stable_sort(all.begin(), all.end(), [](const at& a, const at& b) { return a.t_send < b.t_send; });
+  const std::size_t n = all.size();
+  const std::size_t first = n - std::min<std::size_t>(n, static_cast<std::size_t>(recent));
+  std::vector<continuation_step> steps;
+  for (std::size_t k = first; k < n; ++k) {
+    const auto& [ts, prev, r] = all[k];
+    if (!prev) continue;  // a session's first request: no step to it
+    continuation_step s;
+    const bool restarted = r->new_context || prev->compaction || r->compaction || 2 * r->tokens.prompt() < prev->tokens.prompt();
+    s.growth = restarted ? 0 : std::max<std::int64_t>(0, r->tokens.prompt() - prev->tokens.prompt());
+    s.output = r->tokens.output;
+    s.reasoning = r->tokens.reasoning;
+    s.delay_s = agent_delay(*prev, *r);
+    s.duration_s = std::isfinite(r->t_end) ? std::max(0.0, r->t_end - r->t_send) : 0.0;
+    steps.push_back(s);
   }
-  std::optional<std::size_t> send(const token_counts& tk, double t, double t_end, bool charge_when_refused) {
-    settle(t);
-    std::optional<std::size_t> refused;
-    std::array<bucket_charge, max_buckets> c{};
-    for (std::size_t b = 0; b < buckets_.size(); ++b) {
-      c[b] = charge_for(buckets_[b].config(), tk, tk.generated());
-      if (!refused && buckets_[b].wait_for(c[b].at_admission, t) > 0) refused = b;
+  return steps;
+}
+
+// The session that sent last, and its last request.
+std::size_t active_session(const recorded_trace& t) {
+  std::size_t best = 0;
+  double last = -std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < t.sessions.size(); ++i)
+    if (!t.sessions[i].requests.empty() && t.sessions[i].requests.back().t_send >= last) {
+      last = t.sessions[i].requests.back().t_send;
+      best = i;
     }
-    if (refused && !charge_when_refused) return refused;
-    for (std::size_t b = 0; b < buckets_.size(); ++b) {
-      const auto ticket = buckets_[b].charge(c[b].at_admission, t, t_end);
-      if (c[b].at_completion != 0) pending_.push_back({t_end, b, c[b].at_completion, t, ticket});
+  return best;
+}
+
+void append_continuation(recorded_trace& t, std::size_t session, std::span<const continuation_step> steps, rng& g,
+                         std::size_t count, double stop_at, const continuation_shape& shape) {
+  auto& reqs = t.sessions[session].requests;
+  const double pace = shape.pace_sigma > 0 ? std::exp(shape.pace_sigma * standard_normal(g)) : 1.0;
+  const auto block = static_cast<std::size_t>(std::max(1, shape.block));
+  std::size_t at = 0, left = 0;  // the block being taken: its next step, and how many remain
+  for (std::size_t i = 0; i < count; ++i) {
+    if (left == 0) {
+      at = static_cast<std::size_t>(uniform01(g) * static_cast<double>(steps.size()));
+      left = block;
     }
-    return refused;
+    const auto& s = steps[at];
+    at = (at + 1) % steps.size();
+    --left;
+    const recorded_request prev = reqs.back();
+    recorded_request q;
+    const double prev_end = std::isfinite(prev.t_end) ? prev.t_end : prev.t_send;
+    q.delay_before_s = std::min(s.delay_s * pace, 1e7);  // (the longest agent time a script may hold)
+    q.t_send = prev_end + q.delay_before_s;
+    q.t_end = q.t_send + s.duration_s;
+    q.tokens.input = prev.tokens.prompt() + s.growth;
+    q.tokens.output = s.output;
+    q.tokens.reasoning = s.reasoning;
+    q.model = prev.model;
+    if (t.has_prefix) {
+      // The prompt extends the previous one: its runs, the last one longer.
+      q.runs_begin = static_cast<std::uint32_t>(t.runs.size());
+      q.runs_count = prev.runs_count;
+      for (std::uint32_t k = 0; k < prev.runs_count; ++k) t.runs.push_back(t.runs[prev.runs_begin + k]);
+      if (q.runs_count > 0) t.runs.back().end_tokens = std::max(t.runs.back().end_tokens, q.tokens.prompt());
+    }
+    reqs.push_back(q);
+    if (q.t_send > stop_at) break;
   }
-  // Applies the adjustments due by t, in time order.
-  void settle(double t) {
-    std::sort(pending_.begin(), pending_.end(), [](const pending& a, const pending& b) { return a.t < b.t; });
-    std::size_t k = 0;
-    for (; k < pending_.size() && pending_[k].t <= t; ++k)
-      buckets_[pending_[k].bucket].adjust(pending_[k].delta, pending_[k].t, pending_[k].t_admit, pending_[k].ticket);
-    pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(k));
+}
+
+double crps_of(std::vector<double> x, double y) {
+  if (x.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(x.begin(), x.end());
+  const double n = static_cast<double>(x.size());
+  double abs_err = 0, spread = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    abs_err += std::abs(x[i] - y);
+    // Σ_i Σ_j |x_i − x_j| = 2 Σ_i (2i − n + 1) x_(i) over the sorted members.
+    spread += (2.0 * static_cast<double>(i) - n + 1.0) * x[i];
   }
-  std::vector<bucket>& buckets() { return buckets_; }
+  return abs_err / n - spread / (n * n);
+}
 
-private:
-  std::vector<bucket> buckets_;
-  std::vector<pending> pending_;
-};
+} // namespace detail
 
-} // namespace
+double ensemble_crps(std::vector<double> members, double y, double cap) {
+  for (auto& x : members)
+    if (!(x <= cap)) x = cap;
+  return detail::crps_of(std::move(members), y);
+}
+
+recorded_trace cut_trace(const recorded_trace& trace, std::size_t requests) {
+  std::vector<double> sends;
+  for (const auto& s : trace.sessions)
+    for (const auto& q : s.requests) sends.push_back(q.t_send);
+  std::sort(sends.begin(), sends.end());
+  recorded_trace t = trace;
+  if (requests >= sends.size()) return t;
+  // Every request sent before the cut's instant, and as many sent at it as the count leaves.
+  const double at = requests == 0 ? -std::numeric_limits<double>::infinity() : sends[requests - 1];
+  std::size_t at_instant = 0;
+  for (std::size_t k = 0; k < requests; ++k) at_instant += sends[k] == at ? 1 : 0;
+  for (auto& s : t.sessions) {
+    std::vector<recorded_request> kept;
+    for (const auto& q : s.requests) {
+      if (q.t_send < at) kept.push_back(q);
+      else if (q.t_send == at && at_instant > 0) {
+        kept.push_back(q);
+        --at_instant;
+      }
+    }
+    s.requests = std::move(kept);
+  }
+  return t;  // (a session left empty stays, so that subagents keep their parent's index)
+}
 
 wall_forecast forecast_next_wall(const recorded_trace& trace, const target& tgt, const forecast_options& opt) {
-  std::vector<sent> reqs;
-  for (const auto& s : trace.sessions)
-    for (const auto& q : s.requests)
-      reqs.push_back({q.t_send, std::isfinite(q.t_end) ? std::max(q.t_end, q.t_send) : q.t_send, q.tokens});
-  if (reqs.empty()) throw trace_error(trace.file, 0, "no request to forecast from");
-  std::stable_sort(reqs.begin(), reqs.end(), [](const sent& a, const sent& b) { return a.t_send < b.t_send; });
+  detail::check_forecast_options(opt);
+  detail::refuse_totals_only(trace);
+  if (trace.request_count() == 0) throw trace_error(trace.file, 0, "no request to forecast from");
   for (const auto& b : tgt.limits)
     if (b.limit_unpublished)
       throw simulation_error(fmt::format("target {}: bucket {} has no published limit; set it with --limit {}=N "
                                          "(docs/plans.md)", tgt.name, b.name, b.name));
-
+  const detail::forecast_replay replay(trace, tgt, opt);
   wall_forecast f;
   f.log = trace.file;
-  f.requests = static_cast<std::int64_t>(reqs.size());
+  f.requests = static_cast<std::int64_t>(trace.request_count());
   f.absolute_clock = trace.absolute_clock;
   f.draws = opt.draws;
-  const double t0 = reqs.front().t_send;
-  const double start_unix = trace.absolute_clock ? t0 : 0.0;
-  // The log so far, at its recorded times (relative to its first send).
-  charger so_far(tgt, start_unix);
-  for (const auto& r : reqs) {
-    const auto refused = so_far.send(r.tokens, r.t_send - t0, r.t_end - t0, true);
-    if (refused && !f.refused_at_s) {
-      f.refused_at_s = r.t_send;
-      f.refused_by = tgt.limits[*refused].name;
-    }
-  }
-  const double last = reqs.back().t_send - t0;
-  f.last_send_s = reqs.back().t_send;
-  for (std::size_t b = 0; b < tgt.limits.size(); ++b)
-    f.buckets.push_back({tgt.limits[b].name, so_far.buckets()[b].used(last), tgt.limits[b].limit, tgt.limits[b].period_s});
-  if (tgt.limits.empty()) return f;
+  const auto n = static_cast<std::int64_t>(trace.request_count());
+  if (n >= opt.work_budget / opt.draws)
+    throw std::invalid_argument(fmt::format("{}: each of {} draws replays the log's {} requests, and the work budget of "
+                                            "{} requests leaves no room to continue them: give fewer draws or a "
+                                            "larger budget", trace.file, opt.draws, n, opt.work_budget));
 
-  // Growth: a least-squares line per class over the last requests; residuals and gaps per request.
-  const std::size_t n = reqs.size();
-  const std::size_t w = std::min<std::size_t>(n, static_cast<std::size_t>(std::max(1, opt.window_requests)));
-  const std::size_t first = n - w;
-  std::array<double, 5> slope{}, icept{};
-  double mx = 0;
-  for (std::size_t k = first; k < n; ++k) mx += static_cast<double>(k);
-  mx /= static_cast<double>(w);
-  double sxx = 0;
-  for (std::size_t k = first; k < n; ++k) sxx += (static_cast<double>(k) - mx) * (static_cast<double>(k) - mx);
-  for (std::size_t c = 0; c < 5; ++c) {
-    const auto cls = all_token_classes[c];
-    double my = 0, sxy = 0;
-    for (std::size_t k = first; k < n; ++k) my += static_cast<double>(reqs[k].tokens[cls]);
-    my /= static_cast<double>(w);
-    for (std::size_t k = first; k < n; ++k)
-      sxy += (static_cast<double>(k) - mx) * (static_cast<double>(reqs[k].tokens[cls]) - my);
-    slope[c] = sxx > 0 ? sxy / sxx : 0.0;
-    icept[c] = my - slope[c] * mx;
-    f.growth_per_request += slope[c];
+  // The log so far: where each bucket stands after the last send, and whether it was refused.
+  double last_send = -std::numeric_limits<double>::infinity();
+  for (const auto& s : trace.sessions)
+    for (const auto& q : s.requests) last_send = std::max(last_send, q.t_send);
+  f.last_send_s = last_send;
+  const double cut = last_send - replay.origin();
+  const auto so_far = replay.run(trace, true, f.requests_simulated);
+  const double just_after = std::nextafter(cut, std::numeric_limits<double>::infinity());
+  for (std::size_t b = 0; b < tgt.limits.size(); ++b) {
+    const auto& cfg = tgt.limits[b];
+    const double times[1] = {just_after};
+    const auto used = replay_levels(bucket(cfg, so_far.start_unix_s), so_far.bucket_ops, b, times);
+    f.buckets.push_back({cfg.name, used[0], cfg.limit, cfg.period_s});
   }
-  // Request k's residuals, gap to the next send and duration; a single request repeats itself.
-  struct step {
-    std::array<double, 5> residual;
-    double gap, duration;
-  };
-  std::vector<step> steps;
-  for (std::size_t k = first; k < n; ++k) {
-    step s{};
-    for (std::size_t c = 0; c < 5; ++c)
-      s.residual[c] = static_cast<double>(reqs[k].tokens[all_token_classes[c]]) - (icept[c] + slope[c] * static_cast<double>(k));
-    s.gap = k > 0 ? reqs[k].t_send - reqs[k - 1].t_send : 0.0;
-    s.duration = reqs[k].t_end - reqs[k].t_send;
-    if (k > 0 || n == 1) steps.push_back(s);
+  if (tgt.limits.empty()) return f;
+  if (so_far.first_429) {
+    f.refused_at_s = so_far.first_429->time_s + replay.origin();
+    f.refused_by = so_far.first_429->bucket_name;
+    f.p10_s = f.p50_s = f.p90_s = 0;
+    f.hit_share = 1;
+    f.bucket = f.refused_by;
+    return f;
   }
-  double gaps = 0;
-  for (const auto& s : steps) gaps += s.gap;
+
+  const auto steps = detail::recent_steps(trace, opt.recent_requests);
+  f.steps = static_cast<std::int32_t>(steps.size());
+  if (steps.empty()) return f;  // one request per session: no pace to go on from
+  double gaps = 0, growth = 0;
+  for (const auto& s : steps) {
+    gaps += s.delay_s + s.duration_s;
+    growth += static_cast<double>(s.growth);
+  }
   f.gap_s = gaps / static_cast<double>(steps.size());
+  f.growth_per_request = growth / static_cast<double>(steps.size());
   if (!(f.gap_s > 0)) return f;  // every send at once: no pace to go on from
 
-  std::vector<double> times, counts;
+  const std::size_t active = detail::active_session(trace);
+  const std::int64_t per_draw = opt.work_budget / opt.draws;  // requests each draw may simulate
+  const detail::continuation_shape shape{opt.block_requests, opt.pace_sigma};
+  std::vector<double> times, counts, censored;
   std::map<std::string, int> by_bucket;
   for (std::int32_t d = 0; d < opt.draws; ++d) {
-    rng g(derive_seed(opt.seed, static_cast<std::uint64_t>(d)));
-    charger c = so_far;
-    double t = last;
-    for (std::int64_t i = 1; i <= 1'000'000; ++i) {
-      const auto& s = steps[static_cast<std::size_t>(uniform01(g) * static_cast<double>(steps.size()))];
-      t += s.gap > 0 ? s.gap : f.gap_s;
-      if (t - last > opt.horizon_s) break;
-      const double k = static_cast<double>(n - 1 + static_cast<std::size_t>(i));
-      token_counts tk;
-      std::array<std::int64_t*, 5> field{&tk.input, &tk.cache_read, &tk.cache_write, &tk.output, &tk.reasoning};
-      for (std::size_t cl = 0; cl < 5; ++cl)
-        *field[cl] = static_cast<std::int64_t>(std::max(0.0, std::round(icept[cl] + slope[cl] * k + s.residual[cl])));
-      // A prompt cannot outgrow the window: the agent compacts or stops there; scale it back.
-      if (const auto prompt = tk.prompt(); prompt > tgt.context_window_tokens && prompt > 0) {
-        const double f_scale = static_cast<double>(tgt.context_window_tokens) / static_cast<double>(prompt);
-        for (std::size_t cl = 0; cl < 3; ++cl) *field[cl] = static_cast<std::int64_t>(std::floor(static_cast<double>(*field[cl]) * f_scale));
-      }
-      if (const auto refused = c.send(tk, t, t + std::max(0.0, s.duration), false)) {
-        times.push_back(t - last);
-        counts.push_back(static_cast<double>(i - 1));
-        ++by_bucket[tgt.limits[*refused].name];
-        break;
-      }
+    const auto outcome = detail::run_draw(replay, trace, active, steps, derive_seed(opt.seed, static_cast<std::uint64_t>(d)),
+                                          cut, opt.horizon_s, per_draw, shape, f.requests_simulated);
+    switch (outcome.kind) {
+    case detail::draw_outcome::wall:
+      times.push_back(outcome.after_s);
+      counts.push_back(static_cast<double>(outcome.requests));
+      ++by_bucket[outcome.bucket];
+      f.draws_s.push_back(outcome.after_s);
+      break;
+    case detail::draw_outcome::censored:
+      censored.push_back(outcome.after_s);
+      f.draws_s.push_back(outcome.after_s);
+      break;
+    case detail::draw_outcome::beyond_horizon: f.draws_s.push_back(std::numeric_limits<double>::infinity()); break;
     }
   }
+  detail::summarise_draws(f, times, censored, opt.draws);
   f.hit_share = static_cast<double>(times.size()) / static_cast<double>(opt.draws);
-  if (times.empty()) return f;
-  std::vector<double> all = times;
-  all.resize(static_cast<std::size_t>(opt.draws), std::numeric_limits<double>::infinity());
-  std::sort(all.begin(), all.end());
-  f.p10_s = sorted_quantile(all, 0.1);
-  f.p50_s = sorted_quantile(all, 0.5);
-  f.p90_s = sorted_quantile(all, 0.9);
-  std::sort(counts.begin(), counts.end());
-  f.requests_p50 = sorted_quantile(counts, 0.5);
+  if (!counts.empty()) {
+    std::sort(counts.begin(), counts.end());
+    f.requests_p50 = sorted_quantile(counts, 0.5);
+  }
   int most = 0;
   for (const auto& [name, k] : by_bucket)
     if (k > most) {
@@ -188,5 +287,74 @@ wall_forecast forecast_next_wall(const recorded_trace& trace, const target& tgt,
     }
   return f;
 }
+
+namespace detail {
+
+draw_outcome run_draw(const forecast_replay& replay, const recorded_trace& trace, std::size_t active,
+                      std::span<const continuation_step> steps, std::uint64_t seed, double cut, double horizon_s,
+                      std::int64_t per_draw, const continuation_shape& shape, std::int64_t& simulated) {
+  const auto n = static_cast<std::int64_t>(trace.request_count());
+  const std::size_t recorded = trace.sessions[active].requests.size();
+  const double stop_at = cut + horizon_s + replay.origin();  // on the log's clock
+  draw_outcome out;
+  // Continue in growing chunks, replaying the whole each time: the continuation's first requests
+  // are the same whatever its length (one stream, drawn in order), and so is the replay of them.
+  // The draw's runs together simulate at most per_draw requests.
+  std::int64_t spent = 0;
+  std::int64_t length = std::min<std::int64_t>(64, per_draw - n);
+  for (;;) {
+    recorded_trace t = trace;
+    rng g(seed);
+    append_continuation(t, active, steps, g, static_cast<std::size_t>(length), stop_at, shape);
+    std::int64_t used = 0;
+    const auto r = replay.run(t, false, used);
+    spent += used;
+    simulated += used;
+    const auto& reqs = t.sessions[active].requests;
+    const double reached = reqs.back().t_send - replay.origin() - cut;
+    if (r.first_429 && r.first_429->time_s > cut) {
+      out.after_s = r.first_429->time_s - cut;
+      out.kind = out.after_s > horizon_s ? draw_outcome::beyond_horizon : draw_outcome::wall;
+      out.bucket = r.first_429->bucket_name;
+      for (std::size_t k = recorded; k < reqs.size(); ++k)  // continued requests sent before it
+        if (reqs[k].t_send - replay.origin() < r.first_429->time_s) ++out.requests;
+      return out;
+    }
+    if (reached > horizon_s) return out;  // beyond the horizon
+    const std::int64_t affordable = per_draw - spent - n;  // the longest next continuation
+    if (affordable <= length) {
+      out.kind = draw_outcome::censored;
+      out.after_s = reached;
+      return out;
+    }
+    length = std::min(4 * length, affordable);
+  }
+}
+
+void summarise_draws(wall_forecast& f, const std::vector<double>& walls, const std::vector<double>& censored,
+                     std::int32_t draws) {
+  f.draws_censored = static_cast<std::int32_t>(censored.size());
+  for (double c : censored) f.censored_at_s = std::min(f.censored_at_s, c);
+  // Each quantile twice: censored draws at their stop (the earliest the wall can be) and at
+  // infinity (the latest); where the two differ, the quantile is known only from below.
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> low = walls, high = walls;
+  low.insert(low.end(), censored.begin(), censored.end());
+  high.resize(walls.size() + censored.size(), inf);
+  low.resize(static_cast<std::size_t>(draws), inf);
+  high.resize(static_cast<std::size_t>(draws), inf);
+  std::sort(low.begin(), low.end());
+  std::sort(high.begin(), high.end());
+  auto q = [&](double p, double& value, bool& at_least) {
+    const double lo = sorted_quantile(low, p), hi = sorted_quantile(high, p);
+    value = lo;
+    at_least = !(lo == hi);
+  };
+  q(0.1, f.p10_s, f.p10_at_least);
+  q(0.5, f.p50_s, f.p50_at_least);
+  q(0.9, f.p90_s, f.p90_at_least);
+}
+
+} // namespace detail
 
 } // namespace loopcast

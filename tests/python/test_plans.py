@@ -76,32 +76,148 @@ def test_infer_plan_caps_matches_the_cli(traces, cli):
         loopcast.infer_plan_caps(str(traces / "claude-code-weka" / "trace_0043.json"))
 
 
+def _watch_fingerprint(path):
+    """What `watch` forecasts anew on: the requests' count, tokens and last times (None: no usable request)."""
+    try:
+        logs = loopcast.import_logs(str(path))
+    except loopcast.TraceError:
+        return None
+    arrays = [logs.requests(0, s).array for s in range(len(logs.sessions(0)))]
+    classes = ("input", "cache_read", "cache_write", "cache_write_1h", "output", "reasoning")
+    return (sum(len(a) for a in arrays), sum(int(a[c].sum()) for a in arrays for c in classes),
+            max(float(a["t_send"].max()) for a in arrays if len(a)),
+            max(float(a["t_end"].max()) for a in arrays if len(a)))
+
+
+class _Watch:
+    """A `loopcast watch --json` process whose lines a thread hands over one by one: each read waits for the
+    line that is due (a select() on the pipe would miss a line already in the reader's buffer)."""
+
+    def __init__(self, cmd):
+        import queue
+        import threading
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.lines = queue.Queue()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(None)  # the end of the stream
+
+    def next(self):
+        import queue
+        try:
+            line = self.lines.get(timeout=120)
+        except queue.Empty:
+            raise AssertionError("watch printed nothing in 120 s") from None
+        assert line is not None, f"watch ended: {self.proc.stderr.read()}"
+        return json.loads(line)
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=60)
+        self.reader.join(timeout=60)
+        self.proc.stderr.close()
+
+
 def test_watch_follows_a_log_written_line_by_line(traces, cli, models, tmp_path):
-    """A real Claude Code log fed line by line into a file `loopcast watch` follows: a forecast per new request,
-    the last equal to --once on the whole file and to loopcast.forecast()."""
-    import time
+    """A real Claude Code log fed into a file `loopcast watch` follows, in chunks that each change what the
+    forecast depends on: one forecast per chunk, each waited for (no sleeps), the last equal to --once on the
+    whole file and to loopcast.forecast(); then the log truncated, replaced, deleted and re-created, as
+    `tail -F` follows a file."""
     src = (traces / "claude-code-jsonl" / "tool_heavy.jsonl").read_text().splitlines(keepends=True)
+    probe = tmp_path / "probe.jsonl"
+    chunks, chunk, fps, last = [], [], [], None
+    for i, line in enumerate(src):
+        chunk.append(line)
+        probe.write_text("".join(src[:i + 1]))
+        fp = _watch_fingerprint(probe)
+        if fp is not None and fp != last:
+            chunks.append("".join(chunk))
+            fps.append(fp)
+            chunk, last = [], fp
+    tail = "".join(chunk)  # lines after the last change
+    assert len(chunks) >= 4
     log = tmp_path / "session.jsonl"
     log.write_text("")
     on = ["--on", "claude-max-5x-opus-4.5", "--limit", "five_hour=2000000", "--limit", "weekly=20000000",
           "--json", "--draws", "50"]
-    follow = [cli, "--models", models, "watch", str(log), *on, "--poll", "0.02", "--quit-after", "1.5"]
-    proc = subprocess.Popen(follow, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    with open(log, "a") as f:
-        for line in src:
-            f.write(line)
-            f.flush()
-            time.sleep(0.01)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err
-    docs = [json.loads(line) for line in out.splitlines()]
-    counts = [d["requests"] for d in docs]
-    assert len(docs) >= 2 and counts == sorted(set(counts)), counts  # one forecast per new request count
-    whole = loopcast.import_logs(str(log))
-    assert counts[-1] == sum(len(whole.requests(0, s)) for s in range(len(whole.sessions(0))))
-    once = subprocess.run([cli, "--models", models, "watch", str(log), *on, "--once"], check=True,
-                          capture_output=True, text=True).stdout
-    assert docs[-1] == json.loads(once)
-    py = loopcast.forecast(log, loopcast.Target.load("claude-max-5x-opus-4.5", models=models),
-                           limits={"five_hour": 2_000_000, "weekly": 20_000_000}, draws=50)
-    assert py == docs[-1]
+    w = _Watch([cli, "--models", models, "watch", str(log), *on, "--poll", "0.02"])
+    try:
+        docs = []
+        with open(log, "a") as f:
+            for text, fp in zip(chunks, fps):
+                f.write(text)
+                f.flush()
+                docs.append(w.next())
+                assert docs[-1]["requests"] == fp[0]
+            f.write(tail)
+        once = subprocess.run([cli, "--models", models, "watch", str(log), *on, "--once"], check=True,
+                              capture_output=True, text=True).stdout
+        assert docs[-1] == json.loads(once)
+        py = loopcast.forecast(log, loopcast.Target.load("claude-max-5x-opus-4.5", models=models),
+                               limits={"five_hour": 2_000_000, "weekly": 20_000_000}, draws=50, models=models)
+        assert py == docs[-1]
+        # Truncated to its first chunk: read afresh.
+        log.write_text(chunks[0])
+        assert w.next() == {"log": str(log), "event": "truncated"}
+        assert w.next()["requests"] == fps[0][0]
+        # Replaced by another file under its name (an editor's save): read afresh.
+        other = tmp_path / "other.jsonl"
+        other.write_text("".join(chunks[:2]))
+        other.replace(log)
+        assert w.next() == {"log": str(log), "event": "replaced"}
+        assert w.next()["requests"] == fps[1][0]
+        # Deleted (rotation), then back: waited for.
+        log.unlink()
+        assert w.next() == {"log": str(log), "event": "vanished"}
+        other.write_text("".join(chunks))
+        other.replace(log)  # whole at once: the forecast below is of the whole log
+        assert w.next() == {"log": str(log), "event": "replaced"}
+        assert w.next() == docs[-1]
+    finally:
+        w.stop()
+
+
+def test_watch_quits_after_a_quiet_spell_and_refuses_to_follow_a_stream(traces, cli, models, tmp_path):
+    log = traces / "claude-code-jsonl" / "tool_heavy.jsonl"
+    on = ["--on", "claude-max-5x-opus-4.5", "--limit", "five_hour=2000000", "--limit", "weekly=20000000", "--json"]
+    r = subprocess.run([cli, "--models", models, "watch", str(log), *on, "--poll", "0.01", "--quit-after", "0.05"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert [json.loads(x)["requests"] for x in r.stdout.splitlines()] == [_watch_fingerprint(log)[0]]
+    # A stream is read once (--once), never followed; --once reads standard input.
+    r = subprocess.run([cli, "--models", models, "watch", "-", *on], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert "watch -: a stream can be read once (--once), not followed: give a file" in r.stderr
+    r = subprocess.run([cli, "--models", models, "watch", "-", *on, "--once"], input=log.read_text(),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["requests"] == _watch_fingerprint(log)[0]
+    # A FIFO with no writer is an empty stream at once, never a hang.
+    import os
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    r = subprocess.run([cli, "--models", models, "watch", str(fifo), *on, "--once"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 3
+    assert "empty" in r.stderr, r.stderr
+
+
+def test_backtest_matches_the_cli_and_tables(traces, cli, models):
+    logs = [str(traces / "claude-code-weka" / f) for f in ("trace_0527.json", "trace_0729.json")]
+    r = loopcast.backtest(logs, "claude-max-5x-opus-4.5", caps={"five_hour": 0.9}, limits={"weekly": 10**12},
+                          draws=40, models=models)
+    out = subprocess.run([cli, "--models", models, "watch", "--backtest", *logs, "--on", "claude-max-5x-opus-4.5",
+                          "--cap", "five_hour=0.9", "--limit", "weekly=1000000000000", "--draws", "40", "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    assert dict(r) == json.loads(out)
+    df = r.to_pandas()
+    assert len(df) == r["forecasts"] == 6  # two logs, three cuts each, every wall after its cut
+    assert r["coverage_p10_p90"] == pytest.approx(df.covered.mean())
+    assert (df.truth_s > 0).all() and (df.p10_s <= df.p90_s).all()
+    with pytest.raises(ValueError, match='a cap on bucket "monthly": the target claude-pro-sonnet-4.5 has no bucket '
+                                         r'of that name \(its buckets: five_hour, weekly\)'):
+        loopcast.backtest(logs, "claude-pro-sonnet-4.5", caps={"monthly": 0.9}, models=models)

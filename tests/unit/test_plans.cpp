@@ -432,19 +432,22 @@ recorded_trace ten_growing_requests() {
 target window_plan(double limit) {
   auto t = plan_target();
   t.limits[0].unit = bucket_unit::tokens;
-  t.limits[0].classes = {token_class::input, token_class::output};
+  t.limits[0].classes = {token_class::input, token_class::cache_read, token_class::cache_write, token_class::output};
   t.limits[0].charging = charging_rule::on_completion;
   t.limits[0].limit = limit;
   return t;
 }
 } // namespace
 
-// The ten requests used 55,000 + 1,000 = 56,000 of a 100,000 window. Going on as it grew, request
-// 11 (at 600 s) brings it to 67,100, 12 to 79,200, 13 to 92,300, and 14 (at 780 s) needs 14,000 more:
-// refused 240 s after the last send (540 s), after 3 more requests — in every draw, since the
-// session grows exactly linearly at an even pace.
+// The window counts whole prompts (whatever the cache reads) and outputs. The ten requests used
+// 55,000 + 1,000 = 56,000 of a 100,000 window. Each continued request repeats a recorded step
+// (+1,000 prompt tokens, 100 out, 50 s of agent time, 10 s long): request 11 (at 600 s) brings it
+// to 67,100, 12 to 79,200, 13 to 92,300, and 14 (at 780 s) needs 14,000 more: refused 240 s after
+// the last send (540 s), after 3 more requests — in every draw, since every step is the same.
 TEST(Forecast, NextWallOfALinearlyGrowingSessionIsComputableByHand) {
-  const auto f = forecast_next_wall(ten_growing_requests(), window_plan(100000));
+  forecast_options o;
+  o.pace_sigma = 0;  // every draw at the session's own pace
+  const auto f = forecast_next_wall(ten_growing_requests(), window_plan(100000), o);
   EXPECT_EQ(f.requests, 10);
   EXPECT_EQ(f.last_send_s, 540.0);
   ASSERT_EQ(f.buckets.size(), 1u);
@@ -470,6 +473,7 @@ TEST(Forecast, RefusedSoFarAndNoWallWithinTheHorizon) {
   EXPECT_EQ(f.refused_by, "five_hour");
   forecast_options o;
   o.horizon_s = 7200;
+  o.pace_sigma = 0;
   f = forecast_next_wall(ten_growing_requests(), window_plan(1e9), o);
   EXPECT_EQ(f.hit_share, 0.0);
   EXPECT_TRUE(std::isinf(f.p50_s));
@@ -478,4 +482,89 @@ TEST(Forecast, RefusedSoFarAndNoWallWithinTheHorizon) {
   unset.limits[0].limit_unpublished = true;
   EXPECT_EQ(error_of([&] { (void)forecast_next_wall(ten_growing_requests(), unset); }),
             "target test-plan: bucket five_hour has no published limit; set it with --limit five_hour=N (docs/plans.md)");
+}
+
+// A draw the work budget stops before a wall or the horizon is censored, never "no wall": with room
+// for 1,000 simulated requests a draw (10 replayed and about 650 continued over 64, 256 and 650),
+// no draw reaches the 10^9 window or the 7-day horizon, so every quantile is a lower bound at
+// where the draws stopped, and the work stays within the budget.
+TEST(Forecast, ADrawStoppedByTheWorkBudgetIsCensoredNotNoWall) {
+  forecast_options o;
+  o.draws = 20;
+  o.work_budget = 20 * 1000;
+  o.pace_sigma = 0;
+  const auto f = forecast_next_wall(ten_growing_requests(), window_plan(1e9), o);
+  EXPECT_EQ(f.hit_share, 0.0);
+  EXPECT_EQ(f.draws_censored, 20);
+  EXPECT_TRUE(f.p10_at_least && f.p50_at_least && f.p90_at_least);
+  EXPECT_GT(f.censored_at_s, 10 * 60.0);
+  EXPECT_LT(f.censored_at_s, 7 * 86400.0);
+  EXPECT_EQ(f.p50_s, f.censored_at_s);  // every draw is the same (one step, repeated)
+  EXPECT_LE(f.requests_simulated, 10 + 20 * 1000);
+  std::ostringstream text;
+  write_forecast_text(text, f, o.horizon_s);
+  EXPECT_NE(text.str().find(fmt::format("next wall: not within {:.1f} h simulated (20 draws, each stopped by the work "
+                                        "budget; a request every 60 s, +1000 tokens per request)",
+                                        f.censored_at_s / 3600)),
+            std::string::npos)
+      << text.str();
+  // Options out of range are refused, and so is a log that leaves the budget no room.
+  o.draws = 0;
+  EXPECT_THROW((void)forecast_next_wall(ten_growing_requests(), window_plan(1e9), o), std::invalid_argument);
+  o.draws = 200;
+  o.work_budget = 2000;
+  try {
+    (void)forecast_next_wall(ten_growing_requests(), window_plan(1e9), o);
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "growing.jsonl: each of 200 draws replays the log's 10 requests, and the work budget of 2000 "
+                           "requests leaves no room to continue them: give fewer draws or a larger budget");
+  }
+}
+
+// The backtest of the ten requests with the window capped at 0.9 × the 56,000 its first window
+// held: 50,400. The whole log's replay is refused at request 10 (45,900 + 10,000), 540 s. Cut after
+// 3, 5 and 8 requests (last sends 120, 240, 420 s) the truth is 420, 300 and 120 s, and every draw
+// (one step, repeated) says the same: covered, no error, CRPS 0. The burn rate in the window that
+// opened at 0 s: 6,200 used at 120 s → (50,400 − 6,200) / (6,200 / 120) = 855.48 s; 15,400 at
+// 240 s → 545.45 s; 36,700 at 420 s → 156.78 s.
+TEST(Forecast, BacktestOfAnEvenSessionIsExactAndBeatsTheBurnRate) {
+  backtest_options o;
+  o.caps = {{"five_hour", 0.9}};
+  o.forecast.draws = 20;
+  o.forecast.pace_sigma = 0;
+  const auto r = backtest_forecasts({ten_growing_requests()}, window_plan(1), o);
+  ASSERT_EQ(r.rows.size(), 3u) << (r.notes.empty() ? "" : r.notes.front());
+  const double truth[3] = {420, 300, 120}, baseline[3] = {44200.0 * 120 / 6200, 35000.0 * 240 / 15400,
+                                                           13700.0 * 420 / 36700};
+  const std::int64_t requests[3] = {3, 5, 8};
+  for (std::size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(r.rows[i].requests, requests[i]);
+    EXPECT_NEAR(r.rows[i].truth_s, truth[i], 1e-9);
+    EXPECT_NEAR(r.rows[i].p50_s, truth[i], 1e-9);
+    EXPECT_TRUE(r.rows[i].covered);
+    EXPECT_NEAR(r.rows[i].p50_error, 0, 1e-12);
+    EXPECT_NEAR(r.rows[i].crps, 0, 1e-12);
+    EXPECT_NEAR(r.rows[i].baseline_s, baseline[i], 1e-9);
+    EXPECT_NEAR(r.rows[i].baseline_error, std::abs(baseline[i] - truth[i]) / truth[i], 1e-12);
+  }
+  EXPECT_EQ(r.coverage, 1.0);
+  EXPECT_EQ(r.missed, 0);
+  EXPECT_NEAR(r.median_baseline_error, (35000.0 * 240 / 15400 - 300) / 300, 1e-12);
+  EXPECT_THROW(backtest_forecasts({ten_growing_requests()}, window_plan(1), [] {
+                 backtest_options b;
+                 b.caps = {{"weekly", 0.9}};
+                 return b;
+               }()),
+               std::invalid_argument);
+}
+
+// CRPS of an ensemble: mean |x − y| − mean |x − x'| / 2. {1, 3} against 2: 1 − (0 + 2 + 2 + 0) / 4 / 2 = 0.5;
+// a point forecast's is its error; an infinite member counts at the cap.
+TEST(Forecast, EnsembleCrpsByHand) {
+  EXPECT_DOUBLE_EQ(ensemble_crps({1, 3}, 2), 0.5);
+  EXPECT_DOUBLE_EQ(ensemble_crps({5}, 2), 3.0);
+  EXPECT_DOUBLE_EQ(ensemble_crps({1, std::numeric_limits<double>::infinity()}, 2, 3), 0.5);
+  EXPECT_TRUE(std::isnan(ensemble_crps({}, 2)));
 }

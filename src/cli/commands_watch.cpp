@@ -1,0 +1,309 @@
+// `loopcast watch`: a running session's next wall, following its log as `tail -F` follows a file;
+// `watch --backtest`: how often such forecasts held the truth on logs whose end is known.
+#include "cli/cli.hpp"
+
+#include "loopcast/forecast.hpp"
+#include "loopcast/replay.hpp"
+#include "loopcast/report/document.hpp"
+#include "loopcast/report/forecast.hpp"
+#include "loopcast/trace.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <thread>
+
+#include <sys/stat.h>
+
+namespace loopcast::cli {
+
+namespace {
+
+struct watch_args {
+  std::vector<std::string> logs, limits, caps;
+  std::string on, format, cuts = "0.25,0.5,0.75";
+  double poll_s = 1, quit_after_s = 0, horizon_s = 7 * 86400.0;
+  std::int32_t draws = 200, recent = forecast_options{}.recent_requests, block = forecast_options{}.block_requests;
+  double pace_sigma = forecast_options{}.pace_sigma;
+  std::int64_t work_budget = forecast_options{}.work_budget;
+  std::uint64_t seed = 1;
+  bool once = false, as_json = false, backtest = false;
+};
+
+// The newest .jsonl under the default Claude Code and Codex folders.
+std::filesystem::path newest_session_log() {
+  namespace fs = std::filesystem;
+  fs::path best;
+  fs::file_time_type best_time{};
+  for (const auto& place : default_log_locations()) {
+    if (place.agent == "opencode") continue;
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(place.path, fs::directory_options::skip_permission_denied, ec), end;
+         !ec && it != end; it.increment(ec)) {
+      if (!it->is_regular_file(ec) || it->path().extension() != ".jsonl") continue;
+      const auto t = it->last_write_time(ec);
+      if (!ec && (best.empty() || t > best_time)) {
+        best = it->path();
+        best_time = t;
+      }
+    }
+  }
+  if (best.empty())
+    throw std::invalid_argument("watch: no Claude Code or Codex session log in the default places "
+                                "(~/.claude/projects, ~/.codex/sessions, $CLAUDE_CONFIG_DIR, $CODEX_HOME): name one");
+  return best;
+}
+
+// What `tail -F` looks at: which file the name points to, its size and its last change.
+struct file_look {
+  bool exists = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = 0;
+  std::int64_t mtime_ns = 0;
+  bool operator==(const file_look&) const = default;
+};
+
+file_look look_at(const std::filesystem::path& p) {
+  struct stat st{};
+  file_look f;
+  if (::stat(p.c_str(), &st) != 0) return f;
+  f.exists = true;
+  f.dev = st.st_dev;
+  f.ino = st.st_ino;
+  f.size = st.st_size;
+  f.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  return f;
+}
+
+// What a forecast depends on in a log: its requests' count, tokens and last times.
+struct log_fingerprint {
+  std::size_t requests = 0;
+  std::int64_t tokens = 0;
+  double last_send = 0, last_end = 0;
+  bool operator==(const log_fingerprint&) const = default;
+};
+
+log_fingerprint fingerprint_of(const recorded_trace& t) {
+  log_fingerprint f;
+  for (const auto& s : t.sessions)
+    for (const auto& q : s.requests) {
+      ++f.requests;
+      f.tokens += q.tokens.total();
+      f.last_send = std::max(f.last_send, q.t_send);
+      if (std::isfinite(q.t_end)) f.last_end = std::max(f.last_end, q.t_end);
+    }
+  return f;
+}
+
+bool is_stream(const std::string& path) {
+  if (path == "-") return true;
+  struct stat st{};
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+// A note on the log's state, as a line of text or a JSON object of the stream.
+void say(const watch_args& a, const std::string& log, const std::string& event, const std::string& text) {
+  if (a.as_json)
+    std::cout << to_json_text(document(document::object{{"log", document(log)}, {"event", document(event)}}), -1) << "\n";
+  else fmt::print("{}: {}\n", log, text);
+  std::cout.flush();
+}
+
+forecast_options forecast_options_of(const watch_args& a) {
+  forecast_options fo;
+  fo.seed = a.seed;
+  fo.draws = a.draws;
+  fo.horizon_s = a.horizon_s;
+  fo.recent_requests = a.recent;
+  fo.block_requests = a.block;
+  fo.pace_sigma = a.pace_sigma;
+  fo.work_budget = a.work_budget;
+  return fo;
+}
+
+// Follows the log as `tail -F` does: a new forecast whenever its requests change; a log replaced
+// (another file under the name) or truncated is read afresh; a log that vanishes is waited for.
+// Quits after quit_after_s seconds without a change (0: never), counted from the end of the last
+// forecast.
+int follow(const watch_args& a, const std::filesystem::path& log, const target& tgt, const preset_library& lib,
+           trace_format format) {
+  if (!a.as_json) fmt::print("watching {} on {} (Ctrl-C to stop)\n", log.string(), tgt.name);
+  std::optional<log_fingerprint> seen;
+  file_look last;
+  bool vanished = false;
+  auto last_change = std::chrono::steady_clock::now();
+  for (;;) {
+    const auto now = look_at(log);
+    if (!now.exists && !vanished && last.exists) {
+      vanished = true;
+      say(a, log.string(), "vanished", "the log is gone; waiting for it to come back");
+    }
+    if (now.exists && !(now == last)) {
+      if (vanished || (last.exists && (now.ino != last.ino || now.dev != last.dev))) {
+        say(a, log.string(), "replaced", "a new file under the log's name; reading it afresh");
+        seen.reset();
+      } else if (last.exists && now.size < last.size) {
+        say(a, log.string(), "truncated", "the log was truncated; reading it afresh");
+        seen.reset();
+      }
+      vanished = false;
+      last = now;
+      try {
+        const auto t = import_trace(log, format);
+        const auto fp = fingerprint_of(t);
+        if (!seen || !(*seen == fp)) {
+          auto fo = forecast_options_of(a);
+          fo.agent = lib.load_client(default_client_for({t}));
+          const auto f = forecast_next_wall(t, tgt, fo);
+          if (a.as_json) std::cout << forecast_to_json(f, -1) << "\n";
+          else write_forecast_text(std::cout, f, a.horizon_s);
+          std::cout.flush();
+          seen = fp;
+        }
+      } catch (const trace_error&) {
+        // Not a usable log yet (no complete request): wait for more lines.
+      }
+      last_change = std::chrono::steady_clock::now();
+    } else if (!now.exists) {
+      last = now;
+    }
+    if (a.quit_after_s > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - last_change).count() >= a.quit_after_s) {
+      if (!seen) throw trace_error(log.string(), 0, vanished ? "the log vanished and did not come back"
+                                                             : "no usable request while watching");
+      return ok;
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(a.poll_s));
+  }
+}
+
+std::vector<double> parse_cuts(const std::string& text) {
+  std::vector<double> cuts;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = text.find(',', start);
+    const auto item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    double x = 0;
+    const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), x);
+    if (item.empty() || ec != std::errc{} || p != item.data() + item.size() || !(x > 0 && x < 1))
+      throw std::invalid_argument(fmt::format("--cuts {}: expected shares of a log's requests in (0, 1), as 0.25,0.5,0.75; "
+                                              "found \"{}\"", text, item));
+    cuts.push_back(x);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return cuts;
+}
+
+std::vector<std::pair<std::string, double>> parse_caps(const std::vector<std::string>& caps) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& c : caps) {
+    const auto eq = c.find('=');
+    double x = 0;
+    const char* end = c.data() + c.size();
+    const auto [p, ec] = eq == std::string::npos ? std::from_chars_result{c.data(), std::errc::invalid_argument}
+                                                 : std::from_chars(c.data() + eq + 1, end, x);
+    if (eq == std::string::npos || eq == 0 || ec != std::errc{} || p != end || !(x > 0 && x <= 10))
+      throw std::invalid_argument(fmt::format("--cap {}: expected BUCKET=SHARE, a share of the first window's use in (0, 10]", c));
+    for (const auto& [name, share] : out)
+      if (name == c.substr(0, eq)) throw std::invalid_argument(fmt::format("--cap {}: the bucket is capped twice", name));
+    out.emplace_back(c.substr(0, eq), x);
+  }
+  return out;
+}
+
+int cmd_backtest(const globals& g, const watch_args& a) {
+  if (a.logs.empty()) throw std::invalid_argument("watch --backtest: give the logs to backtest on");
+  const auto lib = library(g);
+  target tgt = target_ref(lib, a.on);
+  backtest_options bo;
+  bo.forecast = forecast_options_of(a);
+  bo.cuts = parse_cuts(a.cuts);
+  bo.caps = parse_caps(a.caps);
+  // The capped buckets' limits are the backtest's own; the rest are the --limit settings.
+  target* tp = &tgt;
+  set_bucket_limits({&tp, 1}, a.limits);
+  for (auto& b : tgt.limits)
+    for (const auto& [name, share] : bo.caps)
+      if (b.name == name) b.limit_unpublished = false;
+  check_limits_set({&tp, 1});
+  const auto traces = import_traces({a.logs.begin(), a.logs.end()}, format_of(a.format));
+  bo.forecast.agent = lib.load_client(default_client_for(traces));
+  const auto r = backtest_forecasts(traces, tgt, bo);
+  if (a.as_json) std::cout << backtest_to_json(r, bo) << "\n";
+  else write_backtest_text(std::cout, r, bo);
+  return ok;
+}
+
+int cmd_watch(const globals& g, const watch_args& a) {
+  if (a.backtest) return cmd_backtest(g, a);
+  if (!a.caps.empty()) throw std::invalid_argument("--cap sets a backtest's caps: give it with --backtest");
+  if (a.logs.size() > 1) throw std::invalid_argument("watch follows one log; --backtest reads several");
+  const std::string named = a.logs.empty() ? newest_session_log().string() : a.logs.front();
+  const auto lib = library(g);
+  target tgt = target_ref(lib, a.on);
+  target* tp = &tgt;
+  set_bucket_limits({&tp, 1}, a.limits);
+  check_limits_set({&tp, 1});
+  const auto format = format_of(a.format);
+  const bool stream = is_stream(named);
+  if (!a.once && stream)
+    throw std::invalid_argument(fmt::format("watch {}: a stream can be read once (--once), not followed: give a file", named));
+  if (a.once) {
+    // import_traces reads standard input, a FIFO or a device once (a FIFO without a writer is empty).
+    auto traces = import_traces({std::filesystem::path(named)}, format);
+    if (traces.size() != 1)
+      throw std::invalid_argument(fmt::format("watch {}: {} logs there; watch reads one (name a file)", named, traces.size()));
+    auto fo = forecast_options_of(a);
+    fo.agent = lib.load_client(default_client_for(traces));
+    const auto f = forecast_next_wall(traces.front(), tgt, fo);
+    if (a.as_json) std::cout << forecast_to_json(f, 2) << "\n";
+    else write_forecast_text(std::cout, f, a.horizon_s);
+    return ok;
+  }
+  return follow(a, named, tgt, lib, format);
+}
+
+} // namespace
+
+void add_watch_command(CLI::App& app, const globals& g, const std::string& formats, std::vector<command>& cmds) {
+  auto wa = std::make_shared<watch_args>();
+  auto* watch = app.add_subcommand("watch", "Follow a running session's log and forecast its next 429 or plan cut-off "
+                                            "on a target (median and P10-P90); --backtest scores such forecasts");
+  watch->add_option("logs", wa->logs, "The session's log (default: the newest Claude Code or Codex session); "
+                                      "with --backtest, the logs to backtest on");
+  watch->add_option("--on", wa->on, "Target or plan preset (name or .json)")->required();
+  watch->add_option("--limit", wa->limits, "Set a bucket's limit, BUCKET=N (repeatable): a plan's unpublished cap");
+  watch->add_flag("--once", wa->once, "Forecast once from the log as it is, and exit (reads a stream too: - for stdin)");
+  watch->add_flag("--json", wa->as_json, "Print JSON (following: one line per refresh)");
+  watch->add_option("--poll", wa->poll_s, "Seconds between looks at the log")->capture_default_str()->check(finite_range(0.01, 3600));
+  watch->add_option("--quit-after", wa->quit_after_s, "Stop after this many seconds without a change (0: never)")
+      ->capture_default_str()->check(finite_range(0, 1e7));
+  watch->add_option("--horizon", wa->horizon_s, "How far ahead to look for the next wall, s (at most 366 days)")
+      ->capture_default_str()->check(finite_range(1, 366 * 86400.0));
+  watch->add_option("--draws", wa->draws, "Continuations drawn")->capture_default_str()->check(CLI::Range(1, 100000));
+  watch->add_option("--recent", wa->recent, "The recent requests a continuation resamples")
+      ->capture_default_str()->check(CLI::Range(1, 1000000));
+  watch->add_option("--block", wa->block, "Consecutive recent requests a continuation takes at a time")
+      ->capture_default_str()->check(CLI::Range(1, 1000000));
+  watch->add_option("--pace-sigma", wa->pace_sigma, "Log-normal spread of each draw's pace (its agent times)")
+      ->capture_default_str()->check(finite_range(0, 5));
+  watch->add_option("--work-budget", wa->work_budget, "Requests simulated over all draws at most")
+      ->capture_default_str()->check(CLI::Range(std::int64_t{1}, std::int64_t{10'000'000'000}));
+  watch->add_option("--seed", wa->seed, "Seed of the draws")->capture_default_str()->check(seed_digits());
+  watch->add_option("--format", wa->format, "Log format (default: detected): " + formats);
+  watch->add_flag("--backtest", wa->backtest, "Cut each log at --cuts, forecast from before the cut and score it "
+                                              "against the replay of the whole log (docs/watch.md)");
+  watch->add_option("--cuts", wa->cuts, "Backtest: where to cut each log, shares of its requests")->capture_default_str();
+  watch->add_option("--cap", wa->caps, "Backtest: BUCKET=SHARE sets the bucket's limit per log to SHARE × what the "
+                                       "whole log used in its first window (repeatable)");
+  cmds.push_back({watch, [wa, &g] { return cmd_watch(g, *wa); }});
+}
+
+} // namespace loopcast::cli

@@ -1,0 +1,72 @@
+// The pieces of a forecast and its backtest (forecast.hpp). Internal to loopcast.
+#pragma once
+
+#include "loopcast/forecast.hpp"
+#include "loopcast/random.hpp"
+#include "loopcast/replay.hpp"
+#include "loopcast/results.hpp"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace loopcast::detail {
+
+/// Refuses options out of range (std::invalid_argument).
+void check_forecast_options(const forecast_options& opt);
+
+/// Replays a trace on the target as `replay --speed recorded` does, with a client that gives up at
+/// the first 429, so that the run ends at the wall.
+class forecast_replay {
+public:
+  forecast_replay(const recorded_trace& trace, const target& tgt, const forecast_options& opt);
+  /// The run of `t` (the trace, or the trace and a continuation); adds its requests to `simulated`.
+  simulation_result run(const recorded_trace& t, bool timeline, std::int64_t& simulated) const;
+  /// The log's clock at simulated t = 0: the first send.
+  double origin() const noexcept { return origin_; }
+
+private:
+  const target& tgt_;
+  retry_policy no_retry_;
+  session_shaping shaping_;
+  double origin_ = 0;
+};
+
+/// One recent request as the step a continuation repeats.
+struct continuation_step {
+  std::int64_t growth = 0;      ///< prompt tokens over the previous request of its session
+  std::int64_t output = 0, reasoning = 0;
+  double delay_s = 0;           ///< agent time before it
+  double duration_s = 0;
+};
+std::vector<continuation_step> recent_steps(const recorded_trace& t, std::int32_t recent);
+/// The session that sent last.
+std::size_t active_session(const recorded_trace& t);
+/// Appends up to `count` requests to session `session`, each a step drawn from `steps` (stops
+/// after the first sent past `stop_at`, on the log's clock).
+struct continuation_shape {
+  std::int32_t block = 1;     ///< steps taken in a row
+  double pace_sigma = 0;      ///< log-normal spread of the draw's pace
+};
+void append_continuation(recorded_trace& t, std::size_t session, std::span<const continuation_step> steps, rng& g,
+                         std::size_t count, double stop_at, const continuation_shape& shape = {});
+
+struct draw_outcome {
+  enum kind_t { wall, beyond_horizon, censored } kind = beyond_horizon;
+  double after_s = 0;           ///< wall: its time after the cut; censored: how far the draw got
+  std::string bucket;
+  std::int64_t requests = 0;    ///< continued requests sent before the wall
+};
+/// One continuation, replayed in chunks that grow until it meets a wall, passes the horizon or
+/// reaches `per_draw` simulated requests.
+draw_outcome run_draw(const forecast_replay& replay, const recorded_trace& trace, std::size_t active,
+                      std::span<const continuation_step> steps, std::uint64_t seed, double cut, double horizon_s,
+                      std::int64_t per_draw, const continuation_shape& shape, std::int64_t& simulated);
+/// The quantiles of the draws: walls, censored stops (lower bounds) and, for the rest, infinity.
+void summarise_draws(wall_forecast& f, const std::vector<double>& walls, const std::vector<double>& censored,
+                     std::int32_t draws);
+/// CRPS of an ensemble against y.
+double crps_of(std::vector<double> x, double y);
+
+} // namespace loopcast::detail
