@@ -228,6 +228,41 @@ void route(const std::uint8_t* data, std::size_t size) {
   }
 }
 
+void forecast(const std::uint8_t* data, std::size_t size) {
+  if (size < 2) return;
+  memfile file(data + 2, size - 2);
+  try {
+    const auto t = import_trace(file.path, trace_format::automatic);
+    if (t.totals || t.request_count() > 500) return;
+    // A 5-hour window anchored at first use (or a token bucket), counting uncached input and output.
+    target tgt = simple_target();
+    auto& b = tgt.limits.front();
+    b.limit = 2000 << (data[0] % 8);
+    if (data[0] & 0x10) {
+      b.algorithm = bucket_algorithm::fixed_window;
+      b.anchor = window_anchor::first_use;
+      b.period_s = 18000;
+    }
+    forecast_options o;
+    o.draws = 1 + data[1] % 8;
+    o.horizon_s = (data[1] & 0x80) ? 86400.0 : 3600.0;
+    o.recent_requests = 1 + (data[1] >> 3) % 16;
+    o.block_requests = 1 + (data[0] >> 5) % 4;
+    o.pace_sigma = (data[1] & 0x40) ? 1.0 : 0.0;
+    o.work_budget = 20000;
+    const auto f = forecast_next_wall(t, tgt, o);
+    LC_FUZZ_CHECK(f.requests_simulated <= o.work_budget + f.requests);
+    LC_FUZZ_CHECK(f.hit_share >= 0 && f.hit_share <= 1);
+    LC_FUZZ_CHECK(!(f.p10_s > f.p50_s) && !(f.p50_s > f.p90_s));  // ordered (infinity allowed), never NaN
+    LC_FUZZ_CHECK(!std::isnan(f.p10_s) && !std::isnan(f.p50_s) && !std::isnan(f.p90_s));
+    LC_FUZZ_CHECK(f.steps == 0 || f.refused_at_s || f.draws_s.size() == static_cast<std::size_t>(o.draws));
+    for (const auto& x : f.buckets) LC_FUZZ_CHECK(std::isfinite(x.used) && x.used >= 0);
+    (void)forecast_to_json(f);
+  } catch (const error&) {
+  } catch (const std::invalid_argument&) {  // a log too long for the work budget: a reported refusal
+  }
+}
+
 void claude_code(const std::uint8_t* d, std::size_t n) { import_as(d, n, trace_format::claude_code); }
 void codex(const std::uint8_t* d, std::size_t n) { import_as(d, n, trace_format::codex); }
 void kv_cache_tester(const std::uint8_t* d, std::size_t n) { import_as(d, n, trace_format::kv_cache_tester); }
@@ -304,6 +339,7 @@ entry find(std::string_view name) {
   if (name == "detect") return detect;
   if (name == "replay") return replay;
   if (name == "route") return route;
+  if (name == "forecast") return forecast;
   return nullptr;
 }
 

@@ -29,6 +29,10 @@ void replay(const std::uint8_t* data, std::size_t size);
 /// cooldown), run for three sessions: shares add up, and each attempt stays in its segment.
 void route(const std::uint8_t* data, std::size_t size);
 
+/// Two bytes pick a plan window or token bucket and the forecast's options; the rest is a log,
+/// imported and forecast on it (bounded work, ordered quantiles, censored draws never "no wall").
+void forecast(const std::uint8_t* data, std::size_t size);
+
 /// The entry point called `name` (as the executables and regression folders are named), or nullptr.
 using entry = void (*)(const std::uint8_t*, std::size_t);
 entry find(std::string_view name);
