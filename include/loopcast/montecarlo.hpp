@@ -83,9 +83,12 @@ struct option_distribution {
   std::string label;
   std::int32_t runs = 0;
   std::int32_t runs_cut_off = 0;   ///< runs stopped by the scenario's attempt budget (their sessions cut off)
-  estimate p_429_within;           ///< runs whose first 429 came within the horizon / runs
+  /// Runs that met a wall within the horizon / runs: a 429, or a request no bucket can ever admit
+  /// (request_too_large; a provider answers it with a 429 too).
+  estimate p_429_within;
+  estimate p_refused_within;       ///< runs with such a request refused within the horizon / runs
   estimate p_session_dies;         ///< sessions that did not complete / sessions, over all runs
-  metric_distribution first_429_s; ///< runs without a 429 count as +infinity (P50 = inf: most had none)
+  metric_distribution first_429_s; ///< the first wall (429 or refused request); runs without one count as +infinity
   metric_distribution stall_share;
   metric_distribution usd_per_task;  ///< runs where no task completed are left out
   metric_distribution tasks_per_hour;
@@ -99,6 +102,7 @@ struct record_fields<option_distribution> {
       field{"runs", &option_distribution::runs, ""},
       field{"runs_cut_off", &option_distribution::runs_cut_off, ""},
       field{"p_429_within_horizon", &option_distribution::p_429_within, ""},
+      field{"p_refused_within_horizon", &option_distribution::p_refused_within, ""},
       field{"p_session_dies", &option_distribution::p_session_dies, ""},
       field{"first_429_s", &option_distribution::first_429_s, "s"},
       field{"stall_share", &option_distribution::stall_share, ""},

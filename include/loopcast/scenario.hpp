@@ -186,6 +186,8 @@ struct run_summary {
   std::uint64_t seed = 0;
   std::uint32_t option = 0;            ///< index into scenario::options
   double first_429_s = 0;              ///< NaN when no 429 happened
+  double first_refused_s = 0;          ///< the first session stopped by a request no bucket can ever admit
+                                       ///< (request_too_large: a provider answers it with a 429); NaN: none
   double wall_s = 0;
   double stall_s = 0;                  ///< summed over sessions
   double stall_share = 0;              ///< stall_s / the sessions' summed durations
@@ -211,6 +213,7 @@ struct record_fields<run_summary> {
       field{"seed", &run_summary::seed, ""},
       field{"option", &run_summary::option, ""},
       field{"first_429_s", &run_summary::first_429_s, "s"},
+      field{"first_refused_s", &run_summary::first_refused_s, "s"},
       field{"wall_s", &run_summary::wall_s, "s"},
       field{"stall_s", &run_summary::stall_s, "s"},
       field{"stall_share", &run_summary::stall_share, ""},

@@ -78,12 +78,13 @@ def monte_carlo(scenario: "Scenario | str | dict", seeds: "Iterable[int] | int |
     seeds among threads (0: one per core); the rows do not depend on it.
 
     Columns: ``seed``, ``option`` (its index; ``label`` in pandas), ``first_429_s`` (NaN: none),
-    ``wall_s``, ``stall_s``, ``stall_share``, ``cost_usd``, ``usd_per_task`` (NaN: no task done),
+    ``first_refused_s`` (a request no bucket can ever admit; NaN: none), ``wall_s``, ``stall_s``, ``stall_share``, ``cost_usd``, ``usd_per_task`` (NaN: no task done),
     ``tasks_per_hour``, ``output_tps``, ``effective_tps_p50`` (NaN: no request kept), ``ttft_p50_s``
     (NaN: none served), ``sessions``,
     ``completed``, ``rate_limited``, ``attempts``, ``sessions_died``, ``requests_served``,
     ``cut_off`` (the scenario's ``attempt_budget`` stopped the run).
-    ``.summary`` holds, per option, P10/P50/P90 with confidence intervals (docs/output.md).
+    ``.summary`` holds, per option, P10/P50/P90 with confidence intervals (docs/output.md);
+    ``.options_table()`` the probabilities, ``.quantiles()`` the metrics, as DataFrames.
     """
     s = _scenario(scenario, models)
     text, mdir = _dumps(s.to_dict()), models_dir(models)
@@ -125,6 +126,22 @@ class MonteCarlo(Table):
 
     def _repr_html_(self) -> str:
         return self.quantiles()._repr_html_()
+
+    def options_table(self):
+        """One row per option: P(429 within the horizon) (a request refused outright counts: the provider
+        answers it with a 429), P(refused), P(session dies), each with its interval (``_lo``, ``_hi``),
+        the runs and the runs cut off."""
+        import pandas as pd
+        out = []
+        for o in self.summary["options"]:
+            row = {"label": o["label"], "runs": o["runs"], "runs_cut_off": o["runs_cut_off"]}
+            for key, name in (("p_429_within_horizon", "p_429"), ("p_refused_within_horizon", "p_refused"),
+                              ("p_session_dies", "p_session_dies")):
+                for part in ("value", "lo", "hi"):
+                    v = o[key][part]
+                    row[name if part == "value" else f"{name}_{part}"] = np.nan if v is None else v
+            out.append(row)
+        return pd.DataFrame(out)
 
     def quantiles(self):
         """The summary as a pandas DataFrame: one row per option and metric, P10/P50/P90 with bounds."""

@@ -137,6 +137,9 @@ run_summary summarize_run(const option_result& r, std::uint64_t seed, std::uint3
   x.seed = seed;
   x.option = option;
   x.first_429_s = sim.first_429 ? sim.first_429->time_s : std::numeric_limits<double>::quiet_NaN();
+  x.first_refused_s = std::numeric_limits<double>::quiet_NaN();
+  for (const auto& ss : sim.sessions)
+    if (ss.outcome == session_outcome::request_too_large && !(ss.end_s >= x.first_refused_s)) x.first_refused_s = ss.end_s;
   x.wall_s = sim.wall_s;
   x.stall_s = f.stall_s;
   x.stall_share = f.stall_share;

@@ -78,6 +78,9 @@ void write_montecarlo_text(std::ostream& os, const scenario& s, const montecarlo
                      "there were stopped, so those runs' figures cover only what happened before\n",
                  d.runs_cut_off, d.runs, s.attempt_budget);
     fmt::print(os, "  {:<16} {}\n", fmt::format("P(429 ≤ {:.0f} s)", o.horizon_s), est(d.p_429_within, "{:.3f}"));
+    if (d.p_refused_within.value > 0)  // counted in P(429) above: a provider answers such a request with a 429
+      fmt::print(os, "  {:<16} {} (a request no bucket can ever admit; counted in P(429))\n",
+                 fmt::format("P(refused ≤ {:.0f} s)", o.horizon_s), est(d.p_refused_within, "{:.3f}"));
     fmt::print(os, "  {:<16} {}\n", "P(session dies)", est(d.p_session_dies, "{:.3f}"));
     line(os, "first 429 (s)", d.first_429_s, "{:.1f}");
     line(os, "stall share", d.stall_share, "{:.3f}");

@@ -132,14 +132,20 @@ std::vector<option_distribution> summarize_runs(const scenario& s, std::span<con
     auto& d = out[o];
     d.label = s.options[o].label;
     std::vector<double> first, stall, cost, tasks, wall;
-    std::int64_t within = 0, sessions = 0, died = 0;
+    std::int64_t within = 0, refused = 0, sessions = 0, died = 0;
     for (const auto& r : rows) {
       if (r.option != o) continue;
       ++d.runs;
       d.runs_cut_off += r.cut_off ? 1 : 0;
       const bool hit = !std::isnan(r.first_429_s);
-      first.push_back(hit ? r.first_429_s : std::numeric_limits<double>::infinity());
-      within += hit && r.first_429_s <= opt.horizon_s;
+      // A request refused outright is a wall as a 429 is: the first of either.
+      const double wall_at = std::fmin(hit ? r.first_429_s : std::numeric_limits<double>::infinity(),
+                                       std::isnan(r.first_refused_s) ? std::numeric_limits<double>::infinity()
+                                                                     : r.first_refused_s);
+      first.push_back(wall_at);
+      const bool refused_within = r.first_refused_s <= opt.horizon_s;  // false when NaN (none)
+      within += (hit && r.first_429_s <= opt.horizon_s) || refused_within;
+      refused += refused_within;
       sessions += r.sessions;
       died += r.sessions_died;
       stall.push_back(r.stall_share);
@@ -148,6 +154,7 @@ std::vector<option_distribution> summarize_runs(const scenario& s, std::span<con
       wall.push_back(r.wall_s);
     }
     d.p_429_within = proportion_interval(within, d.runs, opt.confidence);
+    d.p_refused_within = proportion_interval(refused, d.runs, opt.confidence);
     d.p_session_dies = proportion_interval(died, sessions, opt.confidence);
     d.first_429_s = describe_samples(std::move(first), opt.confidence);
     d.stall_share = describe_samples(std::move(stall), opt.confidence);

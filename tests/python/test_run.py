@@ -87,6 +87,23 @@ def test_monte_carlo_rows_match_single_runs(models):
     assert np.array_equal(loopcast.monte_carlo("reference", 3, models=models).array["seed"], [0, 0, 1, 1, 2, 2])
 
 
+def test_options_table_counts_a_request_no_bucket_can_admit_as_a_429(models):
+    scn = loopcast.Scenario.load("reference", models=models).to_dict()
+    target = loopcast.Target.load(scn["options"][0]["target"], models=models)
+    scn["options"][0]["target"] = target.with_bucket_limit("total_tpm", 10).to_dict()
+    mc = loopcast.monte_carlo(scn, 10, models=models)
+    table = mc.options_table()
+    assert list(table.columns) == ["label", "runs", "runs_cut_off", "p_429", "p_429_lo", "p_429_hi", "p_refused",
+                                   "p_refused_lo", "p_refused_hi", "p_session_dies", "p_session_dies_lo",
+                                   "p_session_dies_hi"]
+    cloud, local = table.iloc[0], table.iloc[1]
+    assert (cloud.label, cloud.runs, cloud.p_429, cloud.p_refused, cloud.p_session_dies) == ("cloud", 10, 1.0, 1.0, 1.0)
+    # Clopper-Pearson, 10 of 10 at 95%: the lower bound is 0.025^(1/10).
+    assert cloud.p_429_lo == pytest.approx(0.025 ** 0.1, rel=1e-9)
+    assert (local.p_429, local.p_refused) == (0.0, 0.0)
+    assert np.isnan(mc.array["first_429_s"][0]) and mc.array["first_refused_s"][0] == 0.0
+
+
 def test_report_and_csv(reference):
     assert "refused by total_tpm" in reference.report()
     csv = reference.timeline_csv().splitlines()

@@ -153,3 +153,29 @@ TEST(MonteCarlo, BadSettingsAreRefused) {
     EXPECT_STREQ(e.what(), "horizon must be a finite time > 0 s, found nan");
   }
 }
+
+// A request that no bucket can ever admit (a charge above the whole limit, oversize "refuse") is
+// the provider's 429: P(429) counts it, as does P(refused) on its own, and the first wall's time is
+// the refusal's. On the reference cloud option with total_tpm cut to 10 tokens every session's first
+// request is refused at its start, so every run has a wall at t = 0 and no 429 from a bucket.
+TEST(MonteCarlo, ARequestNoBucketCanAdmitIsAWall) {
+  const preset_library lib({models});
+  auto s = lib.load_scenario("reference");
+  s.options[0].first().find_bucket("total_tpm")->limit = 10;
+  montecarlo_options o;
+  o.seeds = 20;
+  const auto r = run_montecarlo(s, o);
+  const auto& d = r.options[0];
+  EXPECT_EQ(d.p_429_within.value, 1.0);
+  EXPECT_EQ(d.p_refused_within.value, 1.0);
+  EXPECT_EQ(d.p_session_dies.value, 1.0);
+  EXPECT_EQ(d.first_429_s.p50.value, 0.0);
+  for (const auto& row : r.rows) {
+    if (row.option != 0) continue;
+    EXPECT_TRUE(std::isnan(row.first_429_s));
+    EXPECT_EQ(row.first_refused_s, 0.0);
+  }
+  // The local option is untouched: no wall of either kind.
+  EXPECT_EQ(r.options[1].p_429_within.value, 0.0);
+  EXPECT_EQ(r.options[1].p_refused_within.value, 0.0);
+}

@@ -105,8 +105,8 @@ TEST(Sweep, CsvHasAColumnPerParameter) {
   write_sweep_csv(os, s, run_sweep(s));
   const auto text = os.str();
   EXPECT_EQ(text.substr(0, text.find('\n')),
-            "point,/sessions,/options/0/target/limits/buckets/1/limit,seed,option,label,first_429_s,wall_s,stall_s,"
-            "stall_share,cost_usd,usd_per_task,tasks_per_hour,output_tps,effective_tps_p50,ttft_p50_s,sessions,completed,"
+            "point,/sessions,/options/0/target/limits/buckets/1/limit,seed,option,label,first_429_s,first_refused_s,"
+            "wall_s,stall_s,stall_share,cost_usd,usd_per_task,tasks_per_hour,output_tps,effective_tps_p50,ttft_p50_s,sessions,completed,"
             "rate_limited,attempts,sessions_died,requests_served,cut_off");
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 6 * 2);
   EXPECT_NE(text.find("\n6,3,4500000,42,1,local,"), std::string::npos);
