@@ -13,6 +13,7 @@
 #include "loopcast/workload.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -86,9 +87,20 @@ std::optional<bundled_price_list> find_bundled_price_list(const preset_library& 
 model_price_book load_price_book(const std::string& price_list, const preset_library& lib,
                                  const std::vector<std::string>& models = {});
 
-/// The models directory: $LOOPCAST_MODELS; else <exe>/../share/loopcast/models (an installed
-/// program); else the source tree's models/ (a build-tree program); else the install prefix's.
+/// The models directory: $LOOPCAST_MODELS; else share/loopcast/models beside the shared library
+/// or the program (an installed copy: <prefix>/lib or <prefix>/bin); else, for a program or
+/// library that runs from loopcast's build tree, the source tree's models/; else the install
+/// prefix's (never the checkout of the machine it was built on: it may be gone).
 std::filesystem::path default_models_dir();
+
+/// Where default_models_dir() looks, as data (tests pass their own; `exists` tells a directory).
+struct models_dir_search {
+  std::string env;                                 ///< $LOOPCAST_MODELS ("" when unset)
+  std::vector<std::filesystem::path> binaries;     ///< the library's file, then the program's
+  std::filesystem::path build_dir, source_models, install_models;
+};
+std::filesystem::path choose_models_dir(const models_dir_search& s,
+                                        const std::function<bool(const std::filesystem::path&)>& exists);
 
 /// Parse presets from JSON text; `file` is used in error messages.
 target parse_target(std::string_view json_text, const std::string& file);

@@ -111,6 +111,16 @@ class Preset:
         data.update(changes)
         return type(self)(data)
 
+    def renamed(self, name: str, description: str | None = None) -> "Preset":
+        """A copy under another name (and description): an edited preset should not keep the name of the
+        one it came from, ``Target.load("anthropic-tier1-claude-sonnet-4.5").with_bucket_limit(...)
+        .renamed("anthropic-custom-sonnet-4.5")``."""
+        data = self.to_dict()
+        data["name"] = name
+        if description is not None:
+            data["description"] = description
+        return type(self)(data)
+
     def set(self, path: str, value: Any) -> "Preset":
         """A copy with the value at a JSON pointer replaced: ``target.set("/cache/ttl_s", 3600)``."""
         data = self.to_dict()

@@ -77,14 +77,14 @@ node node::at(std::string_view key) const {
   if (!j_->is_object()) fail(fmt::format("expected an object, found {}", describe(*j_)));
   auto it = j_->find(key);
   if (it == j_->end()) fail(fmt::format("missing key \"{}\"", key));
-  return node(*it, ptr_ + "/" + escape_token(key), *file_);
+  return child(*it, ptr_ + "/" + escape_token(key));
 }
 
 std::optional<node> node::find(std::string_view key) const {
   if (!j_->is_object()) fail(fmt::format("expected an object, found {}", describe(*j_)));
   auto it = j_->find(key);
   if (it == j_->end()) return std::nullopt;
-  return node(*it, ptr_ + "/" + escape_token(key), *file_);
+  return child(*it, ptr_ + "/" + escape_token(key));
 }
 
 bool node::has(std::string_view key) const { return j_->is_object() && j_->contains(key); }
@@ -151,7 +151,7 @@ std::vector<node> node::array(std::size_t min_size) const {
                      min_size == 1 ? "" : "s", j_->size()));
   std::vector<node> out;
   out.reserve(j_->size());
-  for (std::size_t i = 0; i < j_->size(); ++i) out.emplace_back((*j_)[i], fmt::format("{}/{}", ptr_, i), *file_);
+  for (std::size_t i = 0; i < j_->size(); ++i) out.push_back(child((*j_)[i], fmt::format("{}/{}", ptr_, i)));
   return out;
 }
 

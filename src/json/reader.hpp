@@ -33,6 +33,13 @@ public:
   const std::string& pointer() const noexcept { return ptr_; }
   const std::string& file() const noexcept { return *file_; }
   const nlohmann::json& raw() const noexcept { return *j_; }
+  /// A preset written in code (a Python dict, JSON text given to parse_*) may leave out its
+  /// provenance; a preset file may not. Members and elements inherit it.
+  bool provenance_optional() const noexcept { return provenance_optional_; }
+  node& allow_missing_provenance(bool v) noexcept {
+    provenance_optional_ = v;
+    return *this;
+  }
   [[noreturn]] void fail(const std::string& what) const;
 
   bool is_object() const noexcept { return j_->is_object(); }
@@ -67,6 +74,13 @@ private:
   const nlohmann::json* j_;
   std::string ptr_;
   const std::string* file_;
+  bool provenance_optional_ = false;
+
+  node child(const nlohmann::json& j, std::string pointer) const {
+    node n(j, std::move(pointer), *file_);
+    n.provenance_optional_ = provenance_optional_;
+    return n;
+  }
 };
 
 /// A short description of a JSON value for messages: `string "abc"`, `number -5`, `object`.

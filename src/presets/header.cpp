@@ -42,9 +42,10 @@ std::string read_source(const node& n) {
 
 provenance read_provenance(const node& root) {
   provenance p;
-  p.source = read_source(root.at("source"));
-  p.read_on = read_date(root.at("read_on"));
-  p.verified = root.has("verified") ? root.at("verified").boolean() : true;
+  const bool in_code = root.provenance_optional();
+  p.source = in_code && !root.has("source") ? std::string(provenance_in_code) : read_source(root.at("source"));
+  p.read_on = in_code && !root.has("read_on") ? std::string{} : read_date(root.at("read_on"));
+  p.verified = root.has("verified") ? root.at("verified").boolean() : !in_code || root.has("source");
   if (auto n = root.find("notes")) {
     if (!n->is_string())
       for (const auto& e : n->array()) (void)e.string();

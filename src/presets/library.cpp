@@ -23,6 +23,7 @@
 #include <optional>
 #include <string_view>
 #include <vector>
+#include <dlfcn.h>
 #include <unistd.h>
 
 namespace loopcast {
@@ -33,9 +34,9 @@ using namespace detail::preset;
 namespace {
 
 template <class T, class F>
-T parse_with(std::string_view text, const std::string& file, F read) {
+T parse_with(std::string_view text, const std::string& file, F read, bool in_code = true) {
   const auto j = detail::parse_json(text, file);
-  return read(node(j, "", file));
+  return read(node(j, "", file).allow_missing_provenance(in_code));
 }
 
 } // namespace
@@ -72,15 +73,19 @@ std::string resolved_preset_json(std::string_view text, const std::string& file,
   return detail::dump(j, indent);
 }
 
-target load_target_file(const std::filesystem::path& f) { return parse_target(read_text_file(f.string()), f.string()); }
+// Preset files must say where their figures come from.
+target load_target_file(const std::filesystem::path& f) {
+  return parse_with<target>(read_text_file(f.string()), f.string(), read_target, false);
+}
 retry_policy load_client_file(const std::filesystem::path& f) {
-  return parse_client(read_text_file(f.string()), f.string());
+  return parse_with<retry_policy>(read_text_file(f.string()), f.string(), read_client, false);
 }
 workload load_workload_file(const std::filesystem::path& f) {
-  return parse_workload(read_text_file(f.string()), f.string());
+  return parse_with<workload>(read_text_file(f.string()), f.string(), read_workload, false);
 }
 scenario load_scenario_file(const std::filesystem::path& f, const preset_library& lib) {
-  return parse_scenario(read_text_file(f.string()), f.string(), lib);
+  return parse_with<scenario>(read_text_file(f.string()), f.string(),
+                              [&](const node& n) { return read_scenario(n, lib); }, false);
 }
 
 // ---- the library ---------------------------------------------------------------------------------
@@ -166,7 +171,7 @@ preset_library::preset_library(std::vector<std::filesystem::path> dirs) : dirs_(
   for (const auto& dir : dirs_) {
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec))
-      throw config_error(dir.string(), "", "presets directory does not exist");
+      throw config_error(dir.string(), "", "presets directory does not exist (set $LOOPCAST_MODELS or pass a models directory)");
     std::vector<std::filesystem::path> files;
     for (auto it = std::filesystem::recursive_directory_iterator(dir, ec); !ec && it != std::filesystem::end(it);
          it.increment(ec)) {
@@ -234,18 +239,55 @@ scenario preset_library::load_scenario(std::string_view name) const {
   return load_scenario_file(find(preset_kind::scenario, name), *this);
 }
 
-std::filesystem::path default_models_dir() {
-  if (const char* env = std::getenv("LOOPCAST_MODELS"); env && *env) return env;
-  std::error_code ec;
-  // Installed next to the executable: <prefix>/bin/loopcast → <prefix>/share/loopcast/models.
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const auto beside = exe.parent_path().parent_path() / "share" / "loopcast" / "models";
-    if (std::filesystem::is_directory(beside, ec)) return beside;
+std::filesystem::path choose_models_dir(const models_dir_search& s,
+                                        const std::function<bool(const std::filesystem::path&)>& exists) {
+  if (!s.env.empty()) return s.env;
+  // Installed: <prefix>/bin/loopcast or <prefix>/lib[/<multiarch>]/libloopcast.so →
+  // <prefix>/share/loopcast/models.
+  for (const auto& b : s.binaries) {
+    auto up = b.parent_path();
+    for (int level = 0; level < 2 && up.has_parent_path() && up != up.parent_path(); ++level) {
+      up = up.parent_path();
+      if (auto beside = up / "share" / "loopcast" / "models"; exists(beside)) return beside;
+    }
   }
-  // A build-tree binary uses the source tree's presets; an installed library the installed ones.
-  if (std::filesystem::is_directory(LOOPCAST_SOURCE_MODELS_DIR, ec)) return LOOPCAST_SOURCE_MODELS_DIR;
-  return LOOPCAST_INSTALL_MODELS_DIR;
+  // A program or library of loopcast's own build tree reads the source tree's presets.
+  const auto inside = [](const std::filesystem::path& p, const std::filesystem::path& dir) {
+    const auto rel = p.lexically_normal().lexically_relative(dir.lexically_normal());
+    return !dir.empty() && !rel.empty() && *rel.begin() != "..";
+  };
+  for (const auto& b : s.binaries)
+    if (inside(b, s.build_dir) && exists(s.source_models)) return s.source_models;
+  return s.install_models;
+}
+
+namespace {
+
+// The file this function's code was loaded from: the shared library, or the program that linked
+// the static one.
+std::filesystem::path this_binary() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<const void*>(&this_binary), &info) == 0 || !info.dli_fname) return {};
+  std::error_code ec;
+  auto p = std::filesystem::canonical(info.dli_fname, ec);
+  return ec ? std::filesystem::path{} : p;
+}
+
+} // namespace
+
+std::filesystem::path default_models_dir() {
+  models_dir_search s;
+  if (const char* env = std::getenv("LOOPCAST_MODELS"); env && *env) s.env = env;
+  std::error_code ec;
+  if (auto lib = this_binary(); !lib.empty()) s.binaries.push_back(lib);
+  if (auto exe = std::filesystem::read_symlink("/proc/self/exe", ec); !ec) s.binaries.push_back(exe);
+  s.build_dir = LOOPCAST_BUILD_DIR;
+  s.source_models = LOOPCAST_SOURCE_MODELS_DIR;
+  s.install_models = LOOPCAST_INSTALL_MODELS_DIR;
+  return choose_models_dir(s, [](const std::filesystem::path& p) {
+    std::error_code e;
+    return std::filesystem::is_directory(p, e);
+  });
 }
 
 preset_library preset_library::standard() { return preset_library({default_models_dir()}); }

@@ -40,6 +40,8 @@ E read_enum(const node& n) {
 
 // The common header (header.cpp).
 void check_kind(const node& root, preset_kind want);
+/// The source of a preset written in code without one.
+inline constexpr std::string_view provenance_in_code = "given in code (no source)";
 provenance read_provenance(const node& root);
 std::string read_name(const node& root);
 std::string read_description(const node& root);

@@ -156,7 +156,8 @@ scenario read_scenario(const node& root, const preset_library& lib) {
   s.description = read_description(root);
   s.origin = read_provenance(root);
   s.seed = static_cast<std::uint64_t>(root.at("seed").integer(0, (1LL << 53)));
-  s.start_unix_s = parse_utc(root.at("start_time_utc"));
+  // In code the clock may start at the Unix epoch (a Thursday midnight UTC); a file says when.
+  s.start_unix_s = root.provenance_optional() && !root.has("start_time_utc") ? 0.0 : parse_utc(root.at("start_time_utc"));
   if (root.has("attempt_budget")) s.attempt_budget = static_cast<std::uint64_t>(root.at("attempt_budget").integer(1, 1'000'000'000'000'000));
   const std::string& file = root.file();
   // One group: "workload", "sessions", "stagger_s" at the top; several: "fleet": [{…}, …].

@@ -39,6 +39,29 @@ def test_editing_returns_validated_copies(models):
         t.with_bucket_limit("tpd", 1)
 
 
+def test_presets_typed_in_code_need_no_provenance_and_can_be_renamed(models, cli, tmp_path):
+    t = loopcast.Target.load("anthropic-tier1-claude-sonnet-4.5", models=models)
+    edited = t.with_bucket_limit("itpm", 2_000_000).renamed("anthropic-custom-sonnet-4.5", "our tier")
+    assert (edited.name, edited.to_dict()["description"]) == ("anthropic-custom-sonnet-4.5", "our tier")
+    assert t.name == "anthropic-tier1-claude-sonnet-4.5"
+    # A notebook's dict without source, read_on or start_time_utc is a scenario (the clock starts at
+    # the Unix epoch); the same dict in a preset file is refused for the first of them.
+    scn = loopcast.Scenario.load("reference", models=models).to_dict()
+    for k in ("source", "read_on", "start_time_utc", "verified"):
+        scn.pop(k)
+    target = edited.to_dict()
+    for k in ("source", "read_on", "verified"):
+        target.pop(k)
+    scn["options"][0]["target"] = target
+    r = loopcast.run(loopcast.Scenario(scn), models=models)
+    assert r.options[0].label == scn["options"][0]["label"]
+    f = tmp_path / "notebook.json"
+    f.write_text(json.dumps(scn))
+    out = subprocess.run([cli, "--models", models, "run", str(f)], capture_output=True, text=True)
+    assert out.returncode == 3
+    assert f"{f}: missing key \"source\"" in out.stderr, out.stderr
+
+
 def test_errors_are_loopcast_exceptions_with_the_cli_messages(models):
     t = loopcast.Target.load("cerebras-developer-qwen-3.8-27b", models=models)
     with pytest.raises(loopcast.ConfigError) as e:

@@ -3,11 +3,13 @@
 #include "loopcast/presets.hpp"
 
 #include "test_support.hpp"
+#include "two_requests.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 using namespace loopcast;
@@ -16,6 +18,7 @@ namespace {
 using loopcast::test_support::models;
 
 using loopcast::test_support::slurp;
+using loopcast::test_support::error_of;
 
 nlohmann::json cerebras() { return nlohmann::json::parse(slurp(models + "/targets/cerebras-developer-qwen-3.8-27b.json")); }
 nlohmann::json reference_workload() { return nlohmann::json::parse(slurp(models + "/workloads/reference-agent-loop.json")); }
@@ -224,4 +227,35 @@ TEST(PresetErrors, MissingFile) {
     EXPECT_EQ(e.file(), models + "/targets/nope.json");
     EXPECT_EQ(e.reason().rfind("cannot read file: ", 0), 0u);
   }
+}
+
+// Where presets are found when nothing is configured: an installed copy beside itself, a build
+// tree's the source tree, anything else the install prefix, never the checkout it was built from.
+TEST(PresetsDir, InstalledCopiesFindTheirOwnPresetsNotTheCheckout) {
+  const std::set<std::filesystem::path> dirs{"/src/loopcast/models", "/opt/lc/share/loopcast/models",
+                                             "/usr/local/share/loopcast/models"};
+  const auto exists = [&](const std::filesystem::path& p) { return dirs.count(p) > 0; };
+  models_dir_search s;
+  s.build_dir = "/src/loopcast/build";
+  s.source_models = "/src/loopcast/models";
+  s.install_models = "/usr/local/share/loopcast/models";
+  // A program installed under another prefix than configured: the presets beside it.
+  s.binaries = {"/opt/lc/bin/loopcast"};
+  EXPECT_EQ(choose_models_dir(s, exists), "/opt/lc/share/loopcast/models");
+  // A shared library in a multiarch folder, linked by a program elsewhere.
+  s.binaries = {"/opt/lc/lib/x86_64-linux-gnu/libloopcast.so", "/home/u/tool/plan"};
+  EXPECT_EQ(choose_models_dir(s, exists), "/opt/lc/share/loopcast/models");
+  // A user's program that linked the static library: the install prefix, though the checkout is there.
+  s.binaries = {"/home/u/tool/plan", "/home/u/tool/plan"};
+  EXPECT_EQ(choose_models_dir(s, exists), "/usr/local/share/loopcast/models");
+  // loopcast's own build tree: the source tree's presets ("build-other" is not inside "build").
+  s.binaries = {"/src/loopcast/build/tests/loopcast_tests"};
+  EXPECT_EQ(choose_models_dir(s, exists), "/src/loopcast/models");
+  s.binaries = {"/src/loopcast/build-other/loopcast"};
+  EXPECT_EQ(choose_models_dir(s, exists), "/usr/local/share/loopcast/models");
+  // $LOOPCAST_MODELS first, existing or not (the library then says it does not exist).
+  s.env = "/nowhere";
+  EXPECT_EQ(choose_models_dir(s, exists), "/nowhere");
+  EXPECT_EQ(error_of([] { preset_library lib({"/nowhere"}); }),
+            "/nowhere: presets directory does not exist (set $LOOPCAST_MODELS or pass a models directory)");
 }
