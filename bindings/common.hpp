@@ -9,6 +9,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ void register_replay(py::module_& m);
 void register_sweep(py::module_& m);
 void register_solve(py::module_& m);
 void register_catalogue(py::module_& m);
+
+/// The preset library of a models directory (nullopt: default_models_dir()), indexed once and
+/// reused while its folders do not change (a file added, removed or renamed); `fresh`: index anew.
+std::shared_ptr<const preset_library> library_at(const std::optional<std::string>& dir, bool fresh = false);
 
 /// An enumeration's spellings as a Python tuple (names.hpp).
 template <named_enum E>

@@ -48,14 +48,14 @@ void register_traces(py::module_& m) {
         if (recent > 0) o.recent_requests = recent;
         if (work_budget > 0) o.work_budget = work_budget;
         const auto fmt_ = format_named(format);
-        const auto lib = models_dir ? preset_library({*models_dir}) : preset_library::standard();
+        const auto lib = library_at(models_dir);
         wall_forecast f;
         {
           py::gil_scoped_release release;
           auto traces = import_traces({std::filesystem::path(log)}, fmt_);
           if (traces.size() != 1)
             throw std::invalid_argument(log + ": " + std::to_string(traces.size()) + " logs there; a forecast reads one");
-          o.agent = lib.load_client(default_client_for(traces));
+          o.agent = lib->load_client(default_client_for(traces));
           f = forecast_next_wall(traces.front(), tgt, o);
         }
         return to_python(forecast_document(f));
@@ -77,8 +77,8 @@ void register_traces(py::module_& m) {
         bo.forecast.horizon_s = horizon_s;
         if (recent > 0) bo.forecast.recent_requests = recent;
         if (work_budget > 0) bo.forecast.work_budget = work_budget;
-        const auto lib = models_dir ? preset_library({*models_dir}) : preset_library::standard();
-        bo.forecast.agent = lib.load_client(default_client_for(h.traces));
+        const auto lib = library_at(models_dir);
+        bo.forecast.agent = lib->load_client(default_client_for(h.traces));
         backtest_result r;
         {
           py::gil_scoped_release release;
@@ -130,7 +130,7 @@ void register_stats(py::module_& m) {
           so.price_all = &*t->prices;
         } else {
           book = load_price_book(price_list.value_or(""),
-                                 models_dir ? preset_library({*models_dir}) : preset_library::standard(),
+                                 *library_at(models_dir),
                                  models_of(h.traces));
           so.prices = &book;
         }
@@ -191,7 +191,7 @@ void register_replay_run(py::module_& m) {
           for (const auto& [pattern, target_json, is_route] : routes) {
             scenario_option o;
             if (is_route) {  // a Route: {"targets", "spill_after_s", "cooldown"} with its targets inline
-              o = parse_route(target_json, label, models_dir ? preset_library({*models_dir}) : preset_library::standard());
+              o = parse_route(target_json, label, *library_at(models_dir));
             } else {
               o.targets = {parse_target(target_json, label)};
             }
@@ -218,7 +218,7 @@ void register_replay_run(py::module_& m) {
         ro.compact_at = compact_at;
         if (attempt_budget > 0) ro.max_attempts = attempt_budget;
         const auto book = load_price_book(price_list.value_or(""),
-                                          models_dir ? preset_library({*models_dir}) : preset_library::standard(),
+                                          *library_at(models_dir),
                                           models_of(r->traces));
         ro.recorded_prices = &book;
         py::gil_scoped_release release;

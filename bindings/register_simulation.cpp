@@ -20,7 +20,7 @@ void register_simulation(py::module_& m) {
       [](const std::string& json_text, const std::string& file, const std::string& models_dir,
          std::optional<std::uint64_t> seed, bool record) {
         auto h = std::make_shared<run_holder>();
-        auto scn = std::make_shared<const scenario>(parse_scenario(json_text, file, preset_library({models_dir})));
+        auto scn = std::make_shared<const scenario>(parse_scenario(json_text, file, *library_at(models_dir)));
         run_options ro;
         ro.seed = seed;
         ro.record_attempts = record;
@@ -36,7 +36,7 @@ void register_simulation(py::module_& m) {
       [](const std::string& json_text, const std::string& file, const std::string& models_dir,
          const py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>& seeds, unsigned threads,
          double confidence, double horizon_s) {
-        const auto scn = parse_scenario(json_text, file, preset_library({models_dir}));
+        const auto scn = parse_scenario(json_text, file, *library_at(models_dir));
         std::vector<std::uint64_t> s(seeds.data(), seeds.data() + seeds.size());
         montecarlo_result r;
         r.settings.confidence = confidence;
@@ -58,7 +58,7 @@ void register_simulation(py::module_& m) {
       [](const std::string& json_text, const std::string& file, const std::string& models_dir, std::int32_t seeds,
          double precision, const std::string& metric, std::int32_t max_seeds, double confidence, double horizon_s,
          unsigned threads) {
-        const auto scn = parse_scenario(json_text, file, preset_library({models_dir}));
+        const auto scn = parse_scenario(json_text, file, *library_at(models_dir));
         montecarlo_options o;
         o.seeds = seeds;
         o.precision = precision;

@@ -23,7 +23,7 @@ void register_solve(py::module_& m) {
       "solve",
       [](const std::string& question, const std::string& json_text, const std::string& file,
          const std::string& models_dir, const py::dict& kw) {
-        const auto s = parse_scenario(json_text, file, preset_library({models_dir}));
+        const auto s = parse_scenario(json_text, file, *library_at(models_dir));
         solve_common c;
         c.seeds = get<std::int32_t>(kw, "seeds", 20);
         c.threads = get<unsigned>(kw, "threads", 1);
@@ -72,7 +72,7 @@ void register_solve(py::module_& m) {
       [](const std::string& workload_json, const std::string& file, const std::string& models_dir,
          const std::vector<std::pair<std::string, std::string>>& targets, const std::string& client_json,
          const py::dict& kw) {
-        const preset_library lib({models_dir});
+        (void)library_at(models_dir);  // a missing models directory is an error here too
         const auto wl = parse_workload(workload_json, file);
         const auto client = parse_client(client_json, file);
         std::vector<scenario_option> options;

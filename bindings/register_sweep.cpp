@@ -8,7 +8,7 @@ namespace loopcast::python {
 
 namespace {
 sweep_spec load_spec(const std::string& json_text, const std::string& file, const std::string& models_dir) {
-  return parse_sweep(json_text, file, preset_library({models_dir}));
+  return parse_sweep(json_text, file, *library_at(models_dir));
 }
 } // namespace
 

@@ -33,7 +33,7 @@ def import_prices(path: "str | os.PathLike", *, model: "str | Sequence[str] | No
     if len(ids) != 1:
         raise ValueError(f"base= writes one target: give model= one id (got {len(ids)})")
     b = base if isinstance(base, Target) else Target.load(base, models=models)
-    text = _core.target_with_prices(os.fspath(path), format, ids[0], _dumps(b.to_dict()), b._file,
+    text = _core.target_with_prices(os.fspath(path), format, ids[0], b._text, b._file,
                                     name or f"{b.to_dict()['name']}-{ids[0]}")
     return Target.from_dict(json.loads(text))
 

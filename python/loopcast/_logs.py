@@ -135,7 +135,7 @@ def stats(logs: "Logs | str | Sequence[str] | None" = None, price: "Target | str
     """
     price_json = None
     if price is not None:
-        price_json = _dumps((price if isinstance(price, Target) else Target.load(price)).to_dict())
+        price_json = (price if isinstance(price, Target) else Target.load(price))._text
     handle = Logs(_core.import_default_logs())._handle if logs is None else _logs(logs)._handle
     return Report("stats", _core.stats(handle, price_json, None if price_list is None else os.fspath(price_list),
                                        models_dir(models), float(cache_ttl_s), int(block_tokens), by,
@@ -163,7 +163,7 @@ def _target_entry(target: "Target | str | Route", pattern: str, limits: "Mapping
         d = Route([x.to_dict() for x in targets], target.spill_after_s, target.cooldown).to_dict()
         return (pattern, _dumps(d), True), " → ".join(x.name for x in targets)
     tg = _with_limits(target if isinstance(target, Target) else Target.load(target, models=models), limits, found, names)
-    return (pattern, _dumps(tg.to_dict()), False), tg.name
+    return (pattern, tg._text, False), tg.name
 
 
 def _routes(t: "Target | str | Route | Mapping[str, Target | str | Route]", limits: "Mapping[str, int]",
@@ -230,7 +230,7 @@ def replay(logs: "Logs | str | Sequence[str]", on: "Iterable[Target | str | Rout
     names: set[str] = set()
     for t in on:
         label, routes = _routes(t, limits, found, names, models)
-        options.append((label, routes, _dumps(c.to_dict())))
+        options.append((label, routes, c._text))
     for bucket, ok in found.items():
         if not ok:
             raise KeyError(f"no target has a bucket {bucket!r} (buckets: {', '.join(sorted(names)) or 'none'})")
@@ -303,10 +303,10 @@ def validate(held_out: "Logs | str | Sequence[str]", *, fit_on: "Logs | str | Se
         wl = wl if isinstance(wl, Workload) else Workload.load(wl)
         pt = price if isinstance(price, Target) else Target.load(price)
         return Report("validate", _core.validate_workload(
-            _logs(held_out)._handle, _dumps(wl.to_dict()), _dumps(pt.to_dict()), int(sessions), int(seed)))
+            _logs(held_out)._handle, wl._text, pt._text, int(sessions), int(seed)))
     target_json = None
     if on is not None:
-        target_json = _dumps((on if isinstance(on, Target) else Target.load(on)).to_dict())
+        target_json = (on if isinstance(on, Target) else Target.load(on))._text
     return Report("validate", _core.validate_replay(
         _logs(held_out)._handle, None if fit_on is None else _logs(fit_on)._handle, target_json, seeds, seed, noise))
 
@@ -333,7 +333,7 @@ def forecast(log: "str | os.PathLike", on: "Target | str", *, limits: "Mapping[s
     tg = on if isinstance(on, Target) else Target.load(on, models=models)
     for bucket, limit in (limits or {}).items():
         tg = tg.with_bucket_limit(bucket, limit)
-    return _core.forecast(os.fspath(log), _dumps(tg.to_dict()), format, int(seed), draws, float(horizon_s),
+    return _core.forecast(os.fspath(log), tg._text, format, int(seed), draws, float(horizon_s),
                           recent or 0, work_budget or 0, models_dir(models))
 
 
@@ -358,6 +358,6 @@ def backtest(logs: "Logs | str | Sequence[str]", on: "Target | str", *, caps: "M
         if bucket in names:
             tg = tg.with_bucket_limit(bucket, 1)
     return Report("backtest", _core.backtest(
-        _logs(logs)._handle, _dumps(tg.to_dict()), [float(c) for c in cuts], [(str(k), float(v)) for k, v in caps.items()],
+        _logs(logs)._handle, tg._text, [float(c) for c in cuts], [(str(k), float(v)) for k, v in caps.items()],
         int(seed), _whole(draws, "draws"), float(horizon_s), _whole(recent, "recent") or 0,
         _whole(work_budget, "work_budget") or 0, models_dir(models)))

@@ -22,7 +22,14 @@ def models_dir(path: str | os.PathLike | None = None) -> str:
     bundled = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
     if not os.environ.get("LOOPCAST_MODELS") and os.path.isdir(bundled):
         return bundled
-    return _core.default_models_dir()
+    env = os.environ.get("LOOPCAST_MODELS")
+    found = _default_dirs.get(env)
+    if found is None or not os.path.isdir(found):  # looked up once per value of $LOOPCAST_MODELS
+        found = _default_dirs[env] = _core.default_models_dir()
+    return found
+
+
+_default_dirs: "dict[str | None, str]" = {}
 
 
 def _nonfinite(x: Any, at: str = "") -> "str | None":
@@ -65,6 +72,10 @@ def presets(kind: str | None = None, models: str | os.PathLike | None = None) ->
     return [r for r in rows if kind is None or r["kind"] == kind]
 
 
+_loaded: "dict[tuple, Preset]" = {}  # Preset.load's: (class, file, mtime, size, models) → preset
+_found: "dict[tuple, str]" = {}  # (kind, name, models directory) → the file that held it
+
+
 class Preset:
     """A preset document (a dict shaped like the ``models/`` JSON), validated on construction.
 
@@ -79,7 +90,8 @@ class Preset:
             raise TypeError(f"{type(self).__name__} expects a dict, got {type(data).__name__}")
         self._data = copy.deepcopy(data)
         self._file = file
-        _core.validate(self.kind, _dumps(self._data, f"{type(self).__name__} {file}"), file, models_dir(models))
+        self._text = _dumps(self._data, f"{type(self).__name__} {file}")  # the JSON the core reads (immutable)
+        _core.validate(self.kind, self._text, file, models_dir(models))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, models: str | None = None) -> "Preset":
@@ -88,13 +100,34 @@ class Preset:
 
     @classmethod
     def load(cls, name: str, *, models: str | os.PathLike | None = None) -> "Preset":
-        """Loads the preset called ``name`` (or the ``.json`` file at that path)."""
-        if str(name).endswith(".json") and os.path.isfile(name):
-            file = os.fspath(name)
-        else:
-            file = _core.find_preset(models_dir(models), cls.kind, str(name))
-        with open(file, encoding="utf-8") as f:
-            return cls(json.load(f), file=file, models=None if models is None else os.fspath(models))
+        """Loads the preset called ``name`` (or the ``.json`` file at that path).
+
+        Presets are immutable: a file read and validated once serves every load until it changes (its
+        modification time or size), and a name is looked up again when its file moved or was renamed."""
+        by_path = str(name).endswith(".json") and os.path.isfile(name)
+        mdir = None if models is None else os.fspath(models)
+        where = (cls.kind, str(name), models_dir(models))
+        file = os.fspath(name) if by_path else _found.get(where)
+        if file is None or not os.path.isfile(file):
+            file = _found[where] = _core.find_preset(where[2], cls.kind, str(name))
+        preset = cls._read(file, mdir)
+        if not by_path and preset.name != str(name):  # the file's preset was renamed in place
+            file = _found[where] = _core.find_preset(where[2], cls.kind, str(name))
+            preset = cls._read(file, mdir)
+        return preset
+
+    @classmethod
+    def _read(cls, file: str, models: str | None) -> "Preset":
+        st = os.stat(file)
+        key = (cls, file, st.st_mtime_ns, st.st_size, models)
+        preset = _loaded.get(key)
+        if preset is None:
+            with open(file, encoding="utf-8") as f:
+                preset = cls(json.load(f), file=file, models=models)
+            if len(_loaded) >= 512:
+                _loaded.clear()
+            _loaded[key] = preset
+        return preset
 
     def to_dict(self) -> dict[str, Any]:
         """The preset document (a deep copy)."""

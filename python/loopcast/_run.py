@@ -9,7 +9,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from loopcast import _core, _progress
-from loopcast._presets import _dumps, Client, Preset, Scenario, Target, Workload, models_dir
+from loopcast._presets import Client, Preset, Scenario, Target, Workload, models_dir
 from loopcast._results import Run, Table
 from loopcast._tables import Report
 
@@ -62,7 +62,7 @@ def run(scenario: "Scenario | str | dict" = "reference", *, seed: int | None = N
     s = _scenario(scenario, models)
     if seed is not None:
         seed = _whole("seed", seed, 0, 2**64 - 1)
-    return Run(_core.run_scenario(_dumps(s.to_dict()), s._file, models_dir(models), seed, timeline))
+    return Run(_core.run_scenario(s._text, s._file, models_dir(models), seed, timeline))
 
 
 def monte_carlo(scenario: "Scenario | str | dict", seeds: "Iterable[int] | int | None" = None, *,
@@ -87,7 +87,7 @@ def monte_carlo(scenario: "Scenario | str | dict", seeds: "Iterable[int] | int |
     ``.options_table()`` the probabilities, ``.quantiles()`` the metrics, as DataFrames.
     """
     s = _scenario(scenario, models)
-    text, mdir = _dumps(s.to_dict()), models_dir(models)
+    text, mdir = s._text, models_dir(models)
     confidence = _real("confidence", confidence, 0.5, 0.9999)
     horizon_s = _real("horizon_s", horizon_s, 1e-3, 1e9)
     threads = _whole("threads", threads, 0, 1024)
@@ -172,7 +172,7 @@ def solve(question: str, scenario: "Scenario | str | dict", *, models: str | os.
     """
     s = _scenario(scenario, models)
     with _progress.bars():
-        return Report("solve", _core.solve(question, _dumps(s.to_dict()), s._file, models_dir(models), options))
+        return Report("solve", _core.solve(question, s._text, s._file, models_dir(models), options))
 
 
 def compare(workload: "Workload | str | dict", on: "Iterable[Target | str | dict]", *, client: "Client | str | dict" = "opencode",
@@ -189,7 +189,7 @@ def compare(workload: "Workload | str | dict", on: "Iterable[Target | str | dict
     targets = [_preset(Target, t, models) for t in on]
     opts = dict(options, intelligence=intelligence or {}, bar=bar)
     with _progress.bars():
-        document = _core.compare(_dumps(w.to_dict()), w._file, models_dir(models),
-                                 [(_dumps(t.to_dict()), t._file) for t in targets],
-                                 _dumps(c.to_dict()), opts)
+        document = _core.compare(w._text, w._file, models_dir(models),
+                                 [(t._text, t._file) for t in targets],
+                                 c._text, opts)
     return Report("compare", document)

@@ -62,6 +62,31 @@ def test_presets_typed_in_code_need_no_provenance_and_can_be_renamed(models, cli
     assert f"{f}: missing key \"source\"" in out.stderr, out.stderr
 
 
+def test_loaded_presets_follow_their_files(models, tmp_path):
+    """Preset.load serves a preset read once until its file changes, moves or renames the preset."""
+    import os
+    import shutil
+    d = tmp_path / "models"
+    shutil.copytree(models, d)
+    f = d / "targets" / "cerebras-developer-qwen-3.8-27b.json"
+    a = loopcast.Target.load("cerebras-developer-qwen-3.8-27b", models=d)
+    assert loopcast.Target.load("cerebras-developer-qwen-3.8-27b", models=d) is a
+    data = json.loads(f.read_text())
+    data["context_window_tokens"] = 65536
+    f.write_text(json.dumps(data))
+    os.utime(f, ns=(1, 1))  # a different modification time, whatever the clock's resolution
+    assert loopcast.Target.load("cerebras-developer-qwen-3.8-27b", models=d).to_dict()["context_window_tokens"] == 65536
+    moved = d / "targets" / "moved.json"
+    f.rename(moved)
+    assert loopcast.Target.load("cerebras-developer-qwen-3.8-27b", models=d)._file == str(moved)
+    data["name"] = "renamed-in-place"
+    moved.write_text(json.dumps(data))
+    os.utime(moved, ns=(2, 2))
+    assert loopcast.Target.load("renamed-in-place", models=d).name == "renamed-in-place"
+    with pytest.raises(loopcast.ConfigError, match='no target preset named "cerebras-developer-qwen-3.8-27b"'):
+        loopcast.Target.load("cerebras-developer-qwen-3.8-27b", models=d)
+
+
 def test_errors_are_loopcast_exceptions_with_the_cli_messages(models):
     t = loopcast.Target.load("cerebras-developer-qwen-3.8-27b", models=models)
     with pytest.raises(loopcast.ConfigError) as e:
