@@ -3,8 +3,9 @@
 // Coding agents compact: once the prompt reaches a fraction of the window, they send one more
 // request that reads the history and writes a summary, and continue from the system prompt, the
 // task and that summary. Their thresholds (docs/agents.md has the sources):
-//   Claude Code   the auto-compact window minus a fixed buffer: about 83% of a 200K window
-//                 (a recorded compaction request in tests/data read 169,290 of 200,000 tokens)
+//   Claude Code   once its last response's prompt + output reaches the window minus 33,000
+//                 (the auto-compact window minus a fixed buffer: about 83.5% of 200K; a recorded
+//                 compaction request in tests/data read 169,290 of 200,000 tokens)
 //   opencode      when input + cache reads + output exceed the window minus the output reserve
 //                 (min(model output limit, 32,000))
 //   Codex         model_auto_compact_token_limit, 90% of the window by default

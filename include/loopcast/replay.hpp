@@ -27,6 +27,9 @@ struct session_shaping {
   std::int64_t window_tokens = 0;         ///< the target's context window (0: no policy applies)
   context_policy policy = context_policy::fail;
   double compact_at = default_compact_at;
+  /// > 0: the agent compacts when the last request's prompt + output (as replayed) reaches
+  /// window − this, instead of at compact_at × window on the next prompt (a client's rule).
+  std::int64_t compact_reserve_tokens = 0;
   std::int64_t summary_tokens = default_summary_tokens;
   /// A model map's patterns, in order: each request's route segment (request_spec::segment) is the
   /// first that matches its model (model_matches); empty: every request in segment 0.

@@ -57,6 +57,9 @@ struct retry_policy {
   // What the agent sends, for replays of its logs (0: not known; the replay's default applies).
   std::int64_t agent_max_tokens = 0;      ///< max_tokens of its requests, in tokens
   double agent_compact_at = 0;            ///< it compacts when the prompt reaches this fraction of the window
+  /// > 0: it compacts instead when the last response's prompt + output reaches the window minus
+  /// this many tokens (Claude Code: 33,000; docs/replay.md)
+  std::int64_t agent_compact_reserve_tokens = 0;
 
   /// The client's reaction to the n-th 429 of one request (decide_retry below).
   retry_decision decide(int n, double retry_after_s, rng& g) const noexcept;

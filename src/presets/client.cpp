@@ -47,9 +47,10 @@ retry_policy read_client(const node& root) {
   p.jitter = read_enum<jitter_kind>(bo.at("jitter"));
   if (auto g = root.find("give_up_above_s")) p.give_up_above_s = g->number_in(0, 1e7);
   if (auto a = root.find("agent")) {
-    a->expect_keys({"max_tokens", "compact_at"});
+    a->expect_keys({"max_tokens", "compact_at", "compact_reserve_tokens"});
     if (auto m = a->find("max_tokens")) p.agent_max_tokens = m->integer(1, max_tokens_value);
     if (auto c = a->find("compact_at")) p.agent_compact_at = c->number_in(0.05, 1);
+    if (auto r = a->find("compact_reserve_tokens")) p.agent_compact_reserve_tokens = r->integer(1, 100'000'000);
   }
   if (p.max_retries < 0 && !p.honour_retry_after && p.give_up_above_s == inf && p.base_s == 0)
     root.fail("this client retries forever without waiting: set max_retries, give_up_above_s or base_s > 0");

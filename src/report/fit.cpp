@@ -58,18 +58,22 @@ nlohmann::ordered_json fit_to_target_doc(const speed_fit& f, const std::string& 
                                         f.abs_rel_error.p10, f.abs_rel_error.p50, f.abs_rel_error.p90)});
   for (const auto& n : f.notes) notes.push_back(n);
   j["notes"] = notes;
-  // The logs do not record the model's window. The agent compacts at about 83% of it (Claude
-  // Code; docs/replay.md), and it did not compact below the largest recorded prompt: the smallest
-  // window consistent with that, rounded up to 1,024 tokens.
-  auto needed = static_cast<std::int64_t>(std::ceil(static_cast<double>(std::max<std::int64_t>(window, 1)) /
-                                                    default_compact_at / 1024.0)) * 1024;
+  // The logs do not record the model's window. The agent did not compact below the largest
+  // recorded request (`window`: prompt + output), whichever rule it follows (docs/replay.md): at
+  // 83% of the window on the prompt, or at the window minus 33,000 on the last response (Claude
+  // Code). The smallest window consistent with both, rounded up to 1,024 tokens.
+  constexpr std::int64_t claude_code_reserve = 33000;
+  const auto largest = std::max<std::int64_t>(window, 1);
+  const double smallest = std::max(static_cast<double>(largest) / default_compact_at,
+                                   static_cast<double>(largest + claude_code_reserve + 1));
+  auto needed = static_cast<std::int64_t>(std::ceil(smallest / 1024.0)) * 1024;
   if (opt.context_window_tokens > 0) {
     needed = opt.context_window_tokens;
   } else {
     notes.push_back(fmt::format("context_window_tokens {} is assumed: the smallest window (in 1,024s) at which an agent "
-                                "compacting at {:.0f}% would not have compacted before the largest recorded request ({} "
-                                "tokens). Set the model's real window (--context-window).", needed,
-                                100 * default_compact_at, window));
+                                "compacting at {:.0f}% of it, or at {} tokens below it, would not have compacted before "
+                                "the largest recorded request ({} tokens). Set the model's real window (--context-window).",
+                                needed, 100 * default_compact_at, claude_code_reserve, window));
   }
   j["notes"] = notes;
   j["context_window_tokens"] = needed;

@@ -48,6 +48,7 @@ forecast_replay::forecast_replay(const recorded_trace& trace, const target& tgt,
   shaping_.window_tokens = tgt.context_window_tokens;
   shaping_.policy = context_policy::compact;
   shaping_.compact_at = agent.agent_compact_at > 0 ? agent.agent_compact_at : default_compact_at;
+  shaping_.compact_reserve_tokens = agent.agent_compact_reserve_tokens;
   origin_ = std::numeric_limits<double>::infinity();
   for (const auto& s : trace.sessions)
     if (!s.requests.empty()) origin_ = std::min(origin_, s.requests.front().t_send);

@@ -86,6 +86,8 @@ session_shaping shaping_for(const scenario_option& o, const replay_options& opt)
   sh.policy = opt.policy;
   sh.compact_at = opt.compact_at > 0 ? opt.compact_at
                   : o.client.agent_compact_at > 0 ? o.client.agent_compact_at : default_compact_at;
+  // A fraction given for the replay (--compact-at) replaces the client's own rule.
+  sh.compact_reserve_tokens = opt.compact_at > 0 ? 0 : o.client.agent_compact_reserve_tokens;
   sh.summary_tokens = opt.summary_tokens > 0 ? opt.summary_tokens : default_summary_tokens;
   return sh;
 }

@@ -51,6 +51,73 @@ std::vector<session_plan> replay_sessions::plans(std::uint64_t seed) const {
 
 namespace {
 
+// The prefix a conversation's requests share, for logs without hash ids, as the recording says:
+// each request shares with the previous request of its model what it read from the cache (each
+// model has its own cache at the provider). A request sent within the recorded cache lifetime of
+// that one which read less than its prompt met a cache break the client made (it changed its prompt
+// past that point: Claude Code rewriting older tool results, a compaction keeping the system
+// prompt and tools), and the replay carries it on every target; after a longer pause the miss may
+// be the cache's own expiry, which the target's cache decides. A log that records no cache reads
+// keeps one lineage per recorded context.
+class recorded_prefix {
+public:
+  recorded_prefix(const recorded_session& s, std::int32_t model, std::uint32_t& next_private) : next_(next_private) {
+    for (const auto& r : s.requests) {
+      if (r.model != model) continue;
+      reads_ = reads_ || r.tokens.cache_read > 0;
+      if (r.tokens.cache_write_1h > 0) lifetime_s_ = 3600;  // it wrote to the 1-hour cache
+    }
+    runs_.push_back({next_++, 0});
+  }
+
+  // Request i of the session, of this conversation's model.
+  void advance(const recorded_session& s, std::size_t i) {
+    const auto& r = s.requests[i];
+    const std::size_t p = prev_;
+    prev_ = i;
+    if (p == none) return;
+    const auto& prev = s.requests[p];
+    const double gap = std::isnan(prev.t_end) ? r.t_send - prev.t_send : r.t_send - prev.t_end;
+    const bool restarted = r.new_context || prev.compaction || 2 * r.tokens.prompt() < prev.tokens.prompt();
+    const std::int64_t shared = std::min(prev.tokens.prompt(), r.tokens.prompt());
+    const bool warm = reads_ && gap <= lifetime_s_;
+    std::int64_t keep = -1;  // -1: the same lineage goes on
+    if (warm && r.tokens.cache_read + slack_tokens < shared) keep = r.tokens.cache_read;
+    else if (restarted) keep = warm ? std::min(r.tokens.cache_read, shared) : 0;
+    if (keep < 0) return;
+    while (runs_.size() > 1 && runs_[runs_.size() - 2].end_tokens >= keep) runs_.pop_back();
+    if (keep > 0 && runs_.back().end_tokens > 0) {
+      runs_.back().end_tokens = std::min(runs_.back().end_tokens, keep);
+      runs_.push_back({next_++, 0});
+    } else {
+      runs_.assign(1, {next_++, 0});  // nothing shared: a lineage of its own
+    }
+  }
+
+  // The runs of a prompt of `tokens` along the conversation (how many: runs_for).
+  void push(std::vector<prefix_run>& out, std::int64_t tokens) {
+    for (std::size_t k = 0; k + 1 < runs_.size() && runs_[k].end_tokens < tokens; ++k) out.push_back(runs_[k]);
+    out.push_back({runs_.back().lineage, tokens});
+    runs_.back().end_tokens = std::max(runs_.back().end_tokens, tokens);
+  }
+  std::uint32_t runs_for(std::int64_t tokens) const {
+    std::uint32_t n = 1;
+    for (std::size_t k = 0; k + 1 < runs_.size() && runs_[k].end_tokens < tokens; ++k) ++n;
+    return n;
+  }
+  // The lineage of the conversation's first tokens (the system prompt and tools).
+  std::uint32_t base_lineage() const { return runs_.front().lineage; }
+
+private:
+  static constexpr std::size_t none = ~std::size_t{0};
+  static constexpr std::int64_t slack_tokens = 1024;  // reads this close to the whole prefix are whole
+  std::uint32_t& next_;
+  std::vector<prefix_run> runs_;
+  std::size_t prev_ = none;
+  bool reads_ = false;
+  double lifetime_s_ = 300;
+};
+
 // One recorded session as a script, with the context policy applied for a target.
 session_script shape_session(const recorded_trace& t, const recorded_session& s, const session_shaping& sh,
                              std::int32_t& compactions, std::int32_t& truncations) {
@@ -61,14 +128,28 @@ session_script shape_session(const recorded_trace& t, const recorded_session& s,
   // (without hash ids) and the policy's new contexts are private lineages after them.
   const std::uint32_t shared = t.has_prefix ? t.lineages : 0;
   std::uint32_t next_private = shared;
-  std::uint32_t epoch_lineage = next_private++;  // the conversation without hash ids
+  // Without hash ids: each model's conversation and its recorded cache breaks.
+  std::vector<recorded_prefix> conversations;
+  if (!t.has_prefix) {
+    conversations.reserve(std::max<std::size_t>(t.models.size(), 1));
+    for (std::size_t m = 0; m < std::max<std::size_t>(t.models.size(), 1); ++m)
+      conversations.emplace_back(s, static_cast<std::int32_t>(m), next_private);
+  }
+  const auto conversation_of = [&](const recorded_request& r) -> recorded_prefix& {
+    return conversations.at(static_cast<std::size_t>(std::max(r.model, 0)));
+  };
   bool own_context = false;         // after a compaction or truncation the prompt is ours, not the recording's
   std::uint32_t own_lineage = 0;
   std::int64_t removed = 0;         // recorded prompt tokens the policy's compactions dropped
   std::int64_t base = 0;            // system prompt and task kept by a compaction
   std::int32_t since_compaction = 0;
   const bool windowed = sh.window_tokens > 0 && sh.policy != context_policy::fail;
-  const double threshold = compaction_threshold(sh.window_tokens, sh.compact_at);
+  // The client's trigger: window − reserve on the context its last response reported (Claude Code),
+  // else compact_at × window on the prompt about to be sent.
+  const bool by_reserve = sh.compact_reserve_tokens > 0 && sh.window_tokens > sh.compact_reserve_tokens;
+  const double threshold = by_reserve ? static_cast<double>(sh.window_tokens - sh.compact_reserve_tokens)
+                                      : compaction_threshold(sh.window_tokens, sh.compact_at);
+  std::int64_t last_context = 0;    // prompt + output of the conversation's last request, as replayed
 
   auto max_tokens_for = [&](std::int64_t generated) {
     std::int64_t m = sh.max_tokens_override > 0 ? sh.max_tokens_override : sh.agent_max_tokens;
@@ -81,15 +162,16 @@ session_script shape_session(const recorded_trace& t, const recorded_session& s,
       for (std::uint32_t k = 0; k < r.runs_count; ++k) sc.runs.push_back(t.runs[r.runs_begin + k]);
       q.runs_count = r.runs_count;
     } else {
-      sc.runs.push_back({epoch_lineage, q.prompt_tokens});
-      q.runs_count = 1;
+      q.runs_count = conversation_of(r).runs_for(q.prompt_tokens);
+      conversation_of(r).push(sc.runs, q.prompt_tokens);
     }
   };
   // A prompt of our own: the kept base (on the first recorded run's lineage) then `lineage`.
-  auto push_own_runs = [&](request_spec& q, std::uint32_t lineage, const recorded_request& first) {
+  auto push_own_runs = [&](request_spec& q, std::uint32_t lineage, const recorded_request& first,
+                           const recorded_request& r) {
     q.runs_begin = static_cast<std::uint32_t>(sc.runs.size());
     const std::uint32_t base_lineage =
-        t.has_prefix && first.runs_count > 0 ? t.runs[first.runs_begin].lineage : lineage;
+        t.has_prefix && first.runs_count > 0 ? t.runs[first.runs_begin].lineage : conversation_of(r).base_lineage();
     if (base > 0 && base_lineage != lineage) {
       sc.runs.push_back({base_lineage, std::min(base, q.prompt_tokens)});
       sc.runs.push_back({lineage, q.prompt_tokens});
@@ -127,13 +209,14 @@ session_script shape_session(const recorded_trace& t, const recorded_session& s,
     if (i > 0) {
       const auto& prev = s.requests[i - 1];
       restarted = r.new_context || prev.compaction || 2 * r.tokens.prompt() < prev.tokens.prompt();
-      if (restarted && !t.has_prefix) epoch_lineage = next_private++;
     }
     if (restarted) {
       removed = 0;
       own_context = false;
       since_compaction = 0;
+      last_context = 0;
     }
+    if (!t.has_prefix) conversation_of(r).advance(s, i);
     if (i == 0) base = std::min<std::int64_t>(q.prompt_tokens, static_cast<std::int64_t>(threshold / 4));
     std::int64_t prompt = q.prompt_tokens - removed;
     const std::int64_t generated = r.tokens.generated();
@@ -155,8 +238,14 @@ session_script shape_session(const recorded_trace& t, const recorded_session& s,
     // a compaction the agent waits for one more turn (a single turn above the threshold cannot
     // be compacted away).
     const bool fresh = sc.requests.empty() || restarted;
+    // What the trigger reads: the last response's context (a fresh context: its own prompt), or the
+    // prompt about to be sent; a prompt that would not fit compacts whatever the rule (the API
+    // refuses it, and the client compacts then).
+    const std::int64_t counted = by_reserve && !fresh ? last_context : prompt;
+    const bool triggered = static_cast<double>(counted) >= threshold ||
+                           (by_reserve && prompt + generated > sh.window_tokens);
     if (windowed && sh.policy == context_policy::compact && (since_compaction > 0 || fresh) && !r.compaction &&
-        needs_compaction(prompt, sh.window_tokens, sh.compact_at)) {
+        triggered) {
       // The agent compacts before this request: it reads the history as it stands (as much of it
       // as the window holds) and writes a summary; the request then continues from the kept base
       // and the summary.
@@ -204,13 +293,14 @@ session_script shape_session(const recorded_trace& t, const recorded_session& s,
       q.prompt_tokens = std::max<std::int64_t>(0, sh.window_tokens - generated);
       own_lineage = next_private++;
       ++truncations;
-      push_own_runs(q, own_lineage, s.requests.front());
+      push_own_runs(q, own_lineage, s.requests.front(), r);
     } else if (own_context) {
-      push_own_runs(q, own_lineage, s.requests.front());
+      push_own_runs(q, own_lineage, s.requests.front(), r);
     } else {
       push_recorded_runs(q, r);
     }
     ++since_compaction;
+    last_context = q.prompt_tokens + generated;
     sc.requests.push_back(q);
   }
   sc.lineages = next_private;

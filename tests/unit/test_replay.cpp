@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <set>
 
 using namespace loopcast;
 namespace fs = std::filesystem;
@@ -140,6 +141,93 @@ TEST(Replay, ASideRequestAfterACompactionKeepsItsRecordedPrompt) {
   ro.speed = replay_speed::recorded;
   const auto r = run_replay({t}, options, ro);
   EXPECT_EQ(r.options[0].sim.requests.size(), 6u);
+}
+
+// Claude Code compacts once its last response's prompt + output reaches the window minus 33,000
+// (167,000 on 200K), not when the next prompt reaches 83% (166,000). Prompts 10,000, 150,000,
+// 166,950, 168,000, 170,000 (100 output tokens each):
+//   reserve rule: 166,950 goes as recorded (the last context was 150,100); after it the context is
+//     167,050, so a compaction reading 167,050 comes before 168,000, which continues from the kept
+//     base 10,000 + the 4,000 summary = 14,000 (removed 154,000); then 170,000 − 154,000 = 16,000.
+//   fraction rule: 166,950 ≥ 166,000 compacts one request early (reading 150,100), removing
+//     152,950: 14,000, then 15,050 and 17,050.
+TEST(Replay, ClaudeCodeCompactsOnItsLastResponseNotOneRequestEarly) {
+  recorded_trace t;
+  t.file = "long.jsonl";
+  t.models = {"opus"};
+  t.sessions.resize(1);
+  t.sessions[0].id = "s";
+  for (const std::int64_t p : {10000, 150000, 166950, 168000, 170000}) {
+    recorded_request q;
+    q.t_send = 100.0 * static_cast<double>(t.sessions[0].requests.size());
+    q.t_end = q.t_send + 10;
+    q.tokens.input = p;
+    q.tokens.output = 100;
+    t.sessions[0].requests.push_back(q);
+  }
+  const auto prompts = [](const replay_sessions& rs) {
+    std::vector<std::int64_t> v;
+    for (const auto& q : rs.scripts[0].requests) v.push_back(q.prompt_tokens);
+    return v;
+  };
+  session_shaping sh;
+  sh.window_tokens = 200000;
+  sh.policy = context_policy::compact;
+  sh.compact_reserve_tokens = 33000;
+  const auto by_reserve = make_replay_sessions({t}, sh);
+  EXPECT_EQ(prompts(by_reserve), (std::vector<std::int64_t>{10000, 150000, 166950, 167050, 14000, 16000}));
+  EXPECT_TRUE(by_reserve.scripts[0].requests[3].inserted);
+  sh.compact_reserve_tokens = 0;
+  sh.compact_at = 0.83;
+  const auto by_fraction = make_replay_sessions({t}, sh);
+  EXPECT_EQ(prompts(by_fraction), (std::vector<std::int64_t>{10000, 150000, 150100, 14000, 15050, 17050}));
+  // The claude-code client preset carries the reserve rule into a replay on a 200K target, and
+  // --compact-at replaces it with the fraction.
+  std::vector<scenario_option> options(1);
+  options[0].label = "opus";
+  options[0].targets = {lib().load_target("anthropic-tier1-claude-opus-4.5")};
+  options[0].targets[0].limits.clear();
+  options[0].client = lib().load_client("claude-code");
+  ASSERT_EQ(options[0].targets[0].context_window_tokens, 200000);
+  replay_options ro;
+  ro.speed = replay_speed::recorded;
+  EXPECT_EQ(run_replay({t}, options, ro).options[0].sim.requests.at(3).prompt, 167050);
+  ro.compact_at = 0.83;
+  EXPECT_EQ(run_replay({t}, options, ro).options[0].sim.requests.at(2).prompt, 150100);
+}
+
+// The Claude Code logs in tests/data replayed at their recorded window (200K), with no limits and
+// recorded speed, so that only the cache model can differ: no compaction is added, and every request
+// reads from the cache and sends uncached within 1,024 tokens of what it recorded. Each model's first
+// request in a log is left out: what it read was written by a session the log does not hold.
+// Before recorded cache breaks were carried, tool_heavy's request 3 read 26,007 (recorded 18,014)
+// and sent 500 uncached (recorded 8,493).
+TEST(Replay, ClaudeCodeLogsKeepTheirRecordedCacheAtTheirWindow) {
+  std::vector<scenario_option> options(1);
+  options[0].label = "recorded window";
+  options[0].targets = {lib().load_target("anthropic-tier1-claude-opus-4.5")};
+  options[0].targets[0].limits.clear();
+  options[0].client = lib().load_client("claude-code");
+  replay_options ro;
+  ro.speed = replay_speed::recorded;
+  std::int32_t compared = 0;
+  for (const auto& e : fs::directory_iterator(traces / "claude-code-jsonl")) {
+    if (e.path().extension() != ".jsonl") continue;
+    const std::vector<recorded_trace> t{import_trace(e.path())};
+    const auto r = run_replay(t, options, ro);
+    EXPECT_EQ(r.shaping[0].compactions, 0) << e.path();
+    std::set<std::pair<std::uint32_t, std::int32_t>> seen_model;  // (session, model): its first request
+    for (const auto& a : r.options[0].sim.attempts) {
+      ASSERT_EQ(a.status, attempt_status::ok) << e.path();
+      const auto& rec = t[0].sessions.at(a.session).requests.at(static_cast<std::size_t>(a.request - 1));
+      if (seen_model.insert({a.session, rec.model}).second) continue;
+      EXPECT_LE(std::abs(a.tokens.cache_read - rec.tokens.cache_read), 1024) << e.path() << " request " << a.request;
+      EXPECT_LE(std::abs((a.tokens.input + a.tokens.cache_writes()) - (rec.tokens.input + rec.tokens.cache_writes())), 1024)
+          << e.path() << " request " << a.request;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 16);  // 21 requests in 5 (session, model) pairs
 }
 
 // Replaying a log on a target whose speed was fitted to it reproduces its request times:
