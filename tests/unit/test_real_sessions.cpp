@@ -22,6 +22,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -149,6 +150,45 @@ TEST(RealSessions, RecordedSpeedGivesBackTheRecordedWallClockOnTheTrainingCorpus
     ++n;
   }
   EXPECT_EQ(n, 141);
+}
+
+// The whole training corpus as one run, on every catalogue target whose window holds 128K tokens or
+// more (a plan's unpublished caps set to 10^12): every option completes its run, and no request
+// comes out with a negative token count (which once stopped two traces: a side request after a
+// compaction). Skipped when the corpus is absent.
+TEST(RealSessions, TheTrainingCorpusReplaysOnEveryLargeWindowTarget) {
+  const fs::path train = LOOPCAST_TRAIN_TRACES_DIR;
+  if (!fs::exists(train))
+    GTEST_SKIP() << "the training corpus " << train << " is absent (set LOOPCAST_TRAIN_TRACES_DIR)";
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(train))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  const auto all = import_traces(files);
+  ASSERT_EQ(all.size(), 141u);
+  const auto& library = test_support::lib();
+  int targets = 0;
+  for (const auto& e : library.entries()) {
+    if (e.kind != preset_kind::target) continue;
+    scenario_option o;
+    o.label = e.name;
+    o.targets = {library.load_target(e.name)};
+    if (o.targets[0].context_window_tokens < 128000) continue;
+    for (auto& b : o.targets[0].limits)
+      if (b.limit_unpublished) {
+        b.limit = 1e12;
+        b.limit_unpublished = false;
+      }
+    o.client = library.load_client("claude-code");
+    replay_options ro;
+    ro.speed = replay_speed::recorded;
+    const auto r = run_replay(all, {o}, ro);
+    ASSERT_EQ(r.options.size(), 1u) << e.name;
+    EXPECT_FALSE(r.options[0].sim.cut_off) << e.name;
+    for (const auto& q : r.options[0].sim.requests) ASSERT_GE(q.prompt, 0) << e.name;
+    ++targets;
+  }
+  EXPECT_GE(targets, 20);
 }
 
 // ---- 2. Context policies ------------------------------------------------------------------------
