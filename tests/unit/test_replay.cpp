@@ -196,6 +196,67 @@ TEST(Replay, ClaudeCodeCompactsOnItsLastResponseNotOneRequestEarly) {
   EXPECT_EQ(run_replay({t}, options, ro).options[0].sim.requests.at(2).prompt, 150100);
 }
 
+// A log without hash ids (Claude Code JSONL) says how much each request read from the cache, and the
+// replay builds the prefix from it. Opus requests 20K, 30K, 40K, 50K, 60K and one Haiku request (5K):
+//   30K read 20K: the whole previous prompt, one lineage goes on;
+//   40K read only 18K 10 s later: a break the client made (within the 5-minute lifetime), carried:
+//     the first 18K stay on the old lineage, the rest on a new one;
+//   Haiku's 5K is on its own model's lineage, not a prefix of Opus's conversation;
+//   60K, sent 400 s after 50K ended (past the lifetime), read nothing: the cache's own expiry,
+//     which the target decides, so the lineage goes on.
+// On the Opus target (5-minute cache) the replay reads 0, 20,000, 18,000, 40,000, 0, and 0 for 60K
+// (expired there too).
+TEST(Replay, RecordedCacheBreaksAreCarriedAndEachModelHasItsCache) {
+  recorded_trace t;
+  t.file = "breaks.jsonl";
+  t.models = {"claude-opus-4-5", "claude-haiku-4-5"};
+  t.sessions.resize(1);
+  t.sessions[0].id = "s";
+  struct row { double t_send; std::int64_t prompt, read; std::int32_t model; };
+  const row rows[] = {{0, 20000, 0, 0}, {20, 30000, 20000, 0}, {40, 40000, 18000, 0},
+                      {60, 50000, 40000, 0}, {80, 5000, 0, 1}, {500, 60000, 0, 0}};
+  for (const auto& x : rows) {
+    recorded_request q;
+    q.t_send = x.t_send;
+    q.t_end = x.t_send + 10;
+    q.tokens.cache_read = x.read;
+    q.tokens.input = x.prompt - x.read;
+    q.tokens.output = 100;
+    q.model = x.model;
+    t.sessions[0].requests.push_back(q);
+  }
+  const auto rs = make_replay_sessions({t}, session_shaping{});
+  const auto& sc = rs.scripts[0];
+  const auto runs_of = [&](std::size_t i) {
+    std::vector<std::pair<std::uint32_t, std::int64_t>> v;
+    for (std::uint32_t k = 0; k < sc.requests[i].runs_count; ++k)
+      v.emplace_back(sc.runs[sc.requests[i].runs_begin + k].lineage, sc.runs[sc.requests[i].runs_begin + k].end_tokens);
+    return v;
+  };
+  const auto opus = runs_of(0)[0].first;
+  EXPECT_EQ(runs_of(1), (std::vector<std::pair<std::uint32_t, std::int64_t>>{{opus, 30000}}));
+  const auto branch = runs_of(2).back().first;
+  EXPECT_NE(branch, opus);
+  EXPECT_EQ(runs_of(2), (std::vector<std::pair<std::uint32_t, std::int64_t>>{{opus, 18000}, {branch, 40000}}));
+  EXPECT_EQ(runs_of(3), (std::vector<std::pair<std::uint32_t, std::int64_t>>{{opus, 18000}, {branch, 50000}}));
+  ASSERT_EQ(runs_of(4).size(), 1u);
+  EXPECT_NE(runs_of(4)[0].first, opus);
+  EXPECT_NE(runs_of(4)[0].first, branch);
+  EXPECT_EQ(runs_of(5), (std::vector<std::pair<std::uint32_t, std::int64_t>>{{opus, 18000}, {branch, 60000}}));
+  std::vector<scenario_option> options(1);
+  options[0].label = "opus";
+  options[0].targets = {lib().load_target("anthropic-tier1-claude-opus-4.5")};
+  options[0].targets[0].limits.clear();
+  options[0].client = lib().load_client("claude-code");
+  ASSERT_EQ(options[0].targets[0].cache.ttl_s, 300);
+  replay_options ro;
+  ro.speed = replay_speed::recorded;
+  const auto r = run_replay({t}, options, ro);
+  std::vector<std::int64_t> reads;
+  for (const auto& a : r.options[0].sim.attempts) reads.push_back(a.tokens.cache_read);
+  EXPECT_EQ(reads, (std::vector<std::int64_t>{0, 20000, 18000, 40000, 0, 0}));
+}
+
 // The Claude Code logs in tests/data replayed at their recorded window (200K), with no limits and
 // recorded speed, so that only the cache model can differ: no compaction is added, and every request
 // reads from the cache and sends uncached within 1,024 tokens of what it recorded. Each model's first
