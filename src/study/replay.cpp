@@ -94,27 +94,126 @@ session_shaping shaping_for(const scenario_option& o, const replay_options& opt)
 
 } // namespace
 
+namespace {
+
+// The sessions every option numbers alike (those with requests, trace by trace), and the requests
+// per model of each.
+struct replayed_sessions {
+  std::vector<std::string> source;
+  std::vector<std::map<std::string, std::size_t>> models;
+};
+
+replayed_sessions sessions_of(const std::vector<recorded_trace>& traces) {
+  replayed_sessions out;
+  for (const auto& t : traces) {
+    refuse_totals_only(t);
+    for (const auto& s : t.sessions) {
+      if (s.requests.empty()) continue;
+      out.source.push_back(fmt::format("{} session {}", t.file, s.id));
+      auto& per_model = out.models.emplace_back();
+      for (const auto& r : s.requests) ++per_model[t.models.at(static_cast<std::size_t>(r.model))];
+    }
+  }
+  if (out.source.empty()) throw trace_error(traces.empty() ? "" : traces.front().file, 0, "nothing to replay");
+  return out;
+}
+
+// Which entry of a model map each session is shaped for: each request goes to the first entry
+// whose pattern matches its model, a session to the entry of most of its requests. A model no
+// pattern matches is a config_error naming every such model.
+struct entry_choice {
+  std::vector<int> major;         // per session
+  std::vector<bool> used;         // per entry
+  std::size_t mixed = 0;          // sessions whose requests go to several entries
+  std::string mixed_example;
+};
+
+entry_choice choose_entries(const model_map& tg, const replayed_sessions& ss) {
+  auto entry_of = [&](const std::string& model) {
+    for (std::size_t k = 0; k < tg.entries.size(); ++k)
+      if (model_matches(tg.entries[k].pattern, model)) return static_cast<int>(k);
+    return -1;
+  };
+  entry_choice c;
+  c.major.assign(ss.source.size(), -1);
+  c.used.assign(tg.entries.size(), false);
+  std::map<std::string, std::size_t> unmatched;
+  for (std::size_t i = 0; i < ss.source.size(); ++i) {
+    std::map<int, std::size_t> per_entry;
+    for (const auto& [model, count] : ss.models[i]) {
+      const int k = entry_of(model);
+      if (k < 0) {
+        unmatched[model] += 1;
+        continue;
+      }
+      per_entry[k] += count;
+      c.used[static_cast<std::size_t>(k)] = true;
+    }
+    for (const auto& [k, count] : per_entry)
+      if (c.major[i] < 0 || count > per_entry[c.major[i]]) c.major[i] = k;
+    if (per_entry.size() > 1 && ++c.mixed == 1) c.mixed_example = ss.source[i];
+  }
+  if (!unmatched.empty()) {
+    std::string list;
+    for (const auto& [model, count] : unmatched)
+      list += fmt::format("{}{} ({} session{})", list.empty() ? "" : ", ", model, count, count == 1 ? "" : "s");
+    throw config_error("--on", "", fmt::format("{}: no mapping for the model{} {}; add a pattern for {}, or '*=TARGET'",
+                                               tg.label, unmatched.size() == 1 ? "" : "s", list,
+                                               unmatched.size() == 1 ? "it" : "them"));
+  }
+  return c;
+}
+
+// The entries in use, side by side as one route cut into segments (one entry: itself); their
+// patterns in order, and the summary's routes and notes.
+std::shared_ptr<scenario_option> merged_option(const model_map& tg, const std::vector<std::size_t>& entries,
+                                               const entry_choice& choice, std::vector<std::string>& patterns,
+                                               replay_shaping_summary& summary) {
+  auto o = std::make_shared<scenario_option>(tg.entries[entries.front()].option);
+  if (entries.size() == 1) {
+    summary.routes.push_back(fmt::format("{} → {}", tg.entries[entries.front()].pattern, o->name()));
+    return o;
+  }
+  o->label = tg.label;
+  o->targets.clear();
+  o->routing = tg.entries[entries.front()].option.routing;
+  o->routing.segments.clear();
+  for (const auto k : entries) {
+    const auto& e = tg.entries[k].option;
+    if (e.routing.spill_after_s != o->routing.spill_after_s ||
+        e.routing.cooldown_after_fails != o->routing.cooldown_after_fails ||
+        e.routing.cooldown_window_s != o->routing.cooldown_window_s || e.routing.cooldown_s != o->routing.cooldown_s)
+      throw config_error("--on", "", fmt::format("{}: the routes of a model map must share one spill and cooldown "
+                                                 "policy ({} differs from {})",
+                                                 tg.label, tg.entries[k].pattern, tg.entries[entries.front()].pattern));
+    const auto& ts = e.targets;
+    o->routing.segments.push_back({static_cast<std::uint8_t>(std::min(o->targets.size(), max_route_targets)),
+                                   static_cast<std::uint8_t>(ts.size())});
+    o->targets.insert(o->targets.end(), ts.begin(), ts.end());
+    patterns.push_back(tg.entries[k].pattern);
+    summary.routes.push_back(fmt::format("{} → {}", tg.entries[k].pattern, route_name(ts)));
+  }
+  if (o->targets.size() > max_route_targets)
+    throw config_error("--on", "", fmt::format("{}: the model map's routes hold {} targets; a run has at most {}",
+                                               tg.label, o->targets.size(), max_route_targets));
+  if (choice.mixed > 0)
+    summary.notes.push_back(fmt::format(
+        "{} session{} (e.g. {}) send requests of models mapped to different targets: each request ran on its "
+        "own model's target, and each session's context policy follows the target of most of its requests",
+        choice.mixed, choice.mixed == 1 ? "" : "s", choice.mixed_example));
+  return o;
+}
+
+} // namespace
+
 replay_result run_replay(const std::vector<recorded_trace>& traces, const std::vector<model_map>& targets,
                          const replay_options& opt) {
   replay_result out;
   out.policy = opt.policy;
   out.speed = opt.speed;
   out.recorded = measure_recorded(traces, opt.recorded_prices);
-  // The sessions every option numbers alike (those with requests, trace by trace), and the
-  // requests per model of each.
-  std::vector<std::string> source;
-  std::vector<std::map<std::string, std::size_t>> models;
-  for (const auto& t : traces) {
-    refuse_totals_only(t);
-    for (const auto& s : t.sessions) {
-      if (s.requests.empty()) continue;
-      source.push_back(fmt::format("{} session {}", t.file, s.id));
-      auto& per_model = models.emplace_back();
-      for (const auto& r : s.requests) ++per_model[t.models.at(static_cast<std::size_t>(r.model))];
-    }
-  }
-  if (source.empty()) throw trace_error(traces.empty() ? "" : traces.front().file, 0, "nothing to replay");
-  const std::size_t n = source.size();
+  const auto ss = sessions_of(traces);
+  const std::size_t n = ss.source.size();
   sim_options so;
   so.record_attempts = opt.record_attempts;
   so.start_unix_s = opt.start_unix_s;
@@ -126,79 +225,13 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
 
   for (const auto& tg : targets) {
     if (tg.entries.empty()) throw config_error("--on", "", fmt::format("option {} has no target", tg.label));
-    // Each request goes to the first entry of the map whose pattern matches its model; a session
-    // is shaped for the entry of most of its requests.
-    auto entry_of = [&](const std::string& model) {
-      for (std::size_t k = 0; k < tg.entries.size(); ++k)
-        if (model_matches(tg.entries[k].pattern, model)) return static_cast<int>(k);
-      return -1;
-    };
-    std::vector<int> major(n, -1);
-    std::vector<bool> used(tg.entries.size(), false);
-    std::map<std::string, std::size_t> unmatched;
-    std::size_t mixed = 0;
-    std::string mixed_example;
-    for (std::size_t i = 0; i < n; ++i) {
-      std::map<int, std::size_t> per_entry;
-      for (const auto& [model, count] : models[i]) {
-        const int k = entry_of(model);
-        if (k < 0) {
-          unmatched[model] += 1;
-          continue;
-        }
-        per_entry[k] += count;
-        used[static_cast<std::size_t>(k)] = true;
-      }
-      for (const auto& [k, count] : per_entry)
-        if (major[i] < 0 || count > per_entry[major[i]]) major[i] = k;
-      if (per_entry.size() > 1 && ++mixed == 1) mixed_example = source[i];
-    }
-    if (!unmatched.empty()) {
-      std::string list;
-      for (const auto& [model, count] : unmatched)
-        list += fmt::format("{}{} ({} session{})", list.empty() ? "" : ", ", model, count, count == 1 ? "" : "s");
-      throw config_error("--on", "", fmt::format("{}: no mapping for the model{} {}; add a pattern for {}, or '*=TARGET'",
-                                                 tg.label, unmatched.size() == 1 ? "" : "s", list,
-                                                 unmatched.size() == 1 ? "it" : "them"));
-    }
-    // The entries in use, side by side as one route cut into segments (one for a single entry).
+    const auto choice = choose_entries(tg, ss);
     std::vector<std::size_t> entries;
     for (std::size_t k = 0; k < tg.entries.size(); ++k)
-      if (used[k]) entries.push_back(k);
+      if (choice.used[k]) entries.push_back(k);
     replay_shaping_summary summary;
-    auto o = std::make_shared<scenario_option>(tg.entries[entries.front()].option);
     std::vector<std::string> patterns;
-    if (entries.size() > 1) {
-      o->label = tg.label;
-      o->targets.clear();
-      o->routing = tg.entries[entries.front()].option.routing;
-      o->routing.segments.clear();
-      for (const auto k : entries) {
-        const auto& e = tg.entries[k].option;
-        if (e.routing.spill_after_s != o->routing.spill_after_s ||
-            e.routing.cooldown_after_fails != o->routing.cooldown_after_fails ||
-            e.routing.cooldown_window_s != o->routing.cooldown_window_s || e.routing.cooldown_s != o->routing.cooldown_s)
-          throw config_error("--on", "", fmt::format("{}: the routes of a model map must share one spill and cooldown "
-                                                     "policy ({} differs from {})",
-                                                     tg.label, tg.entries[k].pattern, tg.entries[entries.front()].pattern));
-        const auto& ts = e.targets;
-        o->routing.segments.push_back({static_cast<std::uint8_t>(std::min(o->targets.size(), max_route_targets)),
-                                       static_cast<std::uint8_t>(ts.size())});
-        o->targets.insert(o->targets.end(), ts.begin(), ts.end());
-        patterns.push_back(tg.entries[k].pattern);
-        summary.routes.push_back(fmt::format("{} → {}", tg.entries[k].pattern, route_name(ts)));
-      }
-      if (o->targets.size() > max_route_targets)
-        throw config_error("--on", "", fmt::format("{}: the model map's routes hold {} targets; a run has at most {}",
-                                                   tg.label, o->targets.size(), max_route_targets));
-      if (mixed > 0)
-        summary.notes.push_back(fmt::format(
-            "{} session{} (e.g. {}) send requests of models mapped to different targets: each request ran on its "
-            "own model's target, and each session's context policy follows the target of most of its requests",
-            mixed, mixed == 1 ? "" : "s", mixed_example));
-    } else {
-      summary.routes.push_back(fmt::format("{} → {}", tg.entries[entries.front()].pattern, o->name()));
-    }
+    const auto o = merged_option(tg, entries, choice, patterns, summary);
     // Each session shaped for its entry's target (the plans need every session's index, start
     // and family, so every shaping holds them all).
     std::vector<std::unique_ptr<replay_sessions>> shaped(tg.entries.size());
@@ -209,7 +242,7 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
       shaped[k] = std::make_unique<replay_sessions>(make_replay_sessions(traces, sh));
       const auto all_plans = shaped[k]->plans(opt.seed);
       for (std::size_t i = 0; i < n; ++i) {
-        if (major[i] != static_cast<int>(k)) continue;
+        if (choice.major[i] != static_cast<int>(k)) continue;
         plans[i] = all_plans[i];
         summary.compactions += shaped[k]->script_compactions[i];
         summary.truncations += shaped[k]->script_truncations[i];

@@ -119,193 +119,235 @@ private:
 };
 
 // One recorded session as a script, with the context policy applied for a target.
-session_script shape_session(const recorded_trace& t, const recorded_session& s, const session_shaping& sh,
-                             std::int32_t& compactions, std::int32_t& truncations) {
-  session_script sc;
-  sc.source = fmt::format("{} session {}", t.file, s.id);
-  sc.requests.reserve(s.requests.size() + 4);
-  // Lineages: the trace's hash-id lineages are shared by its sessions; conversation epochs
-  // (without hash ids) and the policy's new contexts are private lineages after them.
-  const std::uint32_t shared = t.has_prefix ? t.lineages : 0;
-  std::uint32_t next_private = shared;
-  // Without hash ids: each model's conversation and its recorded cache breaks.
-  std::vector<recorded_prefix> conversations;
-  if (!t.has_prefix) {
-    conversations.reserve(std::max<std::size_t>(t.models.size(), 1));
-    for (std::size_t m = 0; m < std::max<std::size_t>(t.models.size(), 1); ++m)
-      conversations.emplace_back(s, static_cast<std::int32_t>(m), next_private);
+class session_shaper {
+public:
+  session_shaper(const recorded_trace& t, const recorded_session& s, const session_shaping& sh)
+      : t_(t), s_(s), sh_(sh), shared_(t.has_prefix ? t.lineages : 0), next_private_(shared_),
+        windowed_(sh.window_tokens > 0 && sh.policy != context_policy::fail),
+        by_reserve_(sh.compact_reserve_tokens > 0 && sh.window_tokens > sh.compact_reserve_tokens),
+        threshold_(by_reserve_ ? static_cast<double>(sh.window_tokens - sh.compact_reserve_tokens)
+                               : compaction_threshold(sh.window_tokens, sh.compact_at)) {
+    sc_.source = fmt::format("{} session {}", t.file, s.id);
+    sc_.requests.reserve(s.requests.size() + 4);
+    if (!t.has_prefix) {
+      const std::size_t models = std::max<std::size_t>(t.models.size(), 1);
+      conversations_.reserve(models);
+      for (std::size_t m = 0; m < models; ++m) conversations_.emplace_back(s, static_cast<std::int32_t>(m), next_private_);
+    }
   }
-  const auto conversation_of = [&](const recorded_request& r) -> recorded_prefix& {
-    return conversations.at(static_cast<std::size_t>(std::max(r.model, 0)));
-  };
-  bool own_context = false;         // after a compaction or truncation the prompt is ours, not the recording's
-  std::uint32_t own_lineage = 0;
-  std::int64_t removed = 0;         // recorded prompt tokens the policy's compactions dropped
-  std::int64_t base = 0;            // system prompt and task kept by a compaction
-  std::int32_t since_compaction = 0;
-  const bool windowed = sh.window_tokens > 0 && sh.policy != context_policy::fail;
-  // The client's trigger: window − reserve on the context its last response reported (Claude Code),
-  // else compact_at × window on the prompt about to be sent.
-  const bool by_reserve = sh.compact_reserve_tokens > 0 && sh.window_tokens > sh.compact_reserve_tokens;
-  const double threshold = by_reserve ? static_cast<double>(sh.window_tokens - sh.compact_reserve_tokens)
-                                      : compaction_threshold(sh.window_tokens, sh.compact_at);
-  std::int64_t last_context = 0;    // prompt + output of the conversation's last request, as replayed
 
-  auto max_tokens_for = [&](std::int64_t generated) {
-    std::int64_t m = sh.max_tokens_override > 0 ? sh.max_tokens_override : sh.agent_max_tokens;
-    if (sh.max_output_tokens > 0) m = std::min(m, sh.max_output_tokens);
-    return std::max(m, generated);
-  };
-  auto push_recorded_runs = [&](request_spec& q, const recorded_request& r) {
-    q.runs_begin = static_cast<std::uint32_t>(sc.runs.size());
-    if (t.has_prefix) {
-      for (std::uint32_t k = 0; k < r.runs_count; ++k) sc.runs.push_back(t.runs[r.runs_begin + k]);
-      q.runs_count = r.runs_count;
-    } else {
-      q.runs_count = conversation_of(r).runs_for(q.prompt_tokens);
-      conversation_of(r).push(sc.runs, q.prompt_tokens);
+  session_script shape(std::int32_t& compactions, std::int32_t& truncations) {
+    for (std::size_t i = 0; i < s_.requests.size(); ++i) shape_request(i);
+    sc_.lineages = next_private_;
+    sc_.shared_lineages = shared_;
+    compactions = compactions_;
+    truncations = truncations_;
+    return std::move(sc_);
+  }
+
+private:
+  void shape_request(std::size_t i) {
+    const auto& r = s_.requests[i];
+    request_spec q = as_recorded(i);
+    // The recording's own context restarts: its compaction, a new context, or a prompt that
+    // shrinks to less than half. The policy's changes end there too.
+    const bool restarted = i > 0 && (r.new_context || s_.requests[i - 1].compaction ||
+                                     2 * r.tokens.prompt() < s_.requests[i - 1].tokens.prompt());
+    if (restarted) {
+      removed_ = 0;
+      own_context_ = false;
+      since_compaction_ = 0;
+      last_context_ = 0;
     }
-  };
-  // A prompt of our own: the kept base (on the first recorded run's lineage) then `lineage`.
-  auto push_own_runs = [&](request_spec& q, std::uint32_t lineage, const recorded_request& first,
-                           const recorded_request& r) {
-    q.runs_begin = static_cast<std::uint32_t>(sc.runs.size());
-    const std::uint32_t base_lineage =
-        t.has_prefix && first.runs_count > 0 ? t.runs[first.runs_begin].lineage : conversation_of(r).base_lineage();
-    if (base > 0 && base_lineage != lineage) {
-      sc.runs.push_back({base_lineage, std::min(base, q.prompt_tokens)});
-      sc.runs.push_back({lineage, q.prompt_tokens});
-      q.runs_count = 2;
-    } else {
-      sc.runs.push_back({lineage, q.prompt_tokens});
-      q.runs_count = 1;
+    if (!t_.has_prefix) conversation_of(r).advance(s_, i);
+    if (i == 0) base_ = std::min<std::int64_t>(q.prompt_tokens, static_cast<std::int64_t>(threshold_ / 4));
+    std::int64_t prompt = q.prompt_tokens - removed_;
+    const std::int64_t generated = r.tokens.generated();
+    if (removed_ > 0 && prompt < base_ && !r.compaction) {
+      push_side_request(q, r);
+      return;
     }
-  };
+    // A session (or a recorded context) that starts above the threshold compacts at once; after
+    // a compaction the agent waits for one more turn (a single turn above the threshold cannot
+    // be compacted away).
+    const bool fresh = sc_.requests.empty() || restarted;
+    if (windowed_ && sh_.policy == context_policy::compact && (since_compaction_ > 0 || fresh) && !r.compaction &&
+        compaction_due(prompt, generated, fresh)) {
+      insert_compaction(q, r, prompt, fresh);
+      q.delay_before_s = 0;
+      prompt = q.prompt_tokens - removed_;
+    }
+    q.prompt_tokens = prompt;
+    fit_and_push(q, r, generated);
+  }
 
-  // A model map's segment of each request: the first pattern that matches its model.
-  auto segment_for = [&](const recorded_request& r) -> std::uint8_t {
-    const auto& model = t.models.at(static_cast<std::size_t>(r.model));
-    for (std::size_t k = 0; k < sh.model_patterns.size(); ++k)
-      if (model_matches(sh.model_patterns[k], model)) return static_cast<std::uint8_t>(k);
-    return 0;
-  };
-
-  for (std::size_t i = 0; i < s.requests.size(); ++i) {
-    const auto& r = s.requests[i];
+  // Request i as recorded: its sizes, timing and model map segment.
+  request_spec as_recorded(std::size_t i) const {
+    const auto& r = s_.requests[i];
     request_spec q;
     q.segment = segment_for(r);
     q.prompt_tokens = r.tokens.prompt();
     q.output_tokens = r.tokens.output;
     q.reasoning_tokens = r.tokens.reasoning;
     q.max_tokens = max_tokens_for(r.tokens.generated());
-    q.delay_before_s = i == 0 ? 0.0 : agent_delay(s.requests[i - 1], r);
+    q.delay_before_s = i == 0 ? 0.0 : agent_delay(s_.requests[i - 1], r);
     q.turn = static_cast<std::int32_t>(i + 1);
     q.compaction = r.compaction;
     if (!std::isnan(r.t_end)) q.recorded_duration_s = r.t_end - r.t_send;
     if (!std::isnan(r.t_first_token)) q.recorded_ttft_s = r.t_first_token - r.t_send;
-    // The recording's own context restarts: its compaction, a new context, or a prompt that
-    // shrinks to less than half. The policy's changes end there too.
-    bool restarted = false;
-    if (i > 0) {
-      const auto& prev = s.requests[i - 1];
-      restarted = r.new_context || prev.compaction || 2 * r.tokens.prompt() < prev.tokens.prompt();
+    return q;
+  }
+
+  // The client's trigger: window − reserve on the context its last response reported (Claude
+  // Code; a fresh context: its own prompt), else compact_at × window on the prompt about to be
+  // sent. A prompt that would not fit compacts whatever the rule (the API refuses it, and the
+  // client compacts then).
+  bool compaction_due(std::int64_t prompt, std::int64_t generated, bool fresh) const {
+    const std::int64_t counted = by_reserve_ && !fresh ? last_context_ : prompt;
+    return static_cast<double>(counted) >= threshold_ || (by_reserve_ && prompt + generated > sh_.window_tokens);
+  }
+
+  // Shorter than what the policy's compaction removed, this prompt cannot extend the compacted
+  // history: another context within the session (a request of another model, a side call). It
+  // goes as recorded, on a lineage of its own, and leaves the history's state alone.
+  void push_side_request(request_spec q, const recorded_request& r) {
+    q.runs_begin = static_cast<std::uint32_t>(sc_.runs.size());
+    if (t_.has_prefix) {
+      push_recorded_runs(q, r);
+    } else {
+      sc_.runs.push_back({next_private_++, q.prompt_tokens});
+      q.runs_count = 1;
     }
-    if (restarted) {
-      removed = 0;
-      own_context = false;
-      since_compaction = 0;
-      last_context = 0;
+    sc_.requests.push_back(q);
+  }
+
+  // The agent compacts before q: it reads the history as it stands (as much of it as the window
+  // holds) and writes a summary; q then continues from the kept base and the summary.
+  void insert_compaction(const request_spec& q, const recorded_request& r, std::int64_t prompt, bool fresh) {
+    const std::int64_t readable = std::max<std::int64_t>(1, sh_.window_tokens - sh_.summary_tokens);
+    request_spec c;
+    c.output_tokens = sh_.summary_tokens;
+    c.max_tokens = max_tokens_for(sh_.summary_tokens);
+    c.delay_before_s = q.delay_before_s;
+    c.turn = q.turn;
+    c.compaction = true;
+    c.inserted = true;
+    c.segment = q.segment;
+    if (fresh) {
+      // The history is this request's own recorded prompt.
+      c.prompt_tokens = std::min(prompt, readable);
+      push_recorded_runs(c, r);
+    } else {
+      // It extends the previous prompt (a cache hit on it).
+      const auto& prev = sc_.requests.back();
+      c.prompt_tokens = std::min(prev.prompt_tokens + prev.output_tokens, readable);
+      c.runs_begin = static_cast<std::uint32_t>(sc_.runs.size());
+      for (std::uint32_t k = 0; k < prev.runs_count; ++k) sc_.runs.push_back(sc_.runs[prev.runs_begin + k]);
+      sc_.runs.back().end_tokens = std::max(sc_.runs.back().end_tokens, c.prompt_tokens);
+      c.runs_count = prev.runs_count;
     }
-    if (!t.has_prefix) conversation_of(r).advance(s, i);
-    if (i == 0) base = std::min<std::int64_t>(q.prompt_tokens, static_cast<std::int64_t>(threshold / 4));
-    std::int64_t prompt = q.prompt_tokens - removed;
-    const std::int64_t generated = r.tokens.generated();
-    if (removed > 0 && prompt < base && !r.compaction) {
-      // Shorter than what the policy's compaction removed, this prompt cannot extend the compacted
-      // history: another context within the session (a request of another model, a side call).
-      // It goes as recorded, on a lineage of its own, and leaves the history's state alone.
-      q.runs_begin = static_cast<std::uint32_t>(sc.runs.size());
-      if (t.has_prefix) {
-        push_recorded_runs(q, r);
-      } else {
-        sc.runs.push_back({next_private++, q.prompt_tokens});
-        q.runs_count = 1;
-      }
-      sc.requests.push_back(q);
-      continue;
+    sc_.requests.push_back(c);
+    ++compactions_;
+    removed_ = q.prompt_tokens - std::min(q.prompt_tokens, base_ + sh_.summary_tokens);
+    own_context_ = true;
+    own_lineage_ = next_private_++;
+    since_compaction_ = 0;
+  }
+
+  // q against the window (a recorded compaction that cannot hold the history reads what fits;
+  // truncation drops the oldest history), then its runs, then into the script.
+  void fit_and_push(request_spec q, const recorded_request& r, std::int64_t generated) {
+    const bool overflows = windowed_ && q.prompt_tokens + generated > sh_.window_tokens;
+    if (overflows && r.compaction && sh_.policy != context_policy::truncate) {
+      q.prompt_tokens = std::max<std::int64_t>(0, sh_.window_tokens - generated);
+      ++truncations_;
     }
-    // A session (or a recorded context) that starts above the threshold compacts at once; after
-    // a compaction the agent waits for one more turn (a single turn above the threshold cannot
-    // be compacted away).
-    const bool fresh = sc.requests.empty() || restarted;
-    // What the trigger reads: the last response's context (a fresh context: its own prompt), or the
-    // prompt about to be sent; a prompt that would not fit compacts whatever the rule (the API
-    // refuses it, and the client compacts then).
-    const std::int64_t counted = by_reserve && !fresh ? last_context : prompt;
-    const bool triggered = static_cast<double>(counted) >= threshold ||
-                           (by_reserve && prompt + generated > sh.window_tokens);
-    if (windowed && sh.policy == context_policy::compact && (since_compaction > 0 || fresh) && !r.compaction &&
-        triggered) {
-      // The agent compacts before this request: it reads the history as it stands (as much of it
-      // as the window holds) and writes a summary; the request then continues from the kept base
-      // and the summary.
-      const std::int64_t readable = std::max<std::int64_t>(1, sh.window_tokens - sh.summary_tokens);
-      request_spec c;
-      c.output_tokens = sh.summary_tokens;
-      c.max_tokens = max_tokens_for(sh.summary_tokens);
-      c.delay_before_s = q.delay_before_s;
-      c.turn = q.turn;
-      c.compaction = true;
-      c.inserted = true;
-      c.segment = q.segment;
-      if (fresh) {
-        // The history is this request's own recorded prompt.
-        c.prompt_tokens = std::min(prompt, readable);
-        push_recorded_runs(c, r);
-      } else {
-        // It extends the previous prompt (a cache hit on it).
-        const auto& prev = sc.requests.back();
-        c.prompt_tokens = std::min(prev.prompt_tokens + prev.output_tokens, readable);
-        c.runs_begin = static_cast<std::uint32_t>(sc.runs.size());
-        for (std::uint32_t k = 0; k < prev.runs_count; ++k) sc.runs.push_back(sc.runs[prev.runs_begin + k]);
-        sc.runs.back().end_tokens = std::max(sc.runs.back().end_tokens, c.prompt_tokens);
-        c.runs_count = prev.runs_count;
-      }
-      sc.requests.push_back(c);
-      ++compactions;
-      q.delay_before_s = 0;
-      removed = q.prompt_tokens - std::min(q.prompt_tokens, base + sh.summary_tokens);
-      prompt = q.prompt_tokens - removed;
-      own_context = true;
-      own_lineage = next_private++;
-      since_compaction = 0;
-    }
-    q.prompt_tokens = prompt;
-    const bool overflows = windowed && prompt + generated > sh.window_tokens;
-    if (overflows && r.compaction && sh.policy != context_policy::truncate) {
-      // A recorded compaction that the window cannot hold reads as much of the history as fits.
-      q.prompt_tokens = std::max<std::int64_t>(0, sh.window_tokens - generated);
-      ++truncations;
-    }
-    if (overflows && sh.policy == context_policy::truncate) {
-      // The oldest history is dropped: the prompt fits, and nothing after the base is cached.
-      // Its own lineage: the next request is truncated afresh (or fits as recorded).
-      q.prompt_tokens = std::max<std::int64_t>(0, sh.window_tokens - generated);
-      own_lineage = next_private++;
-      ++truncations;
-      push_own_runs(q, own_lineage, s.requests.front(), r);
-    } else if (own_context) {
-      push_own_runs(q, own_lineage, s.requests.front(), r);
+    if (overflows && sh_.policy == context_policy::truncate) {
+      // The prompt fits, and nothing after the base is cached. Its own lineage: the next request
+      // is truncated afresh (or fits as recorded).
+      q.prompt_tokens = std::max<std::int64_t>(0, sh_.window_tokens - generated);
+      own_lineage_ = next_private_++;
+      ++truncations_;
+      push_own_runs(q, own_lineage_, r);
+    } else if (own_context_) {
+      push_own_runs(q, own_lineage_, r);
     } else {
       push_recorded_runs(q, r);
     }
-    ++since_compaction;
-    last_context = q.prompt_tokens + generated;
-    sc.requests.push_back(q);
+    ++since_compaction_;
+    last_context_ = q.prompt_tokens + generated;
+    sc_.requests.push_back(q);
   }
-  sc.lineages = next_private;
-  sc.shared_lineages = shared;
-  return sc;
+
+  std::int64_t max_tokens_for(std::int64_t generated) const {
+    std::int64_t m = sh_.max_tokens_override > 0 ? sh_.max_tokens_override : sh_.agent_max_tokens;
+    if (sh_.max_output_tokens > 0) m = std::min(m, sh_.max_output_tokens);
+    return std::max(m, generated);
+  }
+
+  // A model map's segment of a request: the first pattern that matches its model.
+  std::uint8_t segment_for(const recorded_request& r) const {
+    const auto& model = t_.models.at(static_cast<std::size_t>(r.model));
+    for (std::size_t k = 0; k < sh_.model_patterns.size(); ++k)
+      if (model_matches(sh_.model_patterns[k], model)) return static_cast<std::uint8_t>(k);
+    return 0;
+  }
+
+  recorded_prefix& conversation_of(const recorded_request& r) {
+    return conversations_.at(static_cast<std::size_t>(std::max(r.model, 0)));
+  }
+
+  void push_recorded_runs(request_spec& q, const recorded_request& r) {
+    q.runs_begin = static_cast<std::uint32_t>(sc_.runs.size());
+    if (t_.has_prefix) {
+      for (std::uint32_t k = 0; k < r.runs_count; ++k) sc_.runs.push_back(t_.runs[r.runs_begin + k]);
+      q.runs_count = r.runs_count;
+    } else {
+      q.runs_count = conversation_of(r).runs_for(q.prompt_tokens);
+      conversation_of(r).push(sc_.runs, q.prompt_tokens);
+    }
+  }
+
+  // A prompt of our own: the kept base (on the lineage of the conversation's first tokens) then
+  // `lineage`.
+  void push_own_runs(request_spec& q, std::uint32_t lineage, const recorded_request& r) {
+    q.runs_begin = static_cast<std::uint32_t>(sc_.runs.size());
+    const auto& first = s_.requests.front();
+    const std::uint32_t base_lineage =
+        t_.has_prefix && first.runs_count > 0 ? t_.runs[first.runs_begin].lineage : conversation_of(r).base_lineage();
+    if (base_ > 0 && base_lineage != lineage) {
+      sc_.runs.push_back({base_lineage, std::min(base_, q.prompt_tokens)});
+      sc_.runs.push_back({lineage, q.prompt_tokens});
+      q.runs_count = 2;
+    } else {
+      sc_.runs.push_back({lineage, q.prompt_tokens});
+      q.runs_count = 1;
+    }
+  }
+
+  const recorded_trace& t_;
+  const recorded_session& s_;
+  const session_shaping& sh_;
+  session_script sc_;
+  // Lineages: the trace's hash-id lineages are shared by its sessions; conversations (without
+  // hash ids) and the policy's new contexts are private lineages after them.
+  const std::uint32_t shared_;
+  std::uint32_t next_private_;
+  std::vector<recorded_prefix> conversations_;  // without hash ids: one per model
+  const bool windowed_, by_reserve_;
+  const double threshold_;
+  bool own_context_ = false;        // after a compaction or truncation the prompt is ours, not the recording's
+  std::uint32_t own_lineage_ = 0;
+  std::int64_t removed_ = 0;        // recorded prompt tokens the policy's compactions dropped
+  std::int64_t base_ = 0;           // system prompt and task kept by a compaction
+  std::int32_t since_compaction_ = 0;
+  std::int64_t last_context_ = 0;   // prompt + output of the conversation's last request, as replayed
+  std::int32_t compactions_ = 0, truncations_ = 0;
+};
+
+session_script shape_session(const recorded_trace& t, const recorded_session& s, const session_shaping& sh,
+                             std::int32_t& compactions, std::int32_t& truncations) {
+  return session_shaper(t, s, sh).shape(compactions, truncations);
 }
 
 } // namespace
