@@ -14,9 +14,9 @@
 
 namespace loopcast {
 
-namespace {
-
 using json = nlohmann::json;
+
+namespace {
 
 // One window of the input: {"used_percentage": P, "resets_at": EPOCH} (Claude Code's names; the log
 // keeps them). Absent or null: nullopt.

@@ -15,8 +15,9 @@
 
 namespace loopcast {
 
-namespace {
 using json = nlohmann::ordered_json;
+
+namespace {
 
 // A number for text: "never" for +inf (a censored time), "?" for an unknown bound.
 std::string num(double x, const char* fmt_spec) {

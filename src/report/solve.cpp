@@ -13,6 +13,7 @@
 namespace loopcast {
 
 using json = nlohmann::ordered_json;
+
 namespace {
 std::string num(double x) { return std::isnan(x) ? std::string("?") : fmt::format("{:.4f}", x); }
 } // namespace

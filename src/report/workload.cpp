@@ -10,8 +10,9 @@
 
 namespace loopcast {
 
-namespace {
 using json = nlohmann::ordered_json;
+
+namespace {
 
 json distribution_json(const distribution& d) {
   struct visitor {
