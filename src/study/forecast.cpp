@@ -209,7 +209,6 @@ wall_forecast forecast_next_wall(const recorded_trace& trace, const target& tgt,
   f.log = trace.file;
   f.requests = static_cast<std::int64_t>(trace.request_count());
   f.absolute_clock = trace.absolute_clock;
-  f.draws = opt.draws;
   const auto n = static_cast<std::int64_t>(trace.request_count());
   if (n >= opt.work_budget / opt.draws)
     throw std::invalid_argument(fmt::format("{}: each of {} draws replays the log's {} requests, and the work budget of "
@@ -250,7 +249,11 @@ wall_forecast forecast_next_wall(const recorded_trace& trace, const target& tgt,
   }
   f.gap_s = gaps / static_cast<double>(steps.size());
   f.growth_per_request = growth / static_cast<double>(steps.size());
-  if (!(f.gap_s > 0)) return f;  // every send at once: no pace to go on from
+  if (!(f.gap_s > 0)) {  // every send at once, each ending as it began: no pace to go on from either
+    f.steps = 0;
+    return f;
+  }
+  f.draws = opt.draws;  // only now are there draws (the JSON's "draws": 0 before)
 
   const std::size_t active = detail::active_session(trace);
   const std::int64_t per_draw = opt.work_budget / opt.draws;  // requests each draw may simulate

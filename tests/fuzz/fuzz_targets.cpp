@@ -256,6 +256,7 @@ void forecast(const std::uint8_t* data, std::size_t size) {
     LC_FUZZ_CHECK(!(f.p10_s > f.p50_s) && !(f.p50_s > f.p90_s));  // ordered (infinity allowed), never NaN
     LC_FUZZ_CHECK(!std::isnan(f.p10_s) && !std::isnan(f.p50_s) && !std::isnan(f.p90_s));
     LC_FUZZ_CHECK(f.steps == 0 || f.refused_at_s || f.draws_s.size() == static_cast<std::size_t>(o.draws));
+    LC_FUZZ_CHECK(f.draws_s.size() == static_cast<std::size_t>(f.draws));  // the draws it reports, it ran
     for (const auto& x : f.buckets) LC_FUZZ_CHECK(std::isfinite(x.used) && x.used >= 0);
     (void)forecast_to_json(f);
   } catch (const error&) {

@@ -484,6 +484,24 @@ TEST(Forecast, RefusedSoFarAndNoWallWithinTheHorizon) {
             "target test-plan: bucket five_hour has no published limit; set it with --limit five_hour=N (docs/plans.md)");
 }
 
+// Requests sent all at once, each ending as it began, give no pace: the forecast says so (no
+// steps, no draws), as for a session of one request, rather than "no wall in 200 draws". (The
+// forecast fuzz target found it: steps without draws.)
+TEST(Forecast, SendsAllAtOnceGiveNoPaceAndNoDraws) {
+  auto t = ten_growing_requests();
+  for (auto& q : t.sessions[0].requests) q.t_send = q.t_end = 0;
+  const auto f = forecast_next_wall(t, window_plan(1e6));
+  EXPECT_EQ(f.steps, 0);
+  EXPECT_EQ(f.draws, 0);
+  EXPECT_TRUE(f.draws_s.empty());
+  const auto j = nlohmann::json::parse(forecast_to_json(f, -1));
+  EXPECT_TRUE(j.at("gap_s").is_null());
+  EXPECT_EQ(j.at("next_wall").at("draws"), 0);
+  std::ostringstream text;
+  write_forecast_text(text, f, 7 * 86400.0);
+  EXPECT_NE(text.str().find("no pace to forecast from yet"), std::string::npos) << text.str();
+}
+
 // A draw the work budget stops before a wall or the horizon is censored, never "no wall": with room
 // for 1,000 simulated requests a draw (10 replayed and about 650 continued over 64, 256 and 650),
 // no draw reaches the 10^9 window or the 7-day horizon, so every quantile is a lower bound at
