@@ -155,6 +155,13 @@ struct recorded_trace {
 /// else (no end recorded) send − previous send (docs/trace-format.md, "kv-cache-tester timing").
 double agent_delay(const recorded_request& prev, const recorded_request& r) noexcept;
 
+/// Whether request r of a session starts a new context after prev: the log says so, prev was a
+/// compaction, or r's prompt is less than half of prev's (a compaction or /clear the log does not
+/// flag). A compaction request itself (r.compaction) still reads the old context.
+inline bool context_restarts(const recorded_request& prev, const recorded_request& r) noexcept {
+  return r.new_context || prev.compaction || 2 * r.tokens.prompt() < prev.tokens.prompt();
+}
+
 /// The models the logs' requests name, each once, in order of first appearance.
 std::vector<std::string> models_of(const std::vector<recorded_trace>& traces);
 

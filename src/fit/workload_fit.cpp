@@ -19,7 +19,7 @@ constexpr std::size_t min_scale_turns = 4;
 constexpr std::int64_t break_slack_tokens = 128;  // two 64-token blocks: an extended last block is no break
 
 bool is_compaction(const recorded_request& prev, const recorded_request& r) {
-  return r.compaction || prev.compaction || r.new_context || 2 * r.tokens.prompt() < prev.tokens.prompt();
+  return r.compaction || context_restarts(prev, r);
 }
 
 // Tokens of the prefix two prompts share, from their prefix runs (lineage by lineage).

@@ -78,7 +78,7 @@ public:
     if (p == none) return;
     const auto& prev = s.requests[p];
     const double gap = std::isnan(prev.t_end) ? r.t_send - prev.t_send : r.t_send - prev.t_end;
-    const bool restarted = r.new_context || prev.compaction || 2 * r.tokens.prompt() < prev.tokens.prompt();
+    const bool restarted = context_restarts(prev, r);
     const std::int64_t shared = std::min(prev.tokens.prompt(), r.tokens.prompt());
     const bool warm = reads_ && gap <= lifetime_s_;
     std::int64_t keep = -1;  // -1: the same lineage goes on
@@ -94,15 +94,12 @@ public:
     }
   }
 
-  // The runs of a prompt of `tokens` along the conversation (how many: runs_for).
-  void push(std::vector<prefix_run>& out, std::int64_t tokens) {
-    for (std::size_t k = 0; k + 1 < runs_.size() && runs_[k].end_tokens < tokens; ++k) out.push_back(runs_[k]);
+  // Appends the runs of a prompt of `tokens` along the conversation; returns how many.
+  std::uint32_t push(std::vector<prefix_run>& out, std::int64_t tokens) {
+    std::uint32_t n = 1;
+    for (std::size_t k = 0; k + 1 < runs_.size() && runs_[k].end_tokens < tokens; ++k, ++n) out.push_back(runs_[k]);
     out.push_back({runs_.back().lineage, tokens});
     runs_.back().end_tokens = std::max(runs_.back().end_tokens, tokens);
-  }
-  std::uint32_t runs_for(std::int64_t tokens) const {
-    std::uint32_t n = 1;
-    for (std::size_t k = 0; k + 1 < runs_.size() && runs_[k].end_tokens < tokens; ++k) ++n;
     return n;
   }
   // The lineage of the conversation's first tokens (the system prompt and tools).
@@ -151,8 +148,7 @@ private:
     request_spec q = as_recorded(i);
     // The recording's own context restarts: its compaction, a new context, or a prompt that
     // shrinks to less than half. The policy's changes end there too.
-    const bool restarted = i > 0 && (r.new_context || s_.requests[i - 1].compaction ||
-                                     2 * r.tokens.prompt() < s_.requests[i - 1].tokens.prompt());
+    const bool restarted = i > 0 && context_restarts(s_.requests[i - 1], r);
     if (restarted) {
       removed_ = 0;
       own_context_ = false;
@@ -303,8 +299,7 @@ private:
       for (std::uint32_t k = 0; k < r.runs_count; ++k) sc_.runs.push_back(t_.runs[r.runs_begin + k]);
       q.runs_count = r.runs_count;
     } else {
-      q.runs_count = conversation_of(r).runs_for(q.prompt_tokens);
-      conversation_of(r).push(sc_.runs, q.prompt_tokens);
+      q.runs_count = conversation_of(r).push(sc_.runs, q.prompt_tokens);
     }
   }
 
