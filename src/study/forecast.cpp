@@ -55,9 +55,15 @@ forecast_replay::forecast_replay(const recorded_trace& trace, const target& tgt,
   if (!std::isfinite(origin_)) origin_ = 0;
 }
 
-simulation_result forecast_replay::run(const recorded_trace& t, bool timeline, std::int64_t& simulated) const {
+std::vector<recorded_trace> forecast_replay::input(const recorded_trace& t) {
   std::vector<recorded_trace> one{t};
   if (one.front().models.empty()) one.front().models.push_back("unknown");  // (a trace built by hand)
+  return one;
+}
+
+simulation_result forecast_replay::run(const std::vector<recorded_trace>& one, bool timeline,
+                                       std::int64_t& simulated) const {
+  const auto& t = one.front();
   const auto sessions = make_replay_sessions(one, shaping_);
   const auto plans = sessions.plans(1);
   simulated += static_cast<std::int64_t>(t.request_count());  // (a compaction counts with its request)
@@ -91,7 +97,7 @@ std::vector<continuation_step> recent_steps(const recorded_trace& t, std::int32_
     const auto& [ts, prev, r] = all[k];
     if (!prev) continue;  // a session's first request: no step to it
     continuation_step s;
-    const bool restarted = r->new_context || prev->compaction || r->compaction || 2 * r->tokens.prompt() < prev->tokens.prompt();
+    const bool restarted = r->compaction || context_restarts(*prev, *r);
     s.growth = restarted ? 0 : std::max<std::int64_t>(0, r->tokens.prompt() - prev->tokens.prompt());
     s.output = r->tokens.output;
     s.reasoning = r->tokens.reasoning;
@@ -307,14 +313,14 @@ draw_outcome run_draw(const forecast_replay& replay, const recorded_trace& trace
   std::int64_t spent = 0;
   std::int64_t length = std::min<std::int64_t>(64, per_draw - n);
   for (;;) {
-    recorded_trace t = trace;
+    auto one = forecast_replay::input(trace);  // the trace, to continue (copied once a chunk)
     rng g(seed);
-    append_continuation(t, active, steps, g, static_cast<std::size_t>(length), stop_at, shape);
+    append_continuation(one.front(), active, steps, g, static_cast<std::size_t>(length), stop_at, shape);
     std::int64_t used = 0;
-    const auto r = replay.run(t, false, used);
+    const auto r = replay.run(one, false, used);
     spent += used;
     simulated += used;
-    const auto& reqs = t.sessions[active].requests;
+    const auto& reqs = one.front().sessions[active].requests;
     const double reached = reqs.back().t_send - replay.origin() - cut;
     if (r.first_429 && r.first_429->time_s > cut) {
       out.after_s = r.first_429->time_s - cut;

@@ -21,8 +21,14 @@ void check_forecast_options(const forecast_options& opt);
 class forecast_replay {
 public:
   forecast_replay(const recorded_trace& trace, const target& tgt, const forecast_options& opt);
-  /// The run of `t` (the trace, or the trace and a continuation); adds its requests to `simulated`.
-  simulation_result run(const recorded_trace& t, bool timeline, std::int64_t& simulated) const;
+  /// A trace as the input of run() (one built by hand, without model names, gets one).
+  static std::vector<recorded_trace> input(const recorded_trace& t);
+  /// The run of input(t) (the trace, or the trace and a continuation); adds its requests to
+  /// `simulated`.
+  simulation_result run(const std::vector<recorded_trace>& one, bool timeline, std::int64_t& simulated) const;
+  simulation_result run(const recorded_trace& t, bool timeline, std::int64_t& simulated) const {
+    return run(input(t), timeline, simulated);
+  }
   /// The log's clock at simulated t = 0: the first send.
   double origin() const noexcept { return origin_; }
 
