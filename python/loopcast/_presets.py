@@ -148,11 +148,7 @@ class Preset:
         """A copy under another name (and description): an edited preset should not keep the name of the
         one it came from, ``Target.load("anthropic-tier1-claude-sonnet-4.5").with_bucket_limit(...)
         .renamed("anthropic-custom-sonnet-4.5")``."""
-        data = self.to_dict()
-        data["name"] = name
-        if description is not None:
-            data["description"] = description
-        return type(self)(data)
+        return self.replace(name=name) if description is None else self.replace(name=name, description=description)
 
     def set(self, path: str, value: Any) -> "Preset":
         """A copy with the value at a JSON pointer replaced: ``target.set("/cache/ttl_s", 3600)``."""
