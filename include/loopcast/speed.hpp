@@ -173,6 +173,10 @@ struct speed_model {
   /// from the session's seed. Fitted by `loopcast fit` from the residuals.
   double noise_median = 1;
   double noise_sigma = 0;
+  /// Session-to-session noise: every request of a session is further multiplied by one
+  /// log-normal factor of median 1 and this log-space spread, drawn once per session (hosted
+  /// APIs serve whole sessions faster or slower than others). 0: none.
+  double session_sigma = 0;
 };
 
 /// Durations of one request, in seconds.

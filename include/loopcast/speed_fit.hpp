@@ -29,9 +29,13 @@ linear_curve fit_linear_curve(std::span<const speed_sample> samples, double* r_s
 // ---- a speed model from recorded logs ------------------------------------------------------
 
 struct speed_fit {
-  speed_model model;               ///< without noise (noise_median / noise_sigma below)
-  double noise_median = 1;         ///< the residual recorded / predicted time: its median …
-  double noise_sigma = 0;          ///< … and log-space spread ((P90 − P10) of the log ratio / 2·z0.9)
+  speed_model model;               ///< median-unbiased, without noise (the noise fields below)
+  double noise_median = 1;         ///< the residual recorded / predicted time: its median (1 after the
+                                   ///< median-unbiasing, up to rounding) …
+  double noise_sigma = 0;          ///< … the per-request log-space spread (within sessions) …
+  double session_sigma = 0;        ///< … and the per-session factor's: together the residuals' robust
+                                   ///< spread ((P90 − P10) of the log ratio / 2·z0.9)
+  double context_tokens_max = 0;   ///< the longest context fitted (prompt + generated); beyond it, extrapolated
   std::vector<std::string> models; ///< the models whose requests were fitted
   std::size_t samples = 0;
   bool used_ttft = false;          ///< TTFT and decode fitted separately (the log has TTFT)
@@ -40,13 +44,16 @@ struct speed_fit {
   std::vector<std::string> notes;  ///< e.g. terms dropped because they came out negative
 };
 
-/// Least squares (Eigen) of each request's duration on
+/// Least squares of relative errors (Eigen; reweighted by the prediction, close to a fit in log
+/// space) of each request's duration on
 ///   1, u, u·(k + u/2), k, m, m·(c + m/2)
 /// (u uncached prompt tokens after k cached ones, m generated at context c): exactly the
 /// speed_model with a linear prefill curve, a per-cached-token cost and a linear decode curve.
-/// Negative coefficients are dropped and the rest refitted (the model stays physical). With TTFT
-/// in the logs, TTFT is fitted on (1, u, u·(k+u/2), k) and decode time on (m, m·(c+m/2)).
-/// Throws error with fewer than 5 usable requests.
+/// Negative coefficients are dropped and the rest refitted (the model stays physical). With at
+/// least 10 requests that record a first-token time, prefill (1, u, u·(k+u/2), k) is fitted on
+/// their TTFT and decode (m, m·(c+m/2)) on every request's duration less its TTFT. The result is
+/// scaled so that its median residual is 1, and the residual spread is split into a session
+/// factor and per-request noise. Throws error with fewer than 5 usable requests.
 speed_fit fit_speed_model(const std::vector<recorded_trace>& traces);
 /// Only the requests whose model matches `model_pattern` (a glob; "" or "*": every model).
 speed_fit fit_speed_model(const std::vector<recorded_trace>& traces, const std::string& model_pattern);

@@ -3,8 +3,9 @@
 // validate_speed replays held-out recorded sessions on a target (or per-model targets fitted on
 // other logs) with no limits, and compares each timed request's simulated duration (send to
 // end) with the recorded one. With a target whose speed has noise, it replays several seeds:
-// the prediction is the per-request median, and the P10–P90 of the seeds is the interval whose
-// coverage of the recorded durations is reported.
+// the prediction is the per-request median, and the P10–P90 prediction interval of the seeds
+// (quantiles at positions p·(n+1), which hold a new draw 80% of the time for any number of
+// seeds) is the interval whose coverage of the recorded durations is reported.
 #pragma once
 
 #include "loopcast/replay.hpp"
@@ -25,6 +26,17 @@ struct trace_validation {
   double ks = unknown_time;           ///< Kolmogorov–Smirnov distance of the two duration samples
   double coverage = unknown_time;     ///< share of recorded durations inside the simulated P10–P90 (noise only)
   double cache_share_diff = unknown_time;  ///< simulated − recorded cache-read share of prompt tokens
+  double total_recorded_s = unknown_time;  ///< the recorded API time of the compared requests
+  double total_p10_s = unknown_time;       ///< the seeds' P10–P90 of the simulated API time (noise only)
+  double total_p90_s = unknown_time;
+};
+
+/// One model's requests over every held-out log.
+struct model_validation {
+  std::string model;
+  std::size_t requests = 0;
+  double ape_p50 = unknown_time;   ///< median over the requests of |simulated − recorded| / recorded
+  double coverage = unknown_time;  ///< share of recorded durations inside the simulated P10–P90 (noise only)
 };
 
 struct validation_summary {
@@ -36,11 +48,15 @@ struct validation_summary {
   double total_error_abs_max = unknown_time;
   double ks_median = unknown_time;
   double coverage = unknown_time;            ///< over all requests
+  double total_coverage = unknown_time;      ///< share of logs whose recorded API time is inside the seeds' P10–P90
   double cache_share_diff_median = unknown_time;
+  std::size_t ttft_requests = 0;             ///< requests that record a first-token time …
+  double ttft_ape_median = unknown_time;     ///< … and the median |error| of the simulated one (median over seeds)
 };
 
 struct validation_result {
   std::vector<trace_validation> traces;
+  std::vector<model_validation> models;      ///< by model name
   validation_summary summary;
   std::vector<std::string> notes;            ///< which speeds were used, for which models
   std::int32_t seeds = 1;
@@ -83,7 +99,8 @@ validation_result validate_replay(const std::vector<recorded_trace>& held_out, c
                                   const validation_options& opt = {});
 
 /// A target whose speed alone is validated: its limits removed, its window at least 10^7 tokens,
-/// a client that never retries; without `noise`, its speed noise off.
+/// a client that never retries; without `noise`, a point estimate: its speed noise's spreads off
+/// (its median factor kept).
 model_map validation_target(target tgt, bool noise = true);
 
 /// The speeds fitted on `fit_on`: one target per model with at least `min_requests` usable

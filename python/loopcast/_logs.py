@@ -255,7 +255,8 @@ def fit(logs: "Logs | str | Sequence[str]", name: str = "fitted", *, model: str 
 
     ``model`` keeps the requests of models matching a pattern (``"claude-opus-*"``);
     ``context_window`` is the model's window (default: derived from the logs, with a note);
-    ``noise`` writes the residuals as a per-request log-normal factor (``speed.noise``).
+    ``noise`` writes the residuals' spread as per-request noise and a per-session speed factor
+    (``speed.noise``, measured out of sample when the logs are 5 or more).
     """
     if context_window is not None and (isinstance(context_window, bool) or int(context_window) < 1):
         raise ValueError(f"context_window must be a whole number >= 1, not {context_window!r}")

@@ -202,8 +202,8 @@ int cmd_fit(const std::vector<std::string>& logs, const std::string& format, con
              fit.model.overhead_s, 1 / p.a_s, 1 / (p.a_s + 1e5 * p.b_s_per_token), 1e6 * fit.model.cached_token_s, 1 / d.a_s,
              1 / (d.a_s + 1e5 * d.b_s_per_token));
   if (fit.noise_sigma > 0)
-    fmt::print("  noise: recorded / predicted has median {:.3f} and log-space spread {:.3f}{}\n", fit.noise_median,
-               fit.noise_sigma, no_noise ? " (not written: --no-noise)" : " (speed.noise)");
+    fmt::print("  noise: recorded / predicted has log-space spread {:.3f} per request and {:.3f} per session{}\n",
+               fit.noise_sigma, fit.session_sigma, no_noise ? " (not written: --no-noise)" : " (speed.noise)");
   for (const auto& n : fit.notes) fmt::print("  note: {}\n", n);
   fmt::print("wrote {}\n", out);
   return ok;
@@ -371,6 +371,14 @@ int cmd_validate(const std::vector<std::string>& logs, const std::string& format
   fmt::print("  KS distance of durations (median over logs)                  {}\n",
              std::isnan(sm.ks_median) ? std::string("—") : fmt::format("{:.3f}", sm.ks_median));
   fmt::print("  recorded durations inside the simulated P10–P90              {}\n", pct_or_dash(sm.coverage));
+  fmt::print("  logs whose recorded API time is inside the seeds' P10–P90    {}\n", pct_or_dash(sm.total_coverage));
+  fmt::print("  first-token time, median |error| ({} requests record it)  {}\n", sm.ttft_requests,
+             pct_or_dash(sm.ttft_ape_median));
+  if (r.models.size() > 1) {
+    fmt::print("\n  {:<44} {:>8} {:>9} {:>9}\n", "model", "requests", "APE P50", "P10–P90");
+    for (const auto& m : r.models)
+      fmt::print("  {:<44} {:>8} {:>9} {:>9}\n", m.model, m.requests, pct_or_dash(m.ape_p50), pct_or_dash(m.coverage));
+  }
   fmt::print("  anchors (serving simulators, docs/validation.md): BLIS 6.7% median E2E; LLMServingSim 2.0 ≤2.2%; Vidur <9%\n");
   return ok;
 }
@@ -468,7 +476,7 @@ void add_fit_commands(CLI::App& app, const globals& g, const std::shared_ptr<log
   fit->add_option("--model", st->fit_model, "Fit only the requests of models matching this pattern (e.g. 'claude-opus-*')");
   fit->add_option("--context-window", st->fit_window, "The model's context window, tokens (default: derived from the logs, with a note)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000'000'000}));
-  fit->add_flag("--no-noise", st->fit_no_noise, "Do not write the fitted request-to-request noise (speed.noise)");
+  fit->add_flag("--no-noise", st->fit_no_noise, "Do not write the fitted noise (speed.noise: per request and per session)");
   cmds.push_back({fit, [st] { return cmd_fit(st->logs, st->format, st->out, st->fit_model, st->fit_window, st->fit_no_noise); }});
 
   auto va = std::make_shared<validate_args>();

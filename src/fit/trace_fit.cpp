@@ -1,4 +1,5 @@
-// Least-squares speed models from recorded requests (Eigen).
+// Speed models from recorded requests: least squares of relative errors (Eigen), median-unbiased,
+// with the residual noise split into a session factor and per-request noise.
 #include "loopcast/errors.hpp"
 #include "loopcast/random.hpp"
 #include "loopcast/speed_fit.hpp"
@@ -20,6 +21,8 @@ namespace {
 struct row {
   double u, k, m, c;          // uncached, cached, generated, prompt (tokens)
   double duration, ttft;      // s; ttft NaN when unknown
+  std::size_t group;          // the recorded session (log and session) it belongs to
+  std::size_t log;            // the log it belongs to
 };
 
 // Columns: 0 overhead, 1 u, 2 u·(k+u/2), 3 k, 4 m, 5 m·(c+m/2).
@@ -65,6 +68,177 @@ bool usable(const recorded_request& r) {
   return d > 0 && d <= max_duration_s && r.tokens.generated() > 0;
 }
 
+
+// Least squares of relative errors (close to a fit in log space, where hosted-API times are
+// noisy): rows weighted by 1/recorded first, then twice by 1/predicted.
+Eigen::VectorXd relative_lsq(const std::vector<std::array<double, 6>>& x, const std::vector<double>& y,
+                             const std::vector<int>& cols, std::vector<std::string>& notes) {
+  std::vector<double> w(y.size());
+  for (std::size_t i = 0; i < y.size(); ++i) w[i] = y[i] > 0 ? 1 / y[i] : 0;
+  Eigen::VectorXd coef;
+  std::vector<std::string> dropped;
+  for (int pass = 0; pass < 3; ++pass) {
+    std::vector<std::array<double, 6>> xw(x.size());
+    std::vector<double> yw(y.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      for (std::size_t c = 0; c < 6; ++c) xw[i][c] = x[i][c] * w[i];
+      yw[i] = y[i] * w[i];
+    }
+    dropped.clear();
+    coef = nonneg_lsq(xw, yw, cols, dropped);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      double pred = 0;
+      for (std::size_t c = 0; c < 6; ++c) pred += coef(static_cast<Eigen::Index>(c)) * x[i][c];
+      if (pred > 0) w[i] = 1 / pred;
+    }
+  }
+  notes.insert(notes.end(), dropped.begin(), dropped.end());
+  return coef;
+}
+
+double predict(const Eigen::VectorXd& coef, const row& r) {
+  const auto x = features(r);
+  double p = 0;
+  for (std::size_t c = 0; c < 6; ++c) p += coef(static_cast<Eigen::Index>(c)) * x[c];
+  return p;
+}
+
+// The model's terms from the rows: relative least squares (prefill on first-token times when
+// at least 10 requests record one), then scaled to a median residual of 1.
+struct coef_fit {
+  Eigen::VectorXd coef;
+  bool used_ttft = false;
+};
+
+coef_fit fit_coefficients(const std::vector<row>& rows, std::vector<std::string>& notes) {
+  std::size_t with_ttft = 0;
+  for (const auto& r : rows) with_ttft += r.ttft > 0;
+  coef_fit out;
+  Eigen::VectorXd& coef = out.coef;
+  if (with_ttft >= 10) {
+    // Every request with a first-token time separates prefill from decode: prefill on those,
+    // decode on every request (its decode time: the duration less the recorded first-token time,
+    // or the fitted one where none was recorded).
+    out.used_ttft = true;
+    std::vector<std::array<double, 6>> xt;
+    std::vector<double> yt;
+    for (const auto& r : rows)
+      if (r.ttft > 0) {
+        xt.push_back(features(r));
+        yt.push_back(r.ttft);
+      }
+    const auto a = relative_lsq(xt, yt, {0, 1, 2, 3}, notes);
+    std::vector<std::array<double, 6>> xd;
+    std::vector<double> yd;
+    for (const auto& r : rows) {
+      const auto x = features(r);
+      double ttft = r.ttft;
+      if (!(ttft > 0)) {
+        ttft = 0;
+        for (int c = 0; c < 4; ++c) ttft += a(c) * x[static_cast<std::size_t>(c)];
+      }
+      if (r.duration - ttft <= 0) continue;
+      xd.push_back(x);
+      yd.push_back(r.duration - ttft);
+    }
+    const auto b = relative_lsq(xd, yd, {4, 5}, notes);
+    coef = a + b;
+    if (with_ttft < rows.size())
+      notes.push_back(fmt::format("prefill fitted on the {} of {} requests that record a first-token time", with_ttft,
+                                      rows.size()));
+  } else {
+    std::vector<std::array<double, 6>> x;
+    std::vector<double> y;
+    for (const auto& r : rows) {
+      x.push_back(features(r));
+      y.push_back(r.duration);
+    }
+    coef = relative_lsq(x, y, {0, 1, 2, 3, 4, 5}, notes);
+    notes.push_back(with_ttft == 0 ? std::string("the logs have no TTFT: prefill and decode are told apart only by how they scale")
+                                       : fmt::format("only {} requests record a first-token time (10 are needed to fit prefill "
+                                                     "on them): prefill and decode are told apart only by how they scale",
+                                                     with_ttft));
+    if (coef(1) <= 0 && coef(2) <= 0)
+      notes.push_back("prefill cannot be measured from these logs (no first-token times, and its term came out "
+                          "negative): the preset's prefill is a placeholder of 10^9 tokens/s, i.e. prompt time is "
+                          "folded into the overhead and decode terms; do not read prefill speed from it");
+  }
+  // Median-unbiased: the fitted times scaled so that half the requests ran slower than predicted.
+  {
+    std::vector<double> logs;
+    for (const auto& r : rows) {
+      const double pred = predict(coef, r);
+      if (pred > 0) logs.push_back(std::log(r.duration / pred));
+    }
+    if (!logs.empty()) coef *= std::exp(summarize(std::move(logs)).p50);
+  }
+  return out;
+}
+
+// The residuals log(recorded / predicted) that the noise is estimated from, with their sessions:
+// out of sample when the rows come from at least 5 logs (each log's requests predicted by the
+// terms fitted on the other logs, in 5 folds), since in-sample residuals understate the spread a
+// replay of another log meets; else in sample.
+std::pair<std::vector<double>, std::vector<std::size_t>> residuals(const std::vector<row>& rows, const Eigen::VectorXd& coef,
+                                                                   std::vector<std::string>& notes) {
+  std::set<std::size_t> logs;
+  for (const auto& r : rows) logs.insert(r.log);
+  std::vector<Eigen::VectorXd> fold_coef;
+  std::size_t k = logs.size() >= 5 ? 5 : 0;
+  std::map<std::size_t, std::size_t> fold_of;
+  for (const auto l : logs) fold_of.emplace(l, fold_of.size() % 5);
+  for (std::size_t f = 0; f < k; ++f) {
+    std::vector<row> train;
+    for (const auto& r : rows)
+      if (fold_of[r.log] != f) train.push_back(r);
+    if (train.size() < 5) {  // a fold holds nearly every request: in sample after all
+      k = 0;
+      break;
+    }
+    std::vector<std::string> scratch;
+    fold_coef.push_back(fit_coefficients(train, scratch).coef);
+  }
+  std::pair<std::vector<double>, std::vector<std::size_t>> out;
+  for (const auto& r : rows) {
+    const double pred = predict(k ? fold_coef[fold_of[r.log]] : coef, r);
+    if (!(pred > 0)) continue;
+    out.first.push_back(std::log(r.duration / pred));
+    out.second.push_back(r.group);
+  }
+  notes.push_back(k ? fmt::format("noise estimated out of sample: each of the {} logs predicted by the terms fitted on the "
+                                  "others (5 folds)", logs.size())
+                    : std::string("noise estimated in sample (fewer than 5 logs): a replay of another log may meet more"));
+  return out;
+}
+
+// The log residuals' spread split into a per-session factor and per-request noise: the
+// per-request part from deviations within sessions (corrected for the session mean they are
+// measured from), the session part the rest of the total spread. Spreads are robust
+// ((P90 − P10) / 2·z0.9).
+void split_noise(const std::vector<double>& logs, const std::vector<std::size_t>& group, speed_fit& fit) {
+  const auto q = summarize(logs);
+  const double total = std::max(0.0, (q.p90 - q.p10) / (2 * z90));
+  std::map<std::size_t, std::pair<double, std::size_t>> sums;
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    auto& g = sums[group[i]];
+    g.first += logs[i];
+    ++g.second;
+  }
+  std::vector<double> within;
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    const auto& g = sums[group[i]];
+    if (g.second < 2) continue;
+    const double n = static_cast<double>(g.second);
+    within.push_back((logs[i] - g.first / n) * std::sqrt(n / (n - 1)));
+  }
+  fit.noise_sigma = total;
+  if (within.size() < 5) return;
+  const auto w = summarize(std::move(within));
+  const double request = std::min(total, std::max(0.0, (w.p90 - w.p10) / (2 * z90)));
+  fit.noise_sigma = request;
+  fit.session_sigma = std::sqrt(std::max(0.0, total * total - request * request));
+}
+
 } // namespace
 
 std::vector<std::pair<std::string, std::size_t>> fittable_models(const std::vector<recorded_trace>& traces) {
@@ -82,11 +256,13 @@ speed_fit fit_speed_model(const std::vector<recorded_trace>& traces, const std::
   std::vector<row> rows;
   std::string first_file;
   std::set<std::string> models;
+  std::size_t group = 0;
   for (const auto& t : traces) {
     if (t.totals)
       throw trace_error(t.file, 0, fmt::format("{} logs record per-task totals only: no request times to fit", to_string(t.format)));
     if (first_file.empty()) first_file = t.file;
-    for (const auto& s : t.sessions)
+    for (const auto& s : t.sessions) {
+      ++group;
       for (const auto& r : s.requests) {
         const double d = r.t_end - r.t_send;
         if (!usable(r)) continue;
@@ -95,8 +271,10 @@ speed_fit fit_speed_model(const std::vector<recorded_trace>& traces, const std::
         models.insert(model);
         rows.push_back({static_cast<double>(r.tokens.input + r.tokens.cache_write), static_cast<double>(r.tokens.cache_read),
                         static_cast<double>(r.tokens.generated()), static_cast<double>(r.tokens.prompt()), d,
-                        std::isnan(r.t_first_token) ? unknown_time : r.t_first_token - r.t_send});
+                        std::isnan(r.t_first_token) ? unknown_time : r.t_first_token - r.t_send, group,
+                        static_cast<std::size_t>(&t - traces.data())});
       }
+    }
   }
   if (rows.size() < 5)
     throw error(fmt::format("{}: {} usable requests (duration > 0, output > 0){}; fitting needs at least 5", first_file,
@@ -109,43 +287,18 @@ speed_fit fit_speed_model(const std::vector<recorded_trace>& traces, const std::
   if (models.size() > 1)
     fit.notes.push_back(fmt::format("{} models pooled into one curve ({}): fit each with --model for per-model speeds",
                                     models.size(), fmt::join(fit.models, ", ")));
-  std::size_t with_ttft = 0;
-  for (const auto& r : rows) with_ttft += !std::isnan(r.ttft);
-  Eigen::VectorXd coef;
-  if (with_ttft >= 10 && with_ttft * 2 >= rows.size()) {
-    fit.used_ttft = true;
-    std::vector<std::array<double, 6>> xt, xd;
-    std::vector<double> yt, yd;
-    for (const auto& r : rows) {
-      if (std::isnan(r.ttft)) continue;
-      xt.push_back(features(r));
-      yt.push_back(r.ttft);
-      xd.push_back(features(r));
-      yd.push_back(r.duration - r.ttft);
-    }
-    const auto a = nonneg_lsq(xt, yt, {0, 1, 2, 3}, fit.notes);
-    const auto b = nonneg_lsq(xd, yd, {4, 5}, fit.notes);
-    coef = a + b;
-  } else {
-    std::vector<std::array<double, 6>> x;
-    std::vector<double> y;
-    for (const auto& r : rows) {
-      x.push_back(features(r));
-      y.push_back(r.duration);
-    }
-    coef = nonneg_lsq(x, y, {0, 1, 2, 3, 4, 5}, fit.notes);
-    fit.notes.push_back("the logs have no TTFT: prefill and decode are told apart only by how they scale");
-    if (coef(1) <= 0 && coef(2) <= 0)
-      fit.notes.push_back("prefill cannot be measured from these logs (no first-token times, and its term came out "
-                          "negative): the preset's prefill is a placeholder of 10^9 tokens/s, i.e. prompt time is "
-                          "folded into the overhead and decode terms; do not read prefill speed from it");
-  }
+  const auto cf = fit_coefficients(rows, fit.notes);
+  const Eigen::VectorXd& coef = cf.coef;
+  fit.used_ttft = cf.used_ttft;
   // A speed curve needs a positive per-token time: keep at least 1 ns.
   const double floor_s = 1e-9;
   fit.model.overhead_s = coef(0);
   fit.model.prefill = linear_curve{std::max(coef(1), floor_s), coef(2)};
   fit.model.cached_token_s = coef(3);
   fit.model.decode = linear_curve{std::max(coef(4), floor_s), coef(5)};
+  for (const auto& r : rows) fit.context_tokens_max = std::max(fit.context_tokens_max, r.c + r.m);
+  fit.notes.push_back(fmt::format("fitted on contexts up to {:.0f} tokens: longer contexts extrapolate its growth terms",
+                                  fit.context_tokens_max));
 
   // Quality: R² of durations and relative errors of the fitted model itself.
   double mean = 0;
@@ -163,20 +316,8 @@ speed_fit fit_speed_model(const std::vector<recorded_trace>& traces, const std::
   }
   fit.r_squared = ss_tot > 0 ? 1.0 - ss_res / ss_tot : 1.0;
   fit.abs_rel_error = summarize(std::move(rel));
-  // The residuals as a log-normal factor: median and spread of log(recorded / predicted), robust
-  // to outliers (from the P10–P90 range rather than the standard deviation).
-  std::vector<double> logs;
-  for (const auto& r : rows) {
-    const auto tm = time_request(fit.model, static_cast<std::int64_t>(r.k), static_cast<std::int64_t>(r.u),
-                                 static_cast<std::int64_t>(r.m));
-    const double pred = tm.ttft_s + tm.decode_s;
-    if (pred > 0) logs.push_back(std::log(r.duration / pred));
-  }
-  if (logs.size() >= 5) {
-    const auto q = summarize(std::move(logs));
-    fit.noise_median = std::exp(q.p50);
-    fit.noise_sigma = std::max(0.0, (q.p90 - q.p10) / (2 * z90));
-  }
+  const auto [logs, groups] = residuals(rows, coef, fit.notes);
+  if (logs.size() >= 5) split_noise(logs, groups, fit);
   return fit;
 }
 

@@ -71,11 +71,13 @@ speed_model read_speed(const node& n) {
   m.cached_token_s = n.at("cached_token_s").number_in(0, 1);
   m.decode = read_curve(n.at("decode"), false);
   if (auto z = n.find("noise")) {
-    z->expect_keys({"kind", "median", "p90"});
+    z->expect_keys({"kind", "median", "p90", "session_p90"});
     (void)z->at("kind").one_of({"lognormal"});
     m.noise_median = z->at("median").number_in(0.01, 100);
     const double p90 = z->at("p90").number_in(m.noise_median, 100 * m.noise_median);
     m.noise_sigma = std::log(p90 / m.noise_median) / z90;
+    // The session factor's P90 (its median is 1).
+    if (auto q = z->find("session_p90")) m.session_sigma = std::log(q->number_in(1, 100)) / z90;
   }
   return m;
 }

@@ -84,9 +84,11 @@ nlohmann::ordered_json fit_to_target_doc(const speed_fit& f, const std::string& 
   if (opt.noise && f.noise_sigma > 0) {
     j["speed"]["noise"] = {{"kind", "lognormal"}, {"median", f.noise_median},
                            {"p90", f.noise_median * std::exp(z90 * f.noise_sigma)}};
+    if (f.session_sigma > 0) j["speed"]["noise"]["session_p90"] = std::exp(z90 * f.session_sigma);
     notes.push_back(fmt::format("speed.noise: each request's time is multiplied by a log-normal factor (median {:.3f}, "
-                                "log-space spread {:.3f}) fitted to the residuals, drawn from the seed",
-                                f.noise_median, f.noise_sigma));
+                                "log-space spread {:.3f}) and each session's by one of median 1 and spread {:.3f}, "
+                                "fitted to the residuals, drawn from the seed",
+                                f.noise_median, f.noise_sigma, f.session_sigma));
     j["notes"] = notes;
   }
   j["power"] = {{"load_power_w", 0}, {"idle_power_w", 0}, {"usd_per_kwh", 0}};
@@ -111,13 +113,21 @@ nlohmann::ordered_json validation_doc(const validation_result& r) {
   for (const auto& v : r.traces)
     traces.push_back({{"file", v.file}, {"requests", v.requests}, {"ape_p50", nan_or(v.ape_p50)}, {"ape_p90", nan_or(v.ape_p90)},
                       {"bias_p50", nan_or(v.bias_p50)}, {"total_error", nan_or(v.total_error)}, {"ks", nan_or(v.ks)},
-                      {"cache_share_diff", nan_or(v.cache_share_diff)}});
+                      {"cache_share_diff", nan_or(v.cache_share_diff)}, {"total_recorded_s", nan_or(v.total_recorded_s)},
+                      {"total_p10_s", nan_or(v.total_p10_s)}, {"total_p90_s", nan_or(v.total_p90_s)}});
   j["traces"] = traces;
+  json models = json::array();
+  for (const auto& m : r.models)
+    models.push_back({{"model", m.model}, {"requests", m.requests}, {"ape_p50", nan_or(m.ape_p50)},
+                      {"coverage_p10_p90", nan_or(m.coverage)}});
+  j["models"] = models;
   j["summary"] = {{"traces", sm.traces}, {"requests", sm.requests}, {"ape_p50_median", nan_or(sm.ape_p50_median)},
                   {"ape_p50_p90", nan_or(sm.ape_p50_p90)}, {"bias_median", nan_or(sm.bias_median)},
                   {"total_error_abs_median", nan_or(sm.total_error_abs_median)},
                   {"total_error_abs_max", nan_or(sm.total_error_abs_max)}, {"ks_median", nan_or(sm.ks_median)},
-                  {"coverage_p10_p90", nan_or(sm.coverage)}, {"cache_share_diff_median", nan_or(sm.cache_share_diff_median)}};
+                  {"coverage_p10_p90", nan_or(sm.coverage)}, {"total_coverage_p10_p90", nan_or(sm.total_coverage)},
+                  {"cache_share_diff_median", nan_or(sm.cache_share_diff_median)}, {"ttft_requests", sm.ttft_requests},
+                  {"ttft_ape_median", nan_or(sm.ttft_ape_median)}};
   return j;
 }
 } // namespace detail

@@ -49,7 +49,7 @@ json target_json(const target& t) {
                         b.classes.contains(token_class::reasoning)}},
                       {"charging", std::string(to_string(b.charging))}});
   }
-  if (t.speed.noise_sigma != 0 || t.speed.noise_median != 1 || t.engine)
+  if (t.speed.noise_sigma != 0 || t.speed.session_sigma != 0 || t.speed.noise_median != 1 || t.engine)
     throw std::runtime_error("the shared script carries a noiseless cloud speed model only");
   const auto& p = t.prices->usd_per_million;
   if (!t.prices->long_context.empty() || !t.prices->time_windows.empty() || t.prices->usd_per_request != 0 ||

@@ -732,6 +732,43 @@ TEST(Validate, SpeedNoiseIsSeededAndScalesTimes) {
   EXPECT_NEAR(tgt.speed.noise_sigma, std::log(1.2 / 0.9) / 1.2815515655446004, 1e-12);
 }
 
+// The session factor: every request of a session is scaled by one draw, drawn once per session;
+// sessions differ; the preset reads it as the factor's P90.
+TEST(Validate, SessionSpeedFactorScalesAWholeSession) {
+  const std::vector<recorded_trace> t{import_trace(traces / "claude-code-weka/trace_0291.json")};
+  auto plain = unlimited();
+  plain.first().speed.decode = constant_curve{0.01};
+  auto varied = plain;
+  varied.first().speed.session_sigma = 0.3;
+  // Each session's request durations in send order (sessions overlap, so the timeline's order differs).
+  const auto by_session = [&](const scenario_option& o) {
+    std::map<std::uint32_t, std::vector<double>> d;
+    auto rs = run_replay(t, std::vector<scenario_option>{o}).options[0].sim.requests;
+    std::stable_sort(rs.begin(), rs.end(), [](const auto& a, const auto& b) { return a.t_send < b.t_send; });
+    for (const auto& r : rs) d[r.session].push_back(r.t_end - r.t_send);
+    return d;
+  };
+  const auto p = by_session(plain), v = by_session(varied);
+  ASSERT_EQ(p.size(), v.size());
+  std::map<std::uint32_t, double> factor;
+  for (const auto& [session, durations] : p) {
+    const auto& other = v.at(session);
+    ASSERT_EQ(durations.size(), other.size());
+    factor[session] = other[0] / durations[0];
+    for (std::size_t i = 1; i < durations.size(); ++i)
+      EXPECT_NEAR(other[i] / durations[i], factor[session], 1e-9) << "session " << session << " request " << i;
+  }
+  ASSERT_GE(factor.size(), 2u);  // a main session and its subagents
+  EXPECT_NE(factor.begin()->second, std::next(factor.begin())->second);
+  const auto tgt = parse_target(R"({"kind":"target","name":"n","source":"s","read_on":"2026-11-30","type":"local","provider":"p",
+    "tier":"t","model":"m","context_window_tokens":1000,"limits":{"sends_retry_after":false,"buckets":[]},
+    "cache":{"enabled":false},"speed":{"overhead_s":0,"prefill":{"kind":"constant","tokens_per_second":1000},
+    "cached_token_s":0,"decode":{"kind":"constant","tokens_per_second":50},
+    "noise":{"kind":"lognormal","median":1,"p90":1.2,"session_p90":1.5}},
+    "power":{"load_power_w":0,"idle_power_w":0,"usd_per_kwh":0}})", "n.json");
+  EXPECT_NEAR(tgt.speed.session_sigma, std::log(1.5) / 1.2815515655446004, 1e-12);
+}
+
 // fit per model: a pattern keeps that model's requests; pooling models says so.
 TEST(Validate, FitPerModel) {
   const std::vector<recorded_trace> t{import_trace(traces / "claude-code-weka/trace_0291.json")};

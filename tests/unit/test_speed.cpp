@@ -1,9 +1,14 @@
 // Speed curves (docs/model.md §5): integrals against closed forms, tables, rooflines, fitting.
 #include "loopcast/errors.hpp"
+#include "loopcast/random.hpp"
 #include "loopcast/speed_fit.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <variant>
 #include <vector>
 
 using namespace loopcast;
@@ -116,4 +121,103 @@ TEST(Speed, FitRefusesDegenerateSamples) {
       error);
   const std::vector<speed_sample> bad{{1000, 10, 0.1}, {2000, 20, -1}};
   EXPECT_THROW((void)fit_linear_curve(bad), error);
+}
+
+namespace {
+
+// Hand-made logs from a known speed model: 120 sessions of 25 requests, each request's times
+// multiplied by a per-session and a per-request log-normal factor (log-space spreads 0.20 and
+// 0.10, median 1), as the simulator draws them. With `ttft_every` = k, every k-th request records
+// its first-token time (0: none).
+recorded_trace synthetic_log(const speed_model& m, double session_sigma, double request_sigma, int ttft_every) {
+  recorded_trace t;
+  t.file = "synthetic.json";
+  t.models = {"m"};
+  rng g(derive_seed(7, 1));
+  int n = 0;
+  for (int s = 0; s < 120; ++s) {
+    auto& ss = t.sessions.emplace_back();
+    ss.id = std::to_string(s);
+    const double session_f = std::exp(session_sigma * standard_normal(g));
+    double clock = 0;
+    for (int i = 0; i < 25; ++i, ++n) {
+      recorded_request r;
+      r.tokens.cache_read = static_cast<std::int64_t>(100000 * uniform01(g));
+      r.tokens.input = 500 + static_cast<std::int64_t>(20000 * uniform01(g));
+      r.tokens.output = 50 + static_cast<std::int64_t>(2000 * uniform01(g));
+      const auto tm = time_request(m, r.tokens.cache_read, r.tokens.input, r.tokens.output);
+      const double f = session_f * std::exp(request_sigma * standard_normal(g));
+      r.t_send = clock;
+      if (ttft_every > 0 && n % ttft_every == 0) r.t_first_token = clock + tm.ttft_s * f;
+      r.t_end = clock + (tm.ttft_s + tm.decode_s) * f;
+      clock = r.t_end + 5;
+      ss.requests.push_back(r);
+    }
+  }
+  return t;
+}
+
+speed_model known_model() {
+  speed_model m;
+  m.overhead_s = 0.5;
+  m.prefill = linear_curve{2e-4, 2e-9};
+  m.cached_token_s = 2e-6;
+  m.decode = linear_curve{0.02, 5e-8};
+  return m;
+}
+
+} // namespace
+
+// The fit recovers a known model's terms from noisy logs, median-unbiased, and splits the
+// residual spread into the session factor (0.20) and per-request noise (0.10) it was made with.
+TEST(SpeedFit, RecoversTermsAndBothNoiseLevelsFromHandMadeLogs) {
+  const auto m = known_model();
+  const std::vector<recorded_trace> t{synthetic_log(m, 0.20, 0.10, 1)};
+  const auto f = fit_speed_model(t);
+  EXPECT_TRUE(f.used_ttft);
+  EXPECT_EQ(f.samples, 3000u);
+  // The median-unbiasing leaves a median residual of 1.
+  EXPECT_NEAR(f.noise_median, 1.0, 1e-9);
+  // The large terms within 10% (the session factors' sample median is not exactly 1: with 120
+  // sessions of spread 0.2 it is within about ±4%); the per-cached-token time, a tenth of a
+  // typical request's time, within 15%.
+  EXPECT_NEAR(f.model.overhead_s / m.overhead_s, 1, 0.10);
+  EXPECT_NEAR(std::get<linear_curve>(f.model.decode).a_s / 0.02, 1, 0.10);
+  EXPECT_NEAR(f.model.cached_token_s / m.cached_token_s, 1, 0.15);
+  const auto at = [](const speed_model& s) { return time_request(s, 50000, 10000, 1000); };
+  EXPECT_NEAR((at(f.model).ttft_s + at(f.model).decode_s) / (at(m).ttft_s + at(m).decode_s), 1, 0.05);
+  EXPECT_NEAR(f.noise_sigma, 0.10, 0.015);
+  EXPECT_NEAR(f.session_sigma, 0.20, 0.03);
+  EXPECT_GT(f.context_tokens_max, 100000.0);
+  EXPECT_LE(f.context_tokens_max, 122550.0);  // 100,000 cached + 20,500 uncached + 2,050 generated
+}
+
+// Without a session factor the spread is all per-request noise.
+TEST(SpeedFit, NoSessionFactorWhenSessionsShareOneSpeed) {
+  const std::vector<recorded_trace> t{synthetic_log(known_model(), 0, 0.15, 1)};
+  const auto f = fit_speed_model(t);
+  EXPECT_NEAR(f.noise_sigma, 0.15, 0.015);
+  EXPECT_LT(f.session_sigma, 0.04);
+}
+
+// A few requests with first-token times are enough to fit prefill on them (10 or more), and the
+// fit says on how many; fewer than 10, and it says why it could not.
+TEST(SpeedFit, UsesEveryRequestThatRecordsItsFirstToken) {
+  const auto m = known_model();
+  const std::vector<recorded_trace> few{synthetic_log(m, 0, 0.05, 250)};  // 12 of 3000
+  const auto f = fit_speed_model(few);
+  EXPECT_TRUE(f.used_ttft);
+  EXPECT_NE(std::find(f.notes.begin(), f.notes.end(), "prefill fitted on the 12 of 3000 requests that record a first-token time"),
+            f.notes.end());
+  const auto tm = time_request(f.model, 50000, 10000, 1000);
+  const auto tk = time_request(m, 50000, 10000, 1000);
+  EXPECT_NEAR(tm.ttft_s / tk.ttft_s, 1, 0.10);
+  EXPECT_NEAR(tm.decode_s / tk.decode_s, 1, 0.05);
+  const std::vector<recorded_trace> fewer{synthetic_log(m, 0, 0.05, 500)};  // 6 of 3000
+  const auto g = fit_speed_model(fewer);
+  EXPECT_FALSE(g.used_ttft);
+  EXPECT_NE(std::find(g.notes.begin(), g.notes.end(),
+                      "only 6 requests record a first-token time (10 are needed to fit prefill on them): prefill and "
+                      "decode are told apart only by how they scale"),
+            g.notes.end());
 }

@@ -181,7 +181,8 @@ private:
       nb_total_ += d.nb;
       // A target's speed noise draws from its own stream per session (the client's jitter is
       // unchanged); seeded only when a target has noise (seeding a generator is not free).
-      d.has_noise = !opt_.recorded_speed && (d.tgt->speed.noise_sigma > 0 || d.tgt->speed.noise_median != 1);
+      d.has_noise = !opt_.recorded_speed && (d.tgt->speed.noise_sigma > 0 || d.tgt->speed.noise_median != 1 ||
+                                             d.tgt->speed.session_sigma > 0);
       any_noise = any_noise || d.has_noise;
       d.counts_refusals = std::any_of(d.tgt->limits.begin(), d.tgt->limits.end(),
                                       [](const bucket_config& c) { return c.count_rejected; });
@@ -208,6 +209,13 @@ private:
     if (any_noise) {
       noise_g_.reserve(plans_.size());
       for (const auto& p : plans_) noise_g_.emplace_back(derive_seed(p.seed, 0x6e6f697365));
+      // One standard normal per session for the session factor, from a stream of its own (the
+      // per-request draws stay the same with or without it).
+      session_z_.reserve(plans_.size());
+      for (const auto& p : plans_) {
+        rng g(derive_seed(p.seed, 0x73657373696f6e));
+        session_z_.push_back(standard_normal(g));
+      }
     }
     out_.requests.reserve(total);
     out_.sessions.resize(plans_.size());
@@ -649,7 +657,8 @@ private:
     if (!d.has_noise) return tm;
     // A request's times under the target's speed noise (a log-normal factor per request).
     const auto& sp = d.tgt->speed;
-    const double f = sp.noise_median * std::exp(sp.noise_sigma * standard_normal(noise_g_[si]));
+    const double f = sp.noise_median * std::exp(sp.noise_sigma * standard_normal(noise_g_[si]) +
+                                                sp.session_sigma * session_z_[si]);
     return {tm.ttft_s * f, tm.decode_s * f};
   }
 
@@ -788,6 +797,7 @@ private:
   std::optional<rng> no_jitter_;            // what a client that never draws is given (never drawn)
   attempt_record attempt_;                  // on_send's scratch: the attempt being decided
   std::vector<rng> noise_g_;
+  std::vector<double> session_z_;  // a session's standard normal for the speed's session factor
   simulation_result out_;
   detail::calendar_queue queue_;
   bool top_handled_ = false;  // the queue's top is the event being handled (run)
