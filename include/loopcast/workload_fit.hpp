@@ -45,6 +45,7 @@ struct workload_fit {
   std::size_t subagent_sessions = 0, subagent_requests = 0;  ///< seen, not fitted
   std::size_t growth_samples = 0, shrinking_turns = 0;  ///< tool results measured; of them, below 0
   std::size_t compactions = 0, cache_breaks = 0, break_candidates = 0;
+  std::size_t breaks_after_compaction = 0, candidates_after_compaction = 0;  ///< of those, once compacted
   std::size_t timed_delays = 0;             ///< agent times measured
   std::vector<std::string> models;          ///< models of the fitted sessions, most requests first
   std::vector<std::string> notes;

@@ -173,8 +173,10 @@ void measure_session(const picked& p, std::size_t si, std::int64_t system_prompt
       ++f.break_candidates;
       const auto shared = shared_prefix({t.runs.data() + prev.runs_begin, prev.runs_count},
                                         {t.runs.data() + r.runs_begin, r.runs_count});
+      f.candidates_after_compaction += compactions > 0;
       if (shared + break_slack_tokens < prev.tokens.prompt()) {
         ++f.cache_breaks;
+        f.breaks_after_compaction += compactions > 0;
         x.kept.push_back(std::clamp(static_cast<double>(shared) / static_cast<double>(prev.tokens.prompt()), 0.0, 1.0));
       }
     }
@@ -327,8 +329,18 @@ workload_fit fit_workload(const std::vector<recorded_trace>& traces, const workl
   if (sessions.size() >= 10)
     w.task_turns_correlation = std::round(correlation(normal_scores(x.turns), normal_scores(x.tasks)) * 1000) / 1000;
   if (f.break_candidates > 0) {
-    w.cache_breaks.probability =
-        std::round(static_cast<double>(f.cache_breaks) / static_cast<double>(f.break_candidates) * 1e5) / 1e5;
+    // Before and after a session's first compaction, when enough requests follow one (30).
+    const auto before = f.break_candidates - f.candidates_after_compaction;
+    const bool split = f.candidates_after_compaction >= 30 && before > 0;
+    const auto rate = [](std::size_t n, std::size_t of) { return std::round(static_cast<double>(n) / static_cast<double>(of) * 1e5) / 1e5; };
+    w.cache_breaks.probability = split ? rate(f.cache_breaks - f.breaks_after_compaction, before)
+                                       : rate(f.cache_breaks, f.break_candidates);
+    if (split) {
+      w.cache_breaks.after_compaction_probability = rate(f.breaks_after_compaction, f.candidates_after_compaction);
+      f.notes.push_back(fmt::format("cache breaks: {} of {} requests before a session's first compaction, {} of {} after it",
+                                    f.cache_breaks - f.breaks_after_compaction, before, f.breaks_after_compaction,
+                                    f.candidates_after_compaction));
+    }
     w.cache_breaks.kept_fraction = x.kept.empty() ? distribution{fixed_dist{0}} : table_or_fixed(x.kept, std::min(pts, 20));
   } else {
     f.notes.push_back("the logs carry no exact prefixes: cache breaks are not fitted");

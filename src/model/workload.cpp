@@ -147,7 +147,8 @@ void session_generator::operator()(std::uint64_t seed, session_script& s) const 
   // state; Monte Carlo generates a session per seed).
   std::optional<rng> g_session, g_break, g_task, g_window;
   if (!std::holds_alternative<fixed_dist>(w.turns) || w.session_scale.sigma > 0) g_session.emplace(derive_seed(seed, 6));
-  if (w.cache_breaks.probability > 0) g_break.emplace(derive_seed(seed, 7));
+  if (w.cache_breaks.probability > 0 || w.cache_breaks.after_compaction_probability > 0)
+    g_break.emplace(derive_seed(seed, 7));
   if (!std::holds_alternative<fixed_dist>(w.task_tokens)) g_task.emplace(derive_seed(seed, 8));
   if (w.compaction.late_share > 0) g_window.emplace(derive_seed(seed, 9));
 
@@ -167,6 +168,7 @@ void session_generator::operator()(std::uint64_t seed, session_script& s) const 
   std::int64_t history = task;  // tokens after the system prompt
   std::int32_t turns_in_epoch = 0;
   double delay = 0;
+  double break_probability = w.cache_breaks.probability;  // until the first compaction
 
   auto add = [&](std::int64_t out, std::int64_t reasoning, std::int32_t turn, bool compaction) {
     request_spec r;
@@ -210,7 +212,8 @@ void session_generator::operator()(std::uint64_t seed, session_script& s) const 
       history = task + summary;
       turns_in_epoch = 0;
       delay = 0;
-    } else if (g_break && turn > 1 && uniform01(*g_break) < w.cache_breaks.probability) {
+      if (w.cache_breaks.after_compaction_probability >= 0) break_probability = w.cache_breaks.after_compaction_probability;
+    } else if (g_break && turn > 1 && uniform01(*g_break) < break_probability) {
       break_cache(w, *g_break, stack, next_lineage);
     }
     add(out, reasoning, turn, false);

@@ -61,8 +61,9 @@ workload read_workload(const node& root) {
   }
   if (auto r = root.find("task_turns_correlation")) w.task_turns_correlation = r->number_in(-1, 1);
   if (auto cb = root.find("cache_breaks")) {
-    cb->expect_keys({"probability", "kept_fraction"});
+    cb->expect_keys({"probability", "kept_fraction", "after_compaction_probability"});
     w.cache_breaks.probability = cb->at("probability").number_in(0, 1);
+    if (auto a = cb->find("after_compaction_probability")) w.cache_breaks.after_compaction_probability = a->number_in(0, 1);
     w.cache_breaks.kept_fraction = read_distribution(cb->at("kept_fraction"));
     if (upper_bound(w.cache_breaks.kept_fraction) > 1)
       cb->at("kept_fraction").fail(fmt::format("expected fractions in [0, 1], found values up to {}",

@@ -60,6 +60,8 @@ nlohmann::ordered_json workload_fit_doc(const workload_fit& f, const std::vector
   j["task_turns_correlation"] = w.task_turns_correlation;
   j["cache_breaks"] = {{"probability", w.cache_breaks.probability},
                        {"kept_fraction", distribution_json(w.cache_breaks.kept_fraction)}};
+  if (w.cache_breaks.after_compaction_probability >= 0)
+    j["cache_breaks"]["after_compaction_probability"] = w.cache_breaks.after_compaction_probability;
   j["tool_time_s"] = distribution_json(w.tool_time_s);
   j["tool_time_ramp"] = {{"factor", 1}, {"ramp_turns", 1}};
   j["reasoning_in_context"] = w.reasoning_in_context;

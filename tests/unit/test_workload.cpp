@@ -111,6 +111,36 @@ TEST(Workload, CompactionReplacesTheHistory) {
   EXPECT_EQ(s.lineages, 3u);
 }
 
+// Breaks only once the session has compacted (probability 0 before, 1 after), keeping 75%: the
+// session of CompactionReplacesTheHistory keeps one run of conversation up to its compaction;
+// turn 4 (2,800 tokens) keeps 0.75 × 1,700 = 1,275 of the previous prompt (lineage 2) and
+// writes the rest under lineage 3.
+TEST(Workload, CacheBreaksAfterTheFirstCompaction) {
+  auto w = fixed_workload();
+  w.context_window_tokens = 5000;
+  w.compaction.enabled = true;
+  w.compaction.at_fraction = 0.6;
+  w.compaction.summary_tokens = fixed_dist{200};
+  w.cache_breaks = {0.0, fixed_dist{0.75}, 1.0};
+  const auto s = generate_session(w, 1);
+  ASSERT_EQ(s.requests.size(), 5u);
+  EXPECT_EQ(s.runs_of(s.requests[1]).size(), 2u);  // no break before the compaction
+  ASSERT_TRUE(s.requests[2].compaction);
+  EXPECT_EQ(s.runs_of(s.requests[3]).size(), 2u);  // the compaction's own restart
+  const auto runs = s.runs_of(s.requests[4]);
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].end_tokens, 1000);
+  EXPECT_EQ(runs[1].lineage, 2u);
+  EXPECT_EQ(runs[1].end_tokens, 1275);
+  EXPECT_EQ(runs[2].lineage, 3u);
+  EXPECT_EQ(runs[2].end_tokens, 2800);
+  EXPECT_EQ(s.lineages, 4u);
+  // Unset (< 0), the one probability holds throughout: 0 means no break at all.
+  w.cache_breaks.after_compaction_probability = -1;
+  const auto u = generate_session(w, 1);
+  EXPECT_EQ(u.runs_of(u.requests[4]).size(), 2u);
+}
+
 TEST(Workload, SameSeedSameSessionOtherSeedAnother) {
   auto w = fixed_workload();
   w.output_tokens = lognormal_dist{200, 800};

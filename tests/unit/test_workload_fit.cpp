@@ -102,6 +102,63 @@ TEST(WorkloadFit, RealTracesConserveTheirCounts) {
   EXPECT_LE(upper_bound(f.w.cache_breaks.kept_fraction), 1.0);
 }
 
+namespace {
+// One session with exact prefixes: 21 requests growing by 1,000 from 10,000 (request 10 breaks
+// the cache: a new lineage after the 2,000-token system prompt), a restart at 5,000 (a compaction
+// the prompt's drop shows), then `after` requests growing by 1,000, every 4th of them breaking.
+recorded_trace breaking_session(int after) {
+  recorded_trace t;
+  t.file = "handmade";
+  t.models = {"m"};
+  t.has_prefix = true;
+  auto& s = t.sessions.emplace_back();
+  std::uint32_t lineage = 1;
+  auto add = [&](std::int64_t prompt, bool breaks) {
+    if (breaks) ++lineage;
+    recorded_request r;
+    r.t_send = 10.0 * static_cast<double>(s.requests.size());
+    r.t_end = r.t_send + 2;
+    r.tokens.input = prompt;
+    r.tokens.output = 100;
+    r.runs_begin = static_cast<std::uint32_t>(t.runs.size());
+    r.runs_count = 2;
+    t.runs.push_back({0, 2000});
+    t.runs.push_back({lineage, prompt});
+    s.requests.push_back(r);
+  };
+  for (int i = 0; i <= 20; ++i) add(10000 + 1000 * i, i == 10);
+  add(5000, true);
+  for (int k = 1; k <= after; ++k) add(5000 + 1000 * k, k % 4 == 0);
+  t.lineages = lineage + 1;
+  return t;
+}
+} // namespace
+
+// Cache breaks before and after a session's first compaction, by hand: 1 of 20 requests before
+// (0.05), 10 of 40 after (0.25). With 29 after (7 breaks) the split has too few samples (< 30):
+// one rate, 8 of 49 = 0.16327.
+TEST(WorkloadFit, CacheBreaksBeforeAndAfterTheFirstCompaction) {
+  auto f = fit_workload({breaking_session(40)});
+  EXPECT_EQ(f.compactions, 1u);
+  EXPECT_EQ(f.break_candidates, 60u);
+  EXPECT_EQ(f.cache_breaks, 11u);
+  EXPECT_EQ(f.candidates_after_compaction, 40u);
+  EXPECT_EQ(f.breaks_after_compaction, 10u);
+  EXPECT_EQ(f.w.cache_breaks.probability, 0.05);
+  EXPECT_EQ(f.w.cache_breaks.after_compaction_probability, 0.25);
+  EXPECT_NE(std::find(f.notes.begin(), f.notes.end(),
+                      "cache breaks: 1 of 20 requests before a session's first compaction, 10 of 40 after it"),
+            f.notes.end());
+  // The fitted preset carries both rates and reads back.
+  const auto back = parse_workload(workload_fit_to_json(f, {"handmade"}), "fitted.json");
+  EXPECT_EQ(back.cache_breaks.probability, 0.05);
+  EXPECT_EQ(back.cache_breaks.after_compaction_probability, 0.25);
+  f = fit_workload({breaking_session(29)});
+  EXPECT_EQ(f.cache_breaks, 8u);
+  EXPECT_EQ(f.w.cache_breaks.probability, 0.16327);
+  EXPECT_LT(f.w.cache_breaks.after_compaction_probability, 0.0);
+}
+
 TEST(WorkloadFit, NothingToFitIsAnError) {
   const auto t = import_traces({data_dir / "handmade" / "fit-workload.jsonl"});
   workload_fit_options o;
