@@ -118,10 +118,10 @@ def test_bucket_panel_draws_the_continuous_level(reference):
     assert rate == pytest.approx(np.full(draining.sum(), limit / period), rel=1e-6)
     # Each 429 marker sits at the level the refused attempt found, on the curve (linear between
     # its points while the bucket drains).
-    marks = next(c for c in ax.collections if c.get_label() == "429").get_offsets()
+    marks = np.asarray(next(c for c in ax.collections if c.get_label() == "429").get_offsets())
     refused = o.timeline.array["status"] == 1
     assert len(marks) == refused.sum() > 0
-    assert marks[:, 1] == pytest.approx(100 * np.interp(marks[:, 0], t, used) / limit, abs=1e-6)
+    assert list(marks[:, 1]) == pytest.approx(list(100 * np.interp(marks[:, 0], t, used) / limit), abs=1e-6)
     plt.close(ax.figure)
 
 

@@ -20,8 +20,11 @@ def test_reference_case_ranges(reference):
     assert cloud.first_429["bucket"] == "total_tpm"
     assert 13 <= cloud.first_429["request"] <= 15
     assert 50 <= cloud.first_429["time_s"] <= 80
-    assert cloud.effective_tps["p50"] == pytest.approx(357.4, rel=0.15)
-    assert local.effective_tps["p50"] == pytest.approx(101.7, rel=0.15)
+    # The session's billed classes (docs/model.md §9): uncached input, cache reads, output + reasoning.
+    tok = cloud.tokens
+    assert tok["input"] + tok["cache_write"] + tok["cache_write_1h"] == pytest.approx(270539, rel=0.15)
+    assert tok["cache_read"] == pytest.approx(1264128, rel=0.15)
+    assert tok["output"] + tok["reasoning"] == pytest.approx(34935, rel=0.15)
     assert cloud.cost_usd == pytest.approx(1.57, rel=0.15)
     assert local.energy_kwh == pytest.approx(500 * local.wall_s / 3.6e6, rel=1e-12)
 
@@ -148,8 +151,8 @@ def test_results_render_as_tables_in_jupyter(reference):
     # One row per option, with the reference case's values (docs/model.md §9; examples/reference.expected).
     t = reference.options_table().set_index("option")
     assert list(t.index) == ["cloud", "local"]
-    assert t.loc["cloud", "first_429_request"] == 15 and t.loc["cloud", "first_429_bucket"] == "total_tpm"
-    assert t.loc["cloud", "first_429_s"] == pytest.approx(75.4, abs=0.05)
+    assert t.loc["cloud", "first_429_request"] == 14 and t.loc["cloud", "first_429_bucket"] == "total_tpm"
+    assert t.loc["cloud", "first_429_s"] == pytest.approx(63.3, abs=0.05)
     assert t.loc["cloud", "requests"] == reference["cloud"].summary["requests"] == 34
     assert t.loc["cloud", "cost_usd"] == pytest.approx(reference["cloud"].summary["cost_usd"])
     assert t.loc["local", "first_429_bucket"] is None  # no 429: missing, not 0

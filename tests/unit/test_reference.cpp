@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
 #include <sstream>
+#include <vector>
 
 using namespace loopcast;
 
@@ -78,16 +81,56 @@ TEST_F(reference, SentBeforeTheWall) {
   EXPECT_LE(largest_before, 110000);
 }
 
-// Effective throughput P50 within ±15% of 357 (cloud) and 102 (local); decode-only P50 within ±15%
-// of 1,040 and 157; the cloud's prefill share of its median request 45–65%.
-TEST_F(reference, SpeedMatchesTheArticle) {
-  EXPECT_NEAR(cloud().metrics.effective_tps.p50, 357.4, 0.15 * 357.4);
-  EXPECT_NEAR(local().metrics.effective_tps.p50, 101.7, 0.15 * 101.7);
-  EXPECT_NEAR(cloud().metrics.decode_tps.p50, 1040, 0.15 * 1040);
-  EXPECT_NEAR(local().metrics.decode_tps.p50, 157, 0.15 * 157);
-  EXPECT_GE(cloud().metrics.prefill_share.p50, 0.45);
-  EXPECT_LE(cloud().metrics.prefill_share.p50, 0.65);
+// The session's billed token classes (docs/model.md §9) within ±15%: 270,539 uncached input
+// tokens, 1,264,128 cache reads, 34,935 output + reasoning. With the default seed the run bills
+// 267,998 / 1,408,768 / 37,254 (-0.9%, +11.4%, +6.6%).
+TEST_F(reference, BilledClassesMatchTheSession) {
+  const auto& t = cloud().sim.tokens;
+  EXPECT_NEAR(static_cast<double>(t.input + t.cache_write + t.cache_write_1h), 270539, 0.15 * 270539);
+  EXPECT_NEAR(static_cast<double>(t.cache_read), 1264128, 0.15 * 1264128);
+  EXPECT_NEAR(static_cast<double>(t.output + t.reasoning), 34935, 0.15 * 34935);
+  // The compaction is the 16th request; the 18 after it each miss a quarter of the prompt.
+  const auto& reqs = res->scripts.at(0).requests;
+  std::size_t compaction = 0;
+  while (compaction < reqs.size() && !reqs[compaction].compaction) ++compaction;
+  ASSERT_LT(compaction, reqs.size());
+  EXPECT_EQ(compaction, 15u);
   EXPECT_EQ(cloud().metrics.samples.kept, 34u);
+}
+
+// The article's 30-day figures describe the engineer's sessions in general, not this one: over
+// seeds 1-20, the median of each seed's P50 is within ±15% of effective 357 tok/s (cloud) and 102
+// (local), decode 1,040 and 157, with prefill 45-65% of the cloud's median request, for this
+// workload with fully cached prompts (no post-compaction misses) and reasoning median 450,
+// p90 4,000 (the session itself thinks less and misses the cache after its compaction).
+TEST_F(reference, ThirtyDayMediansHoldOverSeeds) {
+  auto typical = std::make_shared<scenario>(*scn);
+  for (auto& g : typical->fleet) {
+    g.wl.reasoning_tokens = lognormal_dist{450, 4000};
+    g.wl.cache_breaks = {};
+  }
+  std::vector<double> eff_cloud, eff_local, dec_cloud, dec_local, prefill;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    run_options o;
+    o.seed = seed;
+    o.report_progress = false;
+    const auto r = run_scenario(typical, o);
+    eff_cloud.push_back(r.options.at(0).metrics.effective_tps.p50);
+    eff_local.push_back(r.options.at(1).metrics.effective_tps.p50);
+    dec_cloud.push_back(r.options.at(0).metrics.decode_tps.p50);
+    dec_local.push_back(r.options.at(1).metrics.decode_tps.p50);
+    prefill.push_back(r.options.at(0).metrics.prefill_share.p50);
+  }
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  EXPECT_NEAR(median(eff_cloud), 357.4, 0.15 * 357.4);
+  EXPECT_NEAR(median(eff_local), 101.7, 0.15 * 101.7);
+  EXPECT_NEAR(median(dec_cloud), 1040, 0.15 * 1040);
+  EXPECT_NEAR(median(dec_local), 157, 0.15 * 157);
+  EXPECT_GE(median(prefill), 0.45);
+  EXPECT_LE(median(prefill), 0.65);
 }
 
 // The whole cloud run: cost within ±15% of $1.57, $/hour within ±15% of $29; locally within ±20%
@@ -130,6 +173,6 @@ TEST(ReferenceResult, OutlivesTheScenarioItRan) {
   EXPECT_EQ(r.options[0].option->first().find_bucket("total_tpm")->limit, total_tpm);
   std::ostringstream text;
   write_text_report(text, r);
-  EXPECT_NE(text.str().find("First 429   request 15 at 75.4 s, refused by total_tpm (retry after 6.0 s)"),
+  EXPECT_NE(text.str().find("First 429   request 14 at 63.3 s, refused by total_tpm (retry after 3.8 s)"),
             std::string::npos);
 }
