@@ -177,6 +177,10 @@ struct speed_model {
   /// log-normal factor of median 1 and this log-space spread, drawn once per session (hosted
   /// APIs serve whole sessions faster or slower than others). 0: none.
   double session_sigma = 0;
+  /// The longest context (prompt + generated tokens) the speeds were fitted on; past it each
+  /// per-token time stays at its value there rather than following the fitted curve's growth
+  /// (a straight line fitted up to 60K tokens says little about 500K). 0: no bound.
+  double context_max_tokens = 0;
 };
 
 /// Durations of one request, in seconds.
@@ -185,14 +189,25 @@ struct request_timing {
   double decode_s;  ///< generation of all output and reasoning tokens
 };
 
+/// Seconds to process positions [x0, x1] with the per-token time held at its value at `bound`
+/// beyond it (bound <= 0: none).
+inline double integrate_bounded(const speed_curve& c, double x0, double x1, double bound) noexcept {
+  if (!(bound > 0) || x1 <= bound) return integrate(c, x0, x1);
+  if (!(x1 > x0)) return 0.0;
+  const double edge = seconds_per_token_at(c, bound);
+  if (x0 >= bound) return edge * (x1 - x0);
+  return integrate(c, x0, bound) + edge * (x1 - bound);
+}
+
 /// Time of a request with `cached` prompt tokens from the cache, `uncached` more prompt tokens,
 /// and `generated` output + reasoning tokens.
 inline request_timing time_request(const speed_model& m, std::int64_t cached,
                                    std::int64_t uncached, std::int64_t generated) noexcept {
   const double k = static_cast<double>(cached);
   const double prompt = k + static_cast<double>(uncached);
-  const double ttft = m.overhead_s + integrate(m.prefill, k, prompt) + k * m.cached_token_s;
-  return {ttft, integrate(m.decode, prompt, prompt + static_cast<double>(generated))};
+  const double bound = m.context_max_tokens;
+  const double ttft = m.overhead_s + integrate_bounded(m.prefill, k, prompt, bound) + k * m.cached_token_s;
+  return {ttft, integrate_bounded(m.decode, prompt, prompt + static_cast<double>(generated), bound)};
 }
 
 } // namespace loopcast

@@ -297,7 +297,9 @@ speed_fit fit_speed_model(const std::vector<recorded_trace>& traces, const std::
   fit.model.cached_token_s = coef(3);
   fit.model.decode = linear_curve{std::max(coef(4), floor_s), coef(5)};
   for (const auto& r : rows) fit.context_tokens_max = std::max(fit.context_tokens_max, r.c + r.m);
-  fit.notes.push_back(fmt::format("fitted on contexts up to {:.0f} tokens: longer contexts extrapolate its growth terms",
+  fit.model.context_max_tokens = fit.context_tokens_max;
+  fit.notes.push_back(fmt::format("fitted on contexts up to {:.0f} tokens: past them the per-token times stay at their "
+                                  "value there (speed.context_max_tokens), not extrapolated",
                                   fit.context_tokens_max));
 
   // Quality: R² of durations and relative errors of the fitted model itself.

@@ -204,6 +204,35 @@ std::shared_ptr<scenario_option> merged_option(const model_map& tg, const std::v
   return o;
 }
 
+// Requests whose context goes past what a target's speeds were fitted on (speed.context_max_tokens):
+// their per-token times are held at the fitted edge, which the summary says.
+void note_extrapolation(const model_map& tg, const std::vector<std::size_t>& entries, const entry_choice& choice,
+                        const std::vector<std::unique_ptr<replay_sessions>>& shaped, replay_shaping_summary& summary) {
+  for (const auto k : entries) {
+    const auto& t = tg.entries[k].option.first();
+    const double bound = t.speed.context_max_tokens;
+    if (!(bound > 0)) continue;
+    std::size_t past = 0, total = 0;
+    std::int64_t largest = 0;
+    for (std::size_t i = 0; i < shaped[k]->scripts.size(); ++i) {
+      if (choice.major[i] != static_cast<int>(k)) continue;
+      for (const auto& r : shaped[k]->scripts[i].requests) {
+        const auto context = r.prompt_tokens + r.output_tokens + r.reasoning_tokens;
+        ++total;
+        if (static_cast<double>(context) > bound) {
+          ++past;
+          largest = std::max(largest, context);
+        }
+      }
+    }
+    if (past > 0)
+      summary.notes.push_back(fmt::format(
+          "{} of {} requests on {} reach past the contexts its speeds were fitted on ({:.0f} tokens; largest {}): "
+          "their per-token times are held at the fitted edge, not extrapolated",
+          past, total, t.name, bound, largest));
+  }
+}
+
 } // namespace
 
 replay_result run_replay(const std::vector<recorded_trace>& traces, const std::vector<model_map>& targets,
@@ -248,6 +277,7 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
         summary.truncations += shaped[k]->script_truncations[i];
       }
     }
+    if (opt.speed != replay_speed::recorded) note_extrapolation(tg, entries, choice, shaped, summary);
     auto result = run_option(*o, plans, so, true, true);
     result.label = tg.label;
     result.option = o;

@@ -20,6 +20,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fmt/format.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -767,6 +769,42 @@ TEST(Validate, SessionSpeedFactorScalesAWholeSession) {
     "noise":{"kind":"lognormal","median":1,"p90":1.2,"session_p90":1.5}},
     "power":{"load_power_w":0,"idle_power_w":0,"usd_per_kwh":0}})", "n.json");
   EXPECT_NEAR(tgt.speed.session_sigma, std::log(1.5) / 1.2815515655446004, 1e-12);
+}
+
+// Speeds fitted up to a context: a replay says how many requests reach past it (counted here from
+// the recording, prompt + output + reasoning) and holds their per-token times at the edge, so
+// they take less time than the straight line would give them.
+TEST(Validate, ReplaySaysWhichRequestsPassTheFittedContexts) {
+  const std::vector<recorded_trace> t{import_trace(traces / "claude-code-weka/trace_0291.json")};
+  auto o = unlimited();
+  o.first().name = "fitted";
+  o.first().speed.decode = linear_curve{0.01, 1e-7};
+  auto bounded = o;
+  bounded.first().speed.context_max_tokens = 50000;
+  std::size_t past = 0, total = 0;
+  std::int64_t largest = 0;
+  for (const auto& s : t[0].sessions)
+    for (const auto& r : s.requests) {
+      ++total;
+      const auto c = r.tokens.prompt() + r.tokens.generated();
+      if (c > 50000) ++past, largest = std::max(largest, c);
+    }
+  ASSERT_GT(past, 0u);
+  const auto b = run_replay(t, std::vector<scenario_option>{bounded});
+  EXPECT_EQ(b.shaping[0].notes, std::vector<std::string>{fmt::format(
+                                    "{} of {} requests on fitted reach past the contexts its speeds were fitted on (50000 "
+                                    "tokens; largest {}): their per-token times are held at the fitted edge, not extrapolated",
+                                    past, total, largest)});
+  const auto u = run_replay(t, std::vector<scenario_option>{o});
+  EXPECT_TRUE(u.shaping[0].notes.empty());
+  EXPECT_LT(b.options[0].sim.busy_s, u.options[0].sim.busy_s);
+  // A preset gives the bound as speed.context_max_tokens (`loopcast fit` writes it).
+  const auto tgt = parse_target(R"({"kind":"target","name":"n","source":"s","read_on":"2026-11-30","type":"local","provider":"p",
+    "tier":"t","model":"m","context_window_tokens":1000,"limits":{"sends_retry_after":false,"buckets":[]},
+    "cache":{"enabled":false},"speed":{"overhead_s":0,"prefill":{"kind":"constant","tokens_per_second":1000},
+    "cached_token_s":0,"decode":{"kind":"constant","tokens_per_second":50},"context_max_tokens":120000},
+    "power":{"load_power_w":0,"idle_power_w":0,"usd_per_kwh":0}})", "n.json");
+  EXPECT_EQ(tgt.speed.context_max_tokens, 120000.0);
 }
 
 // fit per model: a pattern keeps that model's requests; pooling models says so.

@@ -91,6 +91,27 @@ TEST(Speed, RequestTimeIsOverheadPrefillAndDecode) {
   EXPECT_NEAR(t.decode_s, 0.71125, 1e-12);
 }
 
+// Past speed.context_max_tokens the per-token time stays at its value there. The decode of the
+// request above with the bound at 42,200: ∫ from 42,000 to 42,200 of 1e-3 + 1e-8 x
+// = 0.2 + 1e-8 (42,200² − 42,000²)/2 = 0.2 + 0.0842 = 0.2842, then 300 tokens at
+// 1e-3 + 1e-8·42,200 = 1.422e-3 s each = 0.4266: 0.7108 s in all. Prefill is constant: unchanged.
+TEST(Speed, PerTokenTimesStayAtTheFittedEdge) {
+  speed_model m;
+  m.overhead_s = 0.25;
+  m.prefill = constant_curve{1e-4};
+  m.cached_token_s = 1e-6;
+  m.decode = linear_curve{1e-3, 1e-8};
+  m.context_max_tokens = 42200;
+  const auto t = time_request(m, 40000, 2000, 500);
+  EXPECT_NEAR(t.ttft_s, 0.49, 1e-12);
+  EXPECT_NEAR(t.decode_s, 0.7108, 1e-12);
+  // Wholly past the edge: 1,000 tokens from 50,000 at 1.422e-3 s each.
+  EXPECT_NEAR(integrate_bounded(m.decode, 50000, 51000, 42200), 1.422, 1e-12);
+  // Wholly before it, or no bound: the curve itself (∫ 0..1,000 = 1 + 0.005).
+  EXPECT_NEAR(integrate_bounded(m.decode, 0, 1000, 42200), 1.005, 1e-12);
+  EXPECT_NEAR(integrate_bounded(m.decode, 50000, 51000, 0), integrate(m.decode, 50000, 51000), 1e-12);
+}
+
 TEST(Speed, FitRecoversAKnownLinearCurve) {
   const linear_curve truth{5e-4, 9e-9};
   const speed_curve truth_curve = truth;
@@ -190,6 +211,8 @@ TEST(SpeedFit, RecoversTermsAndBothNoiseLevelsFromHandMadeLogs) {
   EXPECT_NEAR(f.session_sigma, 0.20, 0.03);
   EXPECT_GT(f.context_tokens_max, 100000.0);
   EXPECT_LE(f.context_tokens_max, 122550.0);  // 100,000 cached + 20,500 uncached + 2,050 generated
+  // The fitted model holds its per-token times past the longest context it saw.
+  EXPECT_EQ(f.model.context_max_tokens, f.context_tokens_max);
 }
 
 // Without a session factor the spread is all per-request noise.
