@@ -1,6 +1,7 @@
 """Builds loopcast's Python package through CMake (see pyproject.toml).
 
-The extension ``loopcast._core`` is the CMake target ``loopcast_python``; the pure-Python modules
+The extension ``loopcast._core`` is the CMake target ``loopcast_python``; the command-line program
+``loopcast_cli`` goes to ``loopcast/bin/loopcast``, which the ``loopcast`` command runs; the pure-Python modules
 come from ``python/loopcast`` and the presets from ``models/`` (bundled as ``loopcast/models``, which
 ``loopcast.models_dir()`` uses when ``$LOOPCAST_MODELS`` is not set). ``LOOPCAST_CMAKE_BUILD_DIR``
 reuses an existing CMake build tree instead of configuring a new one.
@@ -30,10 +31,10 @@ class CMakeBuild(build_ext):
         build_dir = pathlib.Path(os.environ.get("LOOPCAST_CMAKE_BUILD_DIR") or (pathlib.Path(self.build_temp) / "cmake"))
         if not (build_dir / "CMakeCache.txt").exists():
             subprocess.check_call(["cmake", "-S", str(ROOT), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release",
-                                   "-DLOOPCAST_BUILD_PYTHON=ON", "-DLOOPCAST_BUILD_CLI=OFF", "-DLOOPCAST_BUILD_TESTS=OFF",
+                                   "-DLOOPCAST_BUILD_PYTHON=ON", "-DLOOPCAST_BUILD_CLI=ON", "-DLOOPCAST_BUILD_TESTS=OFF",
                                    "-DLOOPCAST_BUILD_BENCHMARKS=OFF", "-DLOOPCAST_BUILD_EXAMPLES=OFF",
                                    f"-DPython_EXECUTABLE={sys.executable}"])
-        subprocess.check_call(["cmake", "--build", str(build_dir), "--target", "loopcast_python", "-j",
+        subprocess.check_call(["cmake", "--build", str(build_dir), "--target", "loopcast_python", "loopcast_cli", "-j",
                                str(os.cpu_count() or 2)])
         built = sorted((build_dir / "python" / "loopcast").glob("_core*.so"))
         if not built:
@@ -41,6 +42,12 @@ class CMakeBuild(build_ext):
         target = pathlib.Path(self.get_ext_fullpath(ext.name))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(built[0], target)
+        # The command-line program, which the `loopcast` command (loopcast._cli) runs.
+        program = build_dir / "loopcast"
+        if not program.is_file():
+            raise RuntimeError(f"no {program} after the CMake build")
+        (target.parent / "bin").mkdir(exist_ok=True)
+        shutil.copy2(program, target.parent / "bin" / "loopcast")
 
 
 class BuildPyWithModels(build_py):

@@ -2,6 +2,7 @@
 
 import json
 import math
+import os
 import subprocess
 
 import numpy as np
@@ -196,3 +197,14 @@ def test_attempt_budget_cuts_runs_off_and_monte_carlo_counts_them(models):
     assert mc.summary["options"][0]["runs_cut_off"] == 3
     uncut = loopcast.monte_carlo(s.replace(attempt_budget=10**9), 3, models=models)
     assert not uncut.array["cut_off"].any() and uncut.summary["options"][0]["runs_cut_off"] == 0
+
+
+def test_the_loopcast_command_says_when_the_program_is_missing(monkeypatch):
+    # The source tree's package has no bundled program (the wheel adds loopcast/bin/loopcast).
+    from loopcast import _cli
+    program = os.path.join(os.path.dirname(os.path.abspath(_cli.__file__)), "bin", "loopcast")
+    monkeypatch.setattr(_cli.os, "access", lambda path, mode: False)
+    with pytest.raises(SystemExit) as e:
+        _cli.main()
+    assert str(e.value) == (f"loopcast: {program}: no command-line program in this installation (it is built with "
+                            "the wheel; a source checkout has it at build/loopcast)")

@@ -2,7 +2,7 @@
 # The wheel test: `pip wheel` builds loopcast's wheel offline (no build isolation, Debian's pip and
 # setuptools; the extension comes from the CMake build tree given), a venv that sees Debian's
 # packages installs it, and the reference scenario runs from outside the checkout on the presets
-# the wheel bundles.
+# the wheel bundles, in Python and through the `loopcast` command.
 #   tests/wheel/run.sh PYTHON SOURCE_DIR CMAKE_BUILD_DIR WORK_DIR
 set -euo pipefail
 py=$1 src=$2 build=$3 work=$4
@@ -28,4 +28,12 @@ expected=$'models\ntotal_tpm True\nTrue'
 if [ "$out" != "$expected" ]; then
   echo "the installed wheel printed:"; echo "$out"; echo "expected:"; echo "$expected"; exit 1
 fi
-echo "wheel $(basename "$wheel") installs and runs the reference scenario"
+# The `loopcast` command the wheel installs: the bundled program on the bundled presets, from
+# outside the checkout, prints the reference report the checkout expects.
+if ! "$work/venv/bin/loopcast" run > "$work/reference.txt"; then
+  echo "the installed loopcast command failed"; exit 1
+fi
+if ! diff -u "$src/examples/reference.expected" "$work/reference.txt"; then
+  echo "the installed loopcast command's reference report differs from examples/reference.expected"; exit 1
+fi
+echo "wheel $(basename "$wheel") installs, runs the reference scenario, and its loopcast command prints the report"
