@@ -114,9 +114,16 @@ TEST(Catalogue, GeminiRequestsPerDayResetAtMidnightPacific) {
   EXPECT_EQ(charge_for(named(g, "tpm_input"), {100, 50, 0, 9999, 9999}, 20000).at_admission, 150);  // input only
 }
 
-// Sonnet above 200K prompt tokens: the whole request at $6 / $22.50.
+// Sonnet above 200K prompt tokens, in the 1M window a user opts in to: the whole request at
+// $6 / $22.50. Without the opt-in (Claude Code's default) the window is 200K and no request
+// reaches that tier.
 TEST(Catalogue, ClaudeLongContextPrices) {
-  const auto p = *lib().load_target("anthropic-tier1-claude-sonnet-4.5").prices;
+  const auto standard = lib().load_target("anthropic-tier1-claude-sonnet-4.5");
+  EXPECT_EQ(standard.context_window_tokens, 200000);
+  EXPECT_TRUE(standard.prices->long_context.empty());
+  const auto one_m = lib().load_target("anthropic-tier1-claude-sonnet-4.5-1m");
+  EXPECT_EQ(one_m.context_window_tokens, 1000000);
+  const auto p = *one_m.prices;
   EXPECT_NEAR(price_request(p, {100000, 0, 0, 1000, 0}, 0).total_usd, 0.3 + 0.015, 1e-12);
   EXPECT_NEAR(price_request(p, {250000, 0, 0, 1000, 0}, 0).total_usd, 1.5 + 0.0225, 1e-12);
   // Batch: half of everything, cache reads included.

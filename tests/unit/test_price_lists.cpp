@@ -111,12 +111,12 @@ TEST(PriceLists, ModelsDevPerMillionFields) {
 TEST(PriceLists, ImportedPricesLoadInATargetPreset) {
   const auto l = import_price_list(prices_dir + "litellm.json", price_list_format::automatic, {"claude-sonnet-4-5"});
   ASSERT_EQ(l.models.size(), 1u);
-  auto t = nlohmann::json::parse(std::ifstream(LOOPCAST_TEST_MODELS_DIR "/targets/anthropic/anthropic-tier1-claude-sonnet-4.5.json"));
+  auto t = nlohmann::json::parse(std::ifstream(LOOPCAST_TEST_MODELS_DIR "/targets/anthropic/anthropic-tier1-claude-sonnet-4.5-1m.json"));
   t["prices"] = nlohmann::json::parse(price_sheet_json(l.models[0].prices));
   t["prices"]["batch_discounts_cache"] = true;
   const auto loaded = parse_target(t.dump(), "imported.json");
   // The same prices as the catalogue's preset, which was written from docs/providers.md by hand.
-  const auto preset = preset_library({LOOPCAST_TEST_MODELS_DIR}).load_target("anthropic-tier1-claude-sonnet-4.5");
+  const auto preset = preset_library({LOOPCAST_TEST_MODELS_DIR}).load_target("anthropic-tier1-claude-sonnet-4.5-1m");
   const token_counts tokens{250000, 10000, 5000, 2000, 1000};
   EXPECT_NEAR(price_request(*loaded.prices, tokens, 0).total_usd, price_request(*preset.prices, tokens, 0).total_usd, 1e-12);
   EXPECT_NEAR(price_request(*loaded.prices, {1000, 0, 0, 0, 0}, 0, true).total_usd, 0.0015, 1e-12);
