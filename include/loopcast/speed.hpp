@@ -205,9 +205,13 @@ inline request_timing time_request(const speed_model& m, std::int64_t cached,
                                    std::int64_t uncached, std::int64_t generated) noexcept {
   const double k = static_cast<double>(cached);
   const double prompt = k + static_cast<double>(uncached);
-  const double bound = m.context_max_tokens;
-  const double ttft = m.overhead_s + integrate_bounded(m.prefill, k, prompt, bound) + k * m.cached_token_s;
-  return {ttft, integrate_bounded(m.decode, prompt, prompt + static_cast<double>(generated), bound)};
+  const double end = prompt + static_cast<double>(generated);
+  if (m.context_max_tokens > 0 && end > m.context_max_tokens) [[unlikely]] {
+    const double bound = m.context_max_tokens;
+    return {m.overhead_s + integrate_bounded(m.prefill, k, prompt, bound) + k * m.cached_token_s,
+            integrate_bounded(m.decode, prompt, end, bound)};
+  }
+  return {m.overhead_s + integrate(m.prefill, k, prompt) + k * m.cached_token_s, integrate(m.decode, prompt, end)};
 }
 
 } // namespace loopcast
