@@ -14,6 +14,8 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <variant>
 #include <vector>
@@ -181,7 +183,18 @@ struct speed_model {
   /// per-token time stays at its value there rather than following the fitted curve's growth
   /// (a straight line fitted up to 60K tokens says little about 500K). 0: no bound.
   double context_max_tokens = 0;
+  /// Time of day: every request sent in UTC hour h (0–23) takes hour_factors[h] times as long
+  /// (hosted APIs slow down at busy hours). Empty: none; else exactly 24 factors. Fitted by
+  /// `loopcast fit` from logs with clock times, when they support it.
+  std::vector<double> hour_factors;
 };
+
+/// The UTC hour (0–23) of a Unix time, s.
+inline std::size_t utc_hour(double unix_s) noexcept {
+  const double h = std::floor(unix_s / 3600.0);
+  const double r = h - 24.0 * std::floor(h / 24.0);
+  return r >= 0 && r < 24 ? static_cast<std::size_t>(r) : 0;
+}
 
 /// Durations of one request, in seconds.
 struct request_timing {

@@ -7,6 +7,7 @@
 #include "loopcast/trace.hpp"
 
 #include <cstddef>
+#include <limits>
 #include <span>
 #include <string>
 #include <utility>
@@ -35,7 +36,10 @@ struct speed_fit {
   double noise_sigma = 0;          ///< … the per-request log-space spread (within sessions) …
   double session_sigma = 0;        ///< … and the per-session factor's: together the residuals' robust
                                    ///< spread ((P90 − P10) of the log ratio / 2·z0.9)
-  double context_tokens_max = 0;   ///< the longest context fitted (prompt + generated); beyond it, extrapolated
+  double context_tokens_max = 0;   ///< the longest context fitted (prompt + generated); beyond it, held
+  /// Time of day: the p-value of the test that sessions' speeds differ by UTC hour (NaN: not
+  /// tested: no clock times, or too few hours with 3 sessions); below 0.01, model.hour_factors holds them.
+  double hour_p_value = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::string> models; ///< the models whose requests were fitted
   std::size_t samples = 0;
   bool used_ttft = false;          ///< TTFT and decode fitted separately (the log has TTFT)

@@ -5,6 +5,7 @@
 #include "loopcast/speed_fit.hpp"
 
 #include <Eigen/Dense>
+#include <boost/math/distributions/fisher_f.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace loopcast {
 
@@ -23,6 +25,7 @@ struct row {
   double duration, ttft;      // s; ttft NaN when unknown
   std::size_t group;          // the recorded session (log and session) it belongs to
   std::size_t log;            // the log it belongs to
+  double unix_send;           // Unix time of its send; NaN when the log's clock is relative
 };
 
 // Columns: 0 overhead, 1 u, 2 u·(k+u/2), 3 k, 4 m, 5 m·(c+m/2).
@@ -180,7 +183,7 @@ coef_fit fit_coefficients(const std::vector<row>& rows, std::vector<std::string>
 // terms fitted on the other logs, in 5 folds), since in-sample residuals understate the spread a
 // replay of another log meets; else in sample.
 std::pair<std::vector<double>, std::vector<std::size_t>> residuals(const std::vector<row>& rows, const Eigen::VectorXd& coef,
-                                                                   std::vector<std::string>& notes) {
+                                                                   std::vector<std::string>& notes) {  // (residual, row)
   std::set<std::size_t> logs;
   for (const auto& r : rows) logs.insert(r.log);
   std::vector<Eigen::VectorXd> fold_coef;
@@ -199,11 +202,12 @@ std::pair<std::vector<double>, std::vector<std::size_t>> residuals(const std::ve
     fold_coef.push_back(fit_coefficients(train, scratch).coef);
   }
   std::pair<std::vector<double>, std::vector<std::size_t>> out;
-  for (const auto& r : rows) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
     const double pred = predict(k ? fold_coef[fold_of[r.log]] : coef, r);
     if (!(pred > 0)) continue;
     out.first.push_back(std::log(r.duration / pred));
-    out.second.push_back(r.group);
+    out.second.push_back(i);
   }
   notes.push_back(k ? fmt::format("noise estimated out of sample: each of the {} logs predicted by the terms fitted on the "
                                   "others (5 folds)", logs.size())
@@ -239,6 +243,80 @@ void split_noise(const std::vector<double>& logs, const std::vector<std::size_t>
   fit.session_sigma = std::sqrt(std::max(0.0, total * total - request * request));
 }
 
+// Time of day. Sessions are the unit (their requests share a session factor): each session's mean
+// residual, at the UTC hour of its first request. A one-way analysis of variance over the hours
+// with at least 3 sessions says whether hours differ more than sessions do among themselves; when
+// they do (p < 0.01), each such hour's factor is exp(its mean − the mean of all), the others 1, and
+// the residuals lose their hour's share before the noise is split.
+void fit_hour_factors(const std::vector<row>& rows, std::vector<double>& logs, const std::vector<std::size_t>& at,
+                      speed_fit& fit) {
+  constexpr std::size_t min_sessions = 3;
+  std::map<std::size_t, std::tuple<double, std::size_t, double>> session;  // group → (sum, n, first send)
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    const auto& r = rows[at[i]];
+    if (std::isnan(r.unix_send)) continue;
+    auto [it, fresh] = session.try_emplace(r.group, 0.0, 0, r.unix_send);
+    auto& [sum, n, first] = it->second;
+    sum += logs[i];
+    ++n;
+    first = std::min(first, r.unix_send);
+  }
+  if (session.empty()) {
+    fit.notes.push_back("time of day: the logs carry no clock times (relative times, as kv-cache-tester's): no hour factor");
+    return;
+  }
+  std::array<std::vector<double>, 24> by_hour;
+  for (const auto& [g, v] : session) by_hour[utc_hour(std::get<2>(v))].push_back(std::get<0>(v) / static_cast<double>(std::get<1>(v)));
+  std::size_t hours = 0, n = 0, seen = 0;
+  double all = 0;
+  for (const auto& h : by_hour) {
+    seen += !h.empty();
+    if (h.size() < min_sessions) continue;
+    ++hours;
+    n += h.size();
+    for (const double y : h) all += y;
+  }
+  if (hours < 2) {
+    fit.notes.push_back(fmt::format("time of day: {} sessions in {} UTC hours, {} of them with at least {} sessions: too "
+                                    "few to tell hours apart (no hour factor)",
+                                    session.size(), seen, hours, min_sessions));
+    return;
+  }
+  all /= static_cast<double>(n);
+  std::array<double, 24> mean{};
+  double between = 0, within = 0;
+  for (std::size_t h = 0; h < 24; ++h) {
+    if (by_hour[h].size() < min_sessions) continue;
+    for (const double y : by_hour[h]) mean[h] += y;
+    mean[h] /= static_cast<double>(by_hour[h].size());
+    between += static_cast<double>(by_hour[h].size()) * (mean[h] - all) * (mean[h] - all);
+    for (const double y : by_hour[h]) within += (y - mean[h]) * (y - mean[h]);
+  }
+  const double df1 = static_cast<double>(hours - 1), df2 = static_cast<double>(n - hours);
+  const double f = df2 > 0 && within > 0 ? (between / df1) / (within / df2) : 0.0;
+  fit.hour_p_value = df2 > 0 && within > 0 ? boost::math::cdf(boost::math::complement(boost::math::fisher_f(df1, df2), f)) : 1.0;
+  if (!(fit.hour_p_value < 0.01)) {
+    fit.notes.push_back(fmt::format("time of day: the UTC hours of {} sessions ({} hours with at least {}) differ no more "
+                                    "than sessions do among themselves (F = {:.2f}, p = {:.2g}): no hour factor",
+                                    n, hours, min_sessions, f, fit.hour_p_value));
+    return;
+  }
+  fit.model.hour_factors.assign(24, 1.0);
+  double lo = 1e9, hi = 0;
+  for (std::size_t h = 0; h < 24; ++h)
+    if (by_hour[h].size() >= min_sessions) {
+      fit.model.hour_factors[h] = std::round(std::exp(mean[h] - all) * 1e4) / 1e4;
+      lo = std::min(lo, fit.model.hour_factors[h]);
+      hi = std::max(hi, fit.model.hour_factors[h]);
+    }
+  for (std::size_t i = 0; i < logs.size(); ++i)
+    if (const auto& r = rows[at[i]]; !std::isnan(r.unix_send)) logs[i] -= std::log(fit.model.hour_factors[utc_hour(r.unix_send)]);
+  fit.notes.push_back(fmt::format("time of day: the UTC hour explains part of the spread between sessions (F = {:.2f}, "
+                                  "p = {:.2g}, {} sessions in {} hours with at least {}): factors {:.3f} to {:.3f} "
+                                  "(speed.hour_factors; other hours 1)",
+                                  f, fit.hour_p_value, n, hours, min_sessions, lo, hi));
+}
+
 } // namespace
 
 std::vector<std::pair<std::string, std::size_t>> fittable_models(const std::vector<recorded_trace>& traces) {
@@ -269,10 +347,10 @@ speed_fit fit_speed_model(const std::vector<recorded_trace>& traces, const std::
         const auto& model = t.models.at(static_cast<std::size_t>(r.model));
         if (!model_matches(model_pattern, model)) continue;
         models.insert(model);
-        rows.push_back({static_cast<double>(r.tokens.input + r.tokens.cache_write), static_cast<double>(r.tokens.cache_read),
+        rows.push_back({static_cast<double>(r.tokens.input + r.tokens.cache_writes()), static_cast<double>(r.tokens.cache_read),
                         static_cast<double>(r.tokens.generated()), static_cast<double>(r.tokens.prompt()), d,
                         std::isnan(r.t_first_token) ? unknown_time : r.t_first_token - r.t_send, group,
-                        static_cast<std::size_t>(&t - traces.data())});
+                        static_cast<std::size_t>(&t - traces.data()), t.absolute_clock ? r.t_send : unknown_time});
       }
     }
   }
@@ -318,7 +396,10 @@ speed_fit fit_speed_model(const std::vector<recorded_trace>& traces, const std::
   }
   fit.r_squared = ss_tot > 0 ? 1.0 - ss_res / ss_tot : 1.0;
   fit.abs_rel_error = summarize(std::move(rel));
-  const auto [logs, groups] = residuals(rows, coef, fit.notes);
+  auto [logs, at] = residuals(rows, coef, fit.notes);
+  fit_hour_factors(rows, logs, at, fit);
+  std::vector<std::size_t> groups(at.size());
+  for (std::size_t i = 0; i < at.size(); ++i) groups[i] = rows[at[i]].group;
   if (logs.size() >= 5) split_noise(logs, groups, fit);
   return fit;
 }

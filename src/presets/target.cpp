@@ -64,13 +64,19 @@ speed_curve read_curve(const node& n, bool prefill) {
 }
 
 speed_model read_speed(const node& n) {
-  n.expect_keys({"overhead_s", "prefill", "cached_token_s", "decode", "noise", "context_max_tokens"});
+  n.expect_keys({"overhead_s", "prefill", "cached_token_s", "decode", "noise", "context_max_tokens", "hour_factors"});
   speed_model m;
   m.overhead_s = n.at("overhead_s").number_in(0, 3600);
   m.prefill = read_curve(n.at("prefill"), true);
   m.cached_token_s = n.at("cached_token_s").number_in(0, 1);
   m.decode = read_curve(n.at("decode"), false);
   if (auto x = n.find("context_max_tokens")) m.context_max_tokens = x->number_in(1, 1e13);
+  if (auto h = n.find("hour_factors")) {
+    const auto factors = h->array(1);
+    if (factors.size() != 24)
+      h->fail(fmt::format("expected 24 factors, one per UTC hour 0-23, found {}", factors.size()));
+    for (const auto& f : factors) m.hour_factors.push_back(f.number_in(0.05, 20));
+  }
   if (auto z = n.find("noise")) {
     z->expect_keys({"kind", "median", "p90", "session_p90"});
     (void)z->at("kind").one_of({"lognormal"});

@@ -81,6 +81,7 @@ nlohmann::ordered_json fit_to_target_doc(const speed_fit& f, const std::string& 
   j["cache"] = {{"enabled", true}, {"block_tokens", 1}, {"min_tokens", 0}, {"ttl_s", 86400}, {"write_charged", false}};
   j["speed"] = {{"overhead_s", f.model.overhead_s}, {"prefill", curve(f.model.prefill)},
                 {"cached_token_s", f.model.cached_token_s}, {"decode", curve(f.model.decode)}};
+  if (!f.model.hour_factors.empty()) j["speed"]["hour_factors"] = f.model.hour_factors;
   if (f.model.context_max_tokens > 0)
     j["speed"]["context_max_tokens"] = static_cast<std::int64_t>(std::ceil(f.model.context_max_tokens));
   if (opt.noise && f.noise_sigma > 0) {

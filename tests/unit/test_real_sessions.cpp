@@ -771,6 +771,50 @@ TEST(Validate, SessionSpeedFactorScalesAWholeSession) {
   EXPECT_NEAR(tgt.speed.session_sigma, std::log(1.5) / 1.2815515655446004, 1e-12);
 }
 
+// Time of day: with factor 1 + h in UTC hour h, each replayed request takes (1 + its send's UTC
+// hour) times as long as without factors; started at 13:30 UTC the first request runs 14 times
+// as long. A preset gives the 24 factors and refuses any other number.
+TEST(Validate, HourFactorsScaleEachRequestByItsUtcHour) {
+  const std::vector<recorded_trace> t{import_trace(traces / "claude-code-weka/trace_0291.json")};
+  auto plain = unlimited();
+  plain.first().speed.decode = constant_curve{0.01};
+  auto hourly = plain;
+  for (int h = 0; h < 24; ++h) hourly.first().speed.hour_factors.push_back(1.0 + h);
+  replay_options ro;
+  ro.start_unix_s = 1'793'577'600.0 + 13.5 * 3600;  // 2026-11-02 13:30 UTC
+  const auto p = run_replay(t, std::vector<scenario_option>{plain}, ro).options[0].sim.requests;
+  const auto h = run_replay(t, std::vector<scenario_option>{hourly}, ro).options[0].sim.requests;
+  ASSERT_EQ(p.size(), h.size());
+  ASSERT_GT(p.size(), 10u);
+  // Requests start later when earlier ones took longer: each session's k-th request against its
+  // k-th, at the hour of its own send.
+  const auto by_session = [](std::vector<request_sample> rs) {
+    std::stable_sort(rs.begin(), rs.end(), [](const auto& a, const auto& b) {
+      return a.session != b.session ? a.session < b.session : a.t_send < b.t_send;
+    });
+    return rs;
+  };
+  const auto ps = by_session(p), hs = by_session(h);
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < hs.size(); ++i) {
+    ASSERT_EQ(hs[i].session, ps[i].session);
+    const double ratio = (hs[i].t_end - hs[i].t_send) / (ps[i].t_end - ps[i].t_send);
+    EXPECT_NEAR(ratio, 1.0 + static_cast<double>(utc_hour(ro.start_unix_s + hs[i].t_send)), 1e-9) << i;
+    ratios.push_back(ratio);
+  }
+  EXPECT_NEAR(*std::min_element(ratios.begin(), ratios.end()), 14.0, 1e-9);
+  try {
+    (void)parse_target(R"({"kind":"target","name":"n","source":"s","read_on":"2026-11-30","type":"local","provider":"p",
+      "tier":"t","model":"m","context_window_tokens":1000,"limits":{"sends_retry_after":false,"buckets":[]},
+      "cache":{"enabled":false},"speed":{"overhead_s":0,"prefill":{"kind":"constant","tokens_per_second":1000},
+      "cached_token_s":0,"decode":{"kind":"constant","tokens_per_second":50},"hour_factors":[1,2,3]},
+      "power":{"load_power_w":0,"idle_power_w":0,"usd_per_kwh":0}})", "n.json");
+    FAIL() << "expected a config_error";
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected 24 factors, one per UTC hour 0-23, found 3"), std::string::npos) << e.what();
+  }
+}
+
 // Speeds fitted up to a context: a replay says how many requests reach past it (counted here from
 // the recording, prompt + output + reasoning) and holds their per-token times at the edge, so
 // they take less time than the straight line would give them.

@@ -182,7 +182,7 @@ private:
       // A target's speed noise draws from its own stream per session (the client's jitter is
       // unchanged); seeded only when a target has noise (seeding a generator is not free).
       d.has_noise = !opt_.recorded_speed && (d.tgt->speed.noise_sigma > 0 || d.tgt->speed.noise_median != 1 ||
-                                             d.tgt->speed.session_sigma > 0);
+                                             d.tgt->speed.session_sigma > 0 || !d.tgt->speed.hour_factors.empty());
       any_noise = any_noise || d.has_noise;
       d.counts_refusals = std::any_of(d.tgt->limits.begin(), d.tgt->limits.end(),
                                       [](const bucket_config& c) { return c.count_rejected; });
@@ -605,7 +605,7 @@ private:
     const request_spec& req = s.request();
     const token_counts& tk = a.tokens;
     // With an engine the times depend on the other requests and are filled in later.
-    const request_timing tm = timing(d, si, req, cached, tk.generated());
+    const request_timing tm = timing(d, si, req, cached, tk.generated(), t);
     const double t_first = t + tm.ttft_s;
     const double t_end = d.eng ? never_admitted : t_first + tm.decode_s;
     a.t_first_token = d.eng ? t : t_first;
@@ -648,17 +648,19 @@ private:
   [[gnu::noinline]] void note_lost_cache(deployment& d, const token_counts& tk, std::int64_t lost, double t) noexcept;
 
   request_timing timing(deployment& d, std::uint32_t si, const request_spec& req, std::int64_t cached,
-                        std::int64_t generated) {
+                        std::int64_t generated, double t) {
     if (opt_.recorded_speed) {
       const double ttft = std::max(0.0, static_cast<double>(req.recorded_ttft_s));
       return {ttft, std::max(0.0, static_cast<double>(req.recorded_duration_s) - ttft)};
     }
     const request_timing tm = d.speed.time(cached, req.prompt_tokens - cached, generated);
     if (!d.has_noise) return tm;
-    // A request's times under the target's speed noise (a log-normal factor per request).
+    // A request's times under the target's speed noise (a log-normal factor per request and one
+    // per session) and its time-of-day factor (the UTC hour it is sent in).
     const auto& sp = d.tgt->speed;
-    const double f = sp.noise_median * std::exp(sp.noise_sigma * standard_normal(noise_g_[si]) +
-                                                sp.session_sigma * session_z_[si]);
+    double f = sp.noise_median * std::exp(sp.noise_sigma * standard_normal(noise_g_[si]) +
+                                          sp.session_sigma * session_z_[si]);
+    if (!sp.hour_factors.empty()) f *= sp.hour_factors[utc_hour(opt_.start_unix_s + t)];
     return {tm.ttft_s * f, tm.decode_s * f};
   }
 
