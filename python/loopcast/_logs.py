@@ -285,7 +285,7 @@ def fit_workload(logs: "Logs | str | Sequence[str]", name: str = "fitted", *, mo
 def validate(held_out: "Logs | str | Sequence[str]", *, fit_on: "Logs | str | Sequence[str] | None" = None,
              on: "Target | str | None" = None, seeds: int = 20, seed: int = 1, noise: bool = True,
              workload: "Workload | str | None" = None, workload_fit_on: "Logs | str | Sequence[str] | None" = None,
-             price: "Target | str" = "anthropic-tier1-claude-sonnet-4.5", sessions: int = 1000) -> dict[str, Any]:
+             price: "Target | str" = "anthropic-tier1-claude-sonnet-4.5-1m", sessions: int = 1000) -> dict[str, Any]:
     """``loopcast validate --json`` as a dict (``.to_pandas()``: a row per log or per measure): held-out logs vs predictions.
 
     Speeds: give ``fit_on`` (logs to fit per-model speeds on, never the held-out ones) or ``on`` (a

@@ -273,7 +273,7 @@ std::string pct_or_dash(double x, bool sign = false) {
 
 struct validate_args {
   std::vector<std::string> fit_on, workload_fit_on;
-  std::string on, workload, price = "anthropic-tier1-claude-sonnet-4.5";
+  std::string on, workload, price = "anthropic-tier1-claude-sonnet-4.5-1m";
   std::int32_t seeds = 20, sessions = 1000;
   std::uint64_t seed = 1;
   bool no_noise = false, as_json = false;

@@ -299,8 +299,13 @@ model_price_book catalogue_price_book(const preset_library& lib) {
   for (const auto& e : lib.entries())
     if (e.kind == preset_kind::target) targets.push_back(&e);
   std::sort(targets.begin(), targets.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
-  for (const auto* e : targets) {
-    const auto t = lib.load_target(e->name);
+  // Of two presets of one model, the one with long-context tiers prices a log (its first entry
+  // wins): a recorded prompt above a tier's threshold ran in the window that tier belongs to (the
+  // 1M Sonnet window), and below it both price alike.
+  std::vector<target> loaded;
+  for (const auto* e : targets) loaded.push_back(lib.load_target(e->name));
+  std::stable_partition(loaded.begin(), loaded.end(), [](const target& t) { return t.prices && !t.prices->long_context.empty(); });
+  for (const auto& t : loaded) {
     if (!t.prices || t.model.empty()) continue;
     model_price_book::entry x;
     x.key = normalize_model_name(t.model);

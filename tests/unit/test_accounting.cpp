@@ -227,8 +227,14 @@ TEST(Accounting, TheProvidersOwnEntryBeforeAResellers) {
   EXPECT_TRUE(is_reseller("vertex_ai-anthropic_models"));
   EXPECT_TRUE(is_reseller("openrouter/anthropic/claude-opus-4.5"));
   EXPECT_FALSE(is_reseller("anthropic"));
-  // The catalogue before the bundled list: Sonnet 4.5 from its preset.
-  EXPECT_EQ(load_price_book("", lib()).find("claude-sonnet-4-5-20250929")->from, "anthropic-tier1-claude-sonnet-4.5");
+  // The catalogue before the bundled list: Sonnet 4.5 from its preset, the one with the
+  // long-context tier (a logged prompt above 200K ran in the 1M window): 250K input tokens and
+  // 1,000 output at $6 / $22.50 per million = $1.5225, not $0.765 at the base prices.
+  const auto catalogue = load_price_book("", lib());
+  const auto* sonnet = catalogue.find("claude-sonnet-4-5-20250929");
+  ASSERT_NE(sonnet, nullptr);
+  EXPECT_EQ(sonnet->from, "anthropic-tier1-claude-sonnet-4.5-1m");
+  EXPECT_NEAR(price_request(sonnet->prices, {250000, 0, 0, 1000, 0}, 0).total_usd, 1.5225, 1e-12);
 }
 
 // subagent.jsonl, by hand from its usage fields (12 responses of claude-opus-4-6, each at its
