@@ -41,6 +41,11 @@ def _axes(ax: Any):
     return plt.subplots(figsize=(7, 4))[1]
 
 
+def _legend_outside(ax: Any) -> None:
+    """The legend to the right of the plotting area: a legend must never hide data."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)
+
+
 def _option(run: Run, option: "int | str | OptionResult") -> OptionResult:
     return option if isinstance(option, OptionResult) else run[option]
 
@@ -68,7 +73,7 @@ def context(run: Run, option: "int | str" = 0, session: int = 0, ax: Any = None)
     ax.set_xlabel("request")
     ax.set_ylabel("prompt (thousand tokens)")
     ax.set_title(f"Context snowball — {o.label}, session {session + 1}")
-    ax.legend(loc="upper left")
+    _legend_outside(ax)
     return ax
 
 
@@ -99,7 +104,7 @@ def buckets(run: Run, option: "int | str" = 0, ax: Any = None):
     ax.set_ylabel("in use (% of limit)")
     ax.set_title(f"Rate-limit buckets — {o.label}")
     # Outside the plotting area: a legend must never hide the 429 markers.
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)
+    _legend_outside(ax)
     return ax
 
 
@@ -120,7 +125,7 @@ def cost(run: Run, ax: Any = None):
     ax.set_xlabel("time (s)")
     ax.set_ylabel("cumulative cost (USD)")
     ax.set_title("Cost")
-    ax.legend(loc="upper left")
+    _legend_outside(ax)
     return ax
 
 
@@ -147,7 +152,7 @@ def throughput_by_context(run: Run, ax: Any = None):
     ax.set_xlabel("context (prompt tokens)")
     ax.set_ylabel("effective throughput P50 (tok/s)")
     ax.set_title("Speed by context")
-    ax.legend()
+    _legend_outside(ax)
     return ax
 
 
@@ -194,42 +199,78 @@ def monte_carlo(mc: Any, metric: str = "usd_per_task", ax: Any = None):
     ax.set_ylim(0, 1.02)
     ax.set_title(f"{_METRIC_LABELS.get(metric, metric)} over {mc.summary['seeds']} seeds "
                  f"(P50 with its {100 * mc.summary['confidence']:.0f}% interval)")
-    ax.legend(loc="lower right")
+    _legend_outside(ax)
     return ax
 
 
 def sweep(sw: Any, x: str | None = None, metric: str = "tasks_per_hour", ax: Any = None):
     """Median of ``metric`` (with its interval as a band) against the swept parameter ``x`` (a JSON
-    pointer; default the first), one line per option; other parameters must take one value."""
+    pointer; default the first), one line per option and per combination of the other swept
+    parameters' values (labelled ``option, name=value``), never one line across them."""
     ax = _axes(ax)
     x = x or sw.paths[0]
+    if x not in sw.paths:
+        raise ValueError(f"{x!r} is not a swept parameter; the sweep's are: {', '.join(sw.paths)}")
     i = sw.paths.index(x)
     points = sw.summary["points"]
     labels = [o["label"] for o in points[0]["options"]]
-    xs = np.array([float(p[i]) for p in sw.points])
-    order = np.argsort(xs, kind="stable")
-    for k, label in enumerate(labels):
-        y = np.array([_value(p["options"][k][metric]["p50"]["value"]) for p in points])[order]
-        lo = np.array([_value(p["options"][k][metric]["p50"]["lo"]) for p in points])[order]
-        hi = np.array([_value(p["options"][k][metric]["p50"]["hi"]) for p in points])[order]
-        ax.plot(xs[order], y, marker="o", label=label)
-        ax.fill_between(xs[order], lo, hi, alpha=0.2)
+    others = [j for j in range(len(sw.paths)) if j != i]
+    groups: "dict[tuple, list[int]]" = {}
+    for n, p in enumerate(sw.points):
+        groups.setdefault(tuple(p[j] for j in others), []).append(n)
+    for key, members in groups.items():
+        xs = np.array([float(sw.points[n][i]) for n in members])
+        order = np.argsort(xs, kind="stable")
+        rows = [points[members[o]] for o in order]
+        suffix = "".join(f", {sw.paths[j].rsplit('/', 1)[-1]}={v}" for j, v in zip(others, key)) if len(groups) > 1 else ""
+        for k, label in enumerate(labels):
+            y = np.array([_value(p["options"][k][metric]["p50"]["value"]) for p in rows])
+            lo = np.array([_value(p["options"][k][metric]["p50"]["lo"]) for p in rows])
+            hi = np.array([_value(p["options"][k][metric]["p50"]["hi"]) for p in rows])
+            ax.plot(xs[order], y, marker="o", label=label + suffix)
+            ax.fill_between(xs[order], lo, hi, alpha=0.2)
     ax.set_xlabel(x.rsplit("/", 1)[-1])
     ax.set_ylabel(_METRIC_LABELS.get(metric, metric) + " (median)")
     ax.set_title(f"{sw.name}: {_METRIC_LABELS.get(metric, metric)} by {x.rsplit('/', 1)[-1]}")
-    ax.legend(loc="best")
+    _legend_outside(ax)
     return ax
 
 
-def validation(result: "dict[str, Any]", ax: Any = None):
+def validation(result: "dict[str, Any]", ax: Any = None, show: str = "error"):
     """What :func:`loopcast.validate` returned, against its targets.
 
-    For a speed validation: each held-out log's per-request error (median |simulated − recorded| /
-    recorded) as a bar, its P90 as a tick, and the 14% target. For a workload validation: the
-    Kolmogorov–Smirnov distance of each measure (session length, context growth, prompt size,
-    cost per session) between real and synthetic sessions, and the 0.15 target.
+    For a speed validation, ``show="error"``: each held-out log's per-request error (median
+    |simulated − recorded| / recorded) as a bar, its P90 as a tick, and the 14% target;
+    ``show="calibration"``: how often the recorded durations fell inside the simulated P10–P90,
+    per model (with its request count), for all requests and for each log's total API time,
+    against the 80% an honest interval holds (78–82% shaded) and the 70% floor per model.
+    For a workload validation: the Kolmogorov–Smirnov distance of each measure (session length,
+    context growth, prompt size, cost per session) between real and synthetic sessions, and the
+    0.15 target.
     """
+    if show not in ("error", "calibration"):
+        raise ValueError(f"show must be 'error' or 'calibration', not {show!r}")
     ax = _axes(ax)
+    if show == "calibration":
+        if "measures" in result:
+            raise ValueError("a workload validation has no intervals to calibrate: use show='error'")
+        s = result["summary"]
+        names = [f"{m['model']}\n({m['requests']} req.)" for m in result.get("models", [])]
+        values = [_value(m["coverage_p10_p90"]) for m in result.get("models", [])]
+        names += [f"all requests\n({s['requests']})", f"log totals\n({s['traces']} logs)"]
+        values += [_value(s["coverage_p10_p90"]), _value(s["total_coverage_p10_p90"])]
+        x = np.arange(len(names))
+        ax.bar(x, 100 * np.nan_to_num(np.array(values, dtype=float)), color="#9ecae1",
+               label="recorded inside the simulated P10–P90")
+        ax.axhspan(78, 82, color="#a1d99b", alpha=0.4, label="calibrated (78–82%)")
+        ax.axhline(80, color="#31a354", linestyle="--", label="target 80%")
+        ax.axhline(70, color="#de2d26", linestyle=":", label="floor per model 70%")
+        ax.set_xticks(x, names, rotation=30, fontsize="small")
+        ax.set_ylim(0, 100)
+        ax.set_ylabel("inside the P10–P90, %")
+        ax.set_title(f"Interval calibration: {s['traces']} held-out logs, {s['requests']} requests")
+        _legend_outside(ax)
+        return ax
     if "measures" in result:
         names = [m["measure"] for m in result["measures"]]
         ks = np.array([_value(m["ks"]) for m in result["measures"]])
@@ -250,5 +291,5 @@ def validation(result: "dict[str, Any]", ax: Any = None):
         ax.set_xticks(x, [os.path.basename(t["file"]) for t in traces], rotation=30)
         ax.set_ylabel("|simulated − recorded| / recorded, %")
         ax.set_title(f"{result['summary']['traces']} held-out logs, {result['summary']['requests']} requests")
-    ax.legend(loc="best")
+    _legend_outside(ax)
     return ax

@@ -54,6 +54,22 @@ def test_monte_carlo_and_sweep_plots(models, tmp_path):
     ax = lp.sweep(sw, metric="stall_share")
     assert len(ax.get_lines()) == 2 and list(ax.get_lines()[0].get_xdata()) == [1, 2, 4]
     assert float(np.std(_png(ax.figure, tmp_path / "sweep.png")[..., :3])) > 0.05
+    # A second parameter: one line per option and per value of it, each over the first's values,
+    # with the medians of its own points (never a zigzag across stagger values).
+    spec["parameters"].append({"path": "/stagger_s", "values": [0, 30]})
+    sw2 = loopcast.sweep(spec, models=models)
+    ax = lp.sweep(sw2, metric="wall_s")
+    lines = {l.get_label(): l for l in ax.get_lines()}
+    assert sorted(lines) == ["cloud, stagger_s=0", "cloud, stagger_s=30", "local, stagger_s=0", "local, stagger_s=30"]
+    for label, line in lines.items():
+        stagger = float(label.rsplit("=", 1)[1])
+        k = 0 if label.startswith("cloud") else 1
+        want = [p["options"][k]["wall_s"]["p50"]["value"] for q, p in zip(sw2.points, sw2.summary["points"])
+                if float(q[1]) == stagger]
+        assert list(line.get_xdata()) == [1, 2, 4]
+        assert list(line.get_ydata()) == pytest.approx(want)
+    with pytest.raises(ValueError, match="'/turns' is not a swept parameter; the sweep's are: /sessions, /stagger_s"):
+        lp.sweep(sw2, x="/turns")
 
 
 def test_validation_plots(traces, tmp_path):
@@ -70,6 +86,19 @@ def test_validation_plots(traces, tmp_path):
     ax = lp.validation(sp)
     assert [p.get_height() for p in ax.patches] == pytest.approx([100 * sp["traces"][0]["ape_p50"]])
     assert [t.get_text() for t in ax.get_xticklabels()] == ["trace_0043.json"]
+    # Calibration: one bar per model, then all requests and log totals, at the coverages returned,
+    # against the 80% target and the 70% floor.
+    ax = lp.validation(sp, show="calibration")
+    expected = [m["coverage_p10_p90"] for m in sp["models"]] + [sp["summary"]["coverage_p10_p90"],
+                                                               sp["summary"]["total_coverage_p10_p90"]]
+    assert [p.get_height() for p in ax.patches if p.get_label() != "calibrated (78–82%)"][:len(expected)] == \
+        pytest.approx([100 * v for v in expected])
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels[-2:] == [f"all requests\n({sp['summary']['requests']})", "log totals\n(1 logs)"]
+    assert labels[0] == f"{sp['models'][0]['model']}\n({sp['models'][0]['requests']} req.)"
+    assert sorted(l.get_ydata()[0] for l in ax.get_lines()) == [70, 80]
+    with pytest.raises(ValueError, match="a workload validation has no intervals to calibrate"):
+        lp.validation(wl, show="calibration")
 
 
 def test_monte_carlo_plot_draws_each_options_distribution(models):
@@ -148,3 +177,15 @@ def test_context_panel_marks_the_window_and_where_a_session_stopped(models):
     labels = lp.context(run, "cloud", session=6).get_legend_handles_labels()[1]
     assert labels == ["context window (131,072 tokens)", "cache reads", "uncached input"]
     plt.close("all")
+
+
+def test_legends_never_cover_the_data(reference, models):
+    # Every plot puts its legend to the right of its plotting area, where no data is drawn.
+    mc = loopcast.monte_carlo("reference", 5, models=models)
+    axes = [lp.context(reference), lp.buckets(reference, "cloud"), lp.cost(reference),
+            lp.throughput_by_context(reference), lp.monte_carlo(mc, "wall_s")]
+    for ax in axes:
+        ax.figure.canvas.draw()
+        legend = ax.get_legend().get_window_extent()
+        assert legend.x0 >= ax.get_window_extent().x1, ax.get_title()
+        plt.close(ax.figure)
