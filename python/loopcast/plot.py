@@ -110,10 +110,16 @@ def buckets(run: Run, option: "int | str" = 0, ax: Any = None):
 
 def cost(run: Run, ax: Any = None):
     """Cumulative cost over time for every option. Token costs accrue when a request ends; a local
-    option's energy accrues evenly over its wall clock (its power draw is constant or nearly)."""
+    option's energy accrues evenly over its wall clock (its power draw is constant or nearly), and
+    so does a plan's share of its monthly fee (the share the run's usage takes of what the month
+    allows; docs/plans.md)."""
     ax = _axes(ax)
     for o in run:
         s = o.summary
+        if s.get("plan"):
+            ax.plot([0, s["wall_s"]], [0, s["cost_usd"]], linestyle="--",
+                    label=f"{o.label} (share of the ${s['plan']['monthly_fee_usd']:g} monthly fee)")
+            continue
         if s.get("energy_kwh") is not None and s["token_cost_usd"] == 0:
             ax.plot([0, s["wall_s"]], [0, s["cost_usd"]], label=f"{o.label} (energy)")
             continue

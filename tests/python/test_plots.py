@@ -1,5 +1,7 @@
 """Plots render real, non-blank images with the Agg backend."""
 
+import os
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -189,3 +191,16 @@ def test_legends_never_cover_the_data(reference, models):
         legend = ax.get_legend().get_window_extent()
         assert legend.x0 >= ax.get_window_extent().x1, ax.get_title()
         plt.close(ax.figure)
+
+
+def test_cost_panel_draws_a_plans_fee_share(models):
+    # A plan bills no tokens: its line is its share of the monthly fee over its wall clock, never $0.
+    run = loopcast.run(os.path.join(os.path.dirname(models), "examples", "scenarios", "plan-vs-api.json"), models=models)
+    ax = lp.cost(run)
+    lines = {l.get_label(): l for l in ax.get_lines()}
+    plan = run["max 5x"].summary
+    line = lines["max 5x (share of the $100 monthly fee)"]
+    assert list(line.get_xdata()) == pytest.approx([0, plan["wall_s"]])
+    assert list(line.get_ydata()) == pytest.approx([0, plan["plan"]["fee_share_usd"]])
+    assert plan["plan"]["fee_share_usd"] > 1
+    plt.close(ax.figure)
