@@ -112,7 +112,8 @@ def cost(run: Run, ax: Any = None):
     """Cumulative cost over time for every option. Token costs accrue when a request ends; a local
     option's energy accrues evenly over its wall clock (its power draw is constant or nearly), and
     so does a plan's share of its monthly fee (the share the run's usage takes of what the month
-    allows; docs/plans.md)."""
+    allows; docs/plans.md). A replay marks what the recorded sessions cost, at the end of their
+    recorded wall clock."""
     ax = _axes(ax)
     for o in run:
         s = o.summary
@@ -128,6 +129,12 @@ def cost(run: Run, ax: Any = None):
         order = np.argsort(ok["t_end"], kind="stable")
         ax.step(np.concatenate([[0.0], ok["t_end"][order]]), np.concatenate([[0.0], np.cumsum(ok["cost_usd"][order])]),
                 where="post", label=o.label)
+    # A replay: what the recorded sessions cost, at the end of their recorded wall clock.
+    rec = run.summary.get("recorded") if isinstance(run.summary, dict) else None
+    if rec and rec.get("cost_usd") is not None and rec.get("wall_s") is not None:
+        partial = " (partial)" if rec.get("cost_partial") else ""
+        ax.scatter([rec["wall_s"]], [rec["cost_usd"]], marker="*", s=150, color="black", zorder=3,
+                   label=f"recorded: ${rec['cost_usd']:.2f}{partial} in {rec['wall_s']:.0f} s")
     ax.set_xlabel("time (s)")
     ax.set_ylabel("cumulative cost (USD)")
     ax.set_title("Cost")

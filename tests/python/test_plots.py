@@ -204,3 +204,14 @@ def test_cost_panel_draws_a_plans_fee_share(models):
     assert list(line.get_ydata()) == pytest.approx([0, plan["plan"]["fee_share_usd"]])
     assert plan["plan"]["fee_share_usd"] > 1
     plt.close(ax.figure)
+
+
+def test_cost_panel_marks_a_replays_recorded_cost(traces, models):
+    # subagent.jsonl cost $0.519593 as recorded (priced by hand in tests/unit/test_accounting.cpp).
+    run = loopcast.replay(traces / "claude-code-jsonl" / "subagent.jsonl", ["anthropic-tier1-claude-opus-4.5"], models=models)
+    ax = lp.cost(run)
+    rec = run.summary["recorded"]
+    marks = next(c for c in ax.collections if c.get_label().startswith("recorded:"))
+    assert marks.get_label() == f"recorded: $0.52 in {rec['wall_s']:.0f} s"
+    assert list(np.asarray(marks.get_offsets())[0]) == pytest.approx([rec["wall_s"], 0.519593])
+    plt.close(ax.figure)
