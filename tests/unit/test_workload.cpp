@@ -24,6 +24,16 @@ workload fixed_workload() {
   w.context_window_tokens = 100000;
   return w;
 }
+
+// fixed_workload in a 5,000-token window compacting at 60% into 200-token summaries.
+workload compacting_workload() {
+  auto w = fixed_workload();
+  w.context_window_tokens = 5000;
+  w.compaction.enabled = true;
+  w.compaction.at_fraction = 0.6;
+  w.compaction.summary_tokens = fixed_dist{200};
+  return w;
+}
 } // namespace
 
 // Each prompt is the previous prompt + its output + the tool result (reasoning dropped):
@@ -90,12 +100,7 @@ TEST(Workload, OutputIsCappedByMaxTokens) {
 // a compaction request reads 3,700 and writes a 200-token summary; the history restarts as
 // system 1,000 + task 500 + summary 200 = 1,700, and turn 4 sends 1,700 + 100 + 1,000 = 2,800.
 TEST(Workload, CompactionReplacesTheHistory) {
-  auto w = fixed_workload();
-  w.context_window_tokens = 5000;
-  w.compaction.enabled = true;
-  w.compaction.at_fraction = 0.6;
-  w.compaction.summary_tokens = fixed_dist{200};
-  const auto s = generate_session(w, 1);
+  const auto s = generate_session(compacting_workload(), 1);
   ASSERT_EQ(s.requests.size(), 5u);
   EXPECT_TRUE(s.requests[2].compaction);
   EXPECT_EQ(s.requests[2].prompt_tokens, 3700);
@@ -116,11 +121,7 @@ TEST(Workload, CompactionReplacesTheHistory) {
 // turn 4 (2,800 tokens) keeps 0.75 × 1,700 = 1,275 of the previous prompt (lineage 2) and
 // writes the rest under lineage 3.
 TEST(Workload, CacheBreaksAfterTheFirstCompaction) {
-  auto w = fixed_workload();
-  w.context_window_tokens = 5000;
-  w.compaction.enabled = true;
-  w.compaction.at_fraction = 0.6;
-  w.compaction.summary_tokens = fixed_dist{200};
+  auto w = compacting_workload();
   w.cache_breaks = {0.0, fixed_dist{0.75}, 1.0};
   const auto s = generate_session(w, 1);
   ASSERT_EQ(s.requests.size(), 5u);
