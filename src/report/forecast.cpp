@@ -122,7 +122,7 @@ std::string pace(const wall_forecast& f) {
 } // namespace
 
 void write_forecast_text(std::ostream& os, const wall_forecast& f, double horizon_s) {
-  fmt::print(os, "{} requests, the last sent at {}", f.requests, when(f, f.last_send_s));
+  fmt::print(os, "{}, the last sent at {}", detail::count_of(f.requests, "request"), when(f, f.last_send_s));
   for (const auto& b : f.buckets)
     fmt::print(os, "; {} {} of {} ({:.0f}%)", b.name, detail::grouped(b.used), detail::grouped(b.limit),
                b.limit > 0 ? 100 * b.used / b.limit : 0.0);

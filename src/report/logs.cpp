@@ -4,6 +4,7 @@
 #include "loopcast/version.hpp"
 
 #include "report/common.hpp"
+#include "util/text.hpp"
 #include "report/documents.hpp"
 
 #include <fmt/format.h>
@@ -27,7 +28,8 @@ std::string tps_or_na(const percentiles& p, double v) { return p.count == 0 ? st
 void write_import_summary(std::ostream& os, const std::vector<recorded_trace>& traces) {
   for (const auto& t : traces) {
     const auto& s = t.summary;
-    fmt::print(os, "  {} ({}): {} requests from {} records", t.file, to_string(t.format), s.requests, s.records_read);
+    fmt::print(os, "  {} ({}): {} from {}", t.file, to_string(t.format), detail::count_of(s.requests, "request"),
+               detail::count_of(s.records_read, "record"));
     std::int64_t skipped = 0;
     for (const auto& [reason, n] : s.skipped) skipped += n;
     if (skipped > 0) {

@@ -5,6 +5,7 @@
 
 #include "report/common.hpp"
 #include "report/documents.hpp"
+#include "util/text.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -108,16 +109,17 @@ void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& trace
   if (!st.undated.empty())
     fmt::print(os, "  left out: {} log{} on a relative clock (no dates to filter or group by): {}\n", st.undated.size(),
                st.undated.size() == 1 ? "" : "s", fmt::join(st.undated, ", "));
-  if (st.filtered_out > 0) fmt::print(os, "  left out: {} requests outside --since/--until\n", st.filtered_out);
+  if (st.filtered_out > 0)
+    fmt::print(os, "  left out: {} outside --since/--until\n", detail::count_of(static_cast<long long>(st.filtered_out), "request"));
   if (is_period(st.by)) fmt::print(os, "  times in {}\n", st.timezone);
   if (st.by != stats_grouping::model || std::any_of(st.groups.begin(), st.groups.end(), [](const auto& g) { return !g.models.empty(); }))
     write_stats_table(os, st, width);  // one line per group (ccusage-style), then the whole in detail
   for (const auto& g : st.groups) {
     if (st.by != stats_grouping::model && g.name != "all") continue;
     const auto& m = g.metrics;
-    fmt::print(os, "\n== {} ==  {} requests ({} kept for throughput; dropped: {} with < 50 output tokens, {} outside 0.2-3600 s, "
+    fmt::print(os, "\n== {} ==  {} ({} kept for throughput; dropped: {} with < 50 output tokens, {} outside 0.2-3600 s, "
                    "{} without recorded timing)\n",
-               g.name, g.requests, m.samples.kept, m.samples.dropped_short_output, m.samples.dropped_duration,
+               g.name, detail::count_of(static_cast<long long>(g.requests), "request"), m.samples.kept, m.samples.dropped_short_output, m.samples.dropped_duration,
                m.samples.dropped_no_timing);
     fmt::print(os, "  effective tok/s   P10 {} · P25 {} · P50 {} · P75 {} · P90 {}\n", tps_or_na(m.effective_tps, m.effective_tps.p10),
                tps_or_na(m.effective_tps, m.effective_tps.p25), tps_or_na(m.effective_tps, m.effective_tps.p50),

@@ -32,4 +32,9 @@ inline std::string grouped(double x) {
   return n < 0 ? "-" + out : out;
 }
 
+/// "1 request", "2 requests": a count and its noun, plural unless the count is 1.
+inline std::string count_of(long long n, const char* noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 } // namespace loopcast::detail

@@ -272,7 +272,7 @@ TEST(Accounting, PathsThatLookLikeOptions) {
                         "with '-' after \"--\" (e.g. loopcast stats -- -home-u-dash)\n");
   const auto after = r("stats -- -home-u-dash");
   EXPECT_EQ(after.code, 0) << after.err;
-  EXPECT_NE(after.out.find("-home-u-dash/short.jsonl (claude-code): 1 requests"), std::string::npos) << after.out;
+  EXPECT_NE(after.out.find("-home-u-dash/short.jsonl (claude-code): 1 request from 15 records"), std::string::npos) << after.out;
 }
 
 // The README's headline replay on a folder with subagents: each request runs on its own model's
