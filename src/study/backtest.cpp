@@ -39,12 +39,14 @@ double first_window_peak(const simulation_result& r, const bucket_config& cfg, s
 // The window of a fixed-window bucket that holds `t`: [start, end).
 std::pair<double, double> window_at(const bucket_config& cfg, const simulation_result& r, std::size_t b, double t) {
   const double p = cfg.period_s;
-  if (cfg.anchor == window_anchor::first_use) {
+  if (opens_at_first_use(cfg.anchor)) {
+    const bool on_the_hour = cfg.anchor == window_anchor::first_use_hour;
     double start = -inf;
     for (const auto& op : r.bucket_ops) {
       if (op.bucket != b || op.t > t) continue;
       const bool adds = op.q > 0;
-      if (adds && !(op.t < start + p)) start = op.t;
+      if (adds && !(op.t < start + p))
+        start = on_the_hour ? std::floor((r.start_unix_s + op.t) / 3600.0) * 3600.0 - r.start_unix_s : op.t;
     }
     return {start, start + p};
   }

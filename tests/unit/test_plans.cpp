@@ -91,6 +91,25 @@ TEST(Plans, FirstUseWindowOpensAtTheFirstRequestAndClosesFiveHoursLater) {
   EXPECT_DOUBLE_EQ(b.wait_for(1, 50000), 18000.0);
 }
 
+// On the hour: simulated time 0 is 03:05:00 UTC (2026-11-02). A first request at 1,000 s (03:21:40)
+// opens the window 03:00-08:00, i.e. [-300, 17,700) in simulated seconds: full, it waits until
+// 17,700, not 19,000; the next request at 20,000 s (08:38:20) opens 08:00-13:00, [17,700, 35,700).
+TEST(Plans, FirstUseHourWindowOpensAtTheWholeHour) {
+  const double start = 1'793'577'600.0 + 3 * 3600 + 300;
+  bucket b(requests_window(2, window_anchor::first_use_hour), start);
+  b.charge(1, 1000, 1000);
+  b.charge(1, 2000, 2000);
+  EXPECT_DOUBLE_EQ(b.wait_for(1, 2000), 17700.0 - 2000.0);
+  EXPECT_EQ(b.used(17699), 2.0);
+  EXPECT_EQ(b.used(17700), 0.0);
+  b.charge(2, 20000, 20000);
+  EXPECT_DOUBLE_EQ(b.wait_for(1, 20000), 35700.0 - 20000.0);
+  // The Claude plans count their 5-hour windows so.
+  const auto pro = preset_library({LOOPCAST_TEST_MODELS_DIR}).load_target("claude-pro-sonnet-4.5");
+  EXPECT_EQ(pro.find_bucket("five_hour")->anchor, window_anchor::first_use_hour);
+  EXPECT_EQ(pro.find_bucket("weekly")->anchor, window_anchor::first_use);
+}
+
 // Weighted caps: each counted class × its weight, the whole × the model's weight.
 TEST(Plans, WeightedChargesCountClassesAndTheModelsWeight) {
   bucket_config b;

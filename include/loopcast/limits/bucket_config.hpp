@@ -56,14 +56,21 @@ struct enum_names<bucket_unit> {
 enum class window_anchor : std::uint8_t {
   session_start,  ///< fixed windows start at simulated time 0
   epoch,          ///< fixed windows are aligned to the Unix epoch (plus anchor_offset_s)
-  first_use       ///< a window opens at the first charge and lasts one period; the next opens at the
+  first_use,      ///< a window opens at the first charge and lasts one period; the next opens at the
                   ///< first charge after it closed (a subscription's 5-hour "session")
+  first_use_hour  ///< as first_use, but the window opens at the whole UTC hour of that charge (a
+                  ///< first message at 03:05 opens a 5-hour window 03:00-08:00, as Claude's plans count)
 };
+/// Whether windows open at a first charge (first_use or first_use_hour) rather than on a grid.
+constexpr bool opens_at_first_use(window_anchor a) noexcept {
+  return a == window_anchor::first_use || a == window_anchor::first_use_hour;
+}
 template <>
 struct enum_names<window_anchor> {
   static constexpr std::array table{enum_entry{window_anchor::session_start, "session_start"},
                                     enum_entry{window_anchor::epoch, "epoch"},
-                                    enum_entry{window_anchor::first_use, "first_use"}};
+                                    enum_entry{window_anchor::first_use, "first_use"},
+                                    enum_entry{window_anchor::first_use_hour, "first_use_hour"}};
 };
 
 /// What a bucket does with a charge larger than its whole capacity (e.g. max_tokens 32,000 on an
