@@ -45,9 +45,9 @@ class Table:
         for col, labels in _CATEGORIES.items():
             if col in df:
                 df[col] = pd.Categorical.from_codes(df[col].astype("int64"), categories=list(labels))
-        if "refused_by" in df:
-            names = np.array([""] + list(self._buckets), dtype=object)
-            df["refused_by"] = names[df["refused_by"].to_numpy().astype(np.int64) + 1]
+        if "refused_by" in df:  # a category ("" when not refused): no Python object per row
+            df["refused_by"] = pd.Categorical.from_codes(df["refused_by"].to_numpy().astype(np.int64) + 1,
+                                                         categories=[""] + list(self._buckets))
         return df
 
     def __repr__(self) -> str:

@@ -53,6 +53,10 @@ def test_to_pandas(reference):
     assert set(df["status"].cat.categories) == {"ok", "rate_limited", "too_large", "context_overflow"}
     refused = df[df["status"] == "rate_limited"]
     assert (refused["refused_by"] == "total_tpm").all() and len(refused) >= 1
+    # A category over "" (not refused) and the option's buckets: no Python string per row.
+    cloud = reference["cloud"].timeline.to_pandas()
+    assert list(cloud["refused_by"].cat.categories) == ["", "uncached_tpm", "total_tpm", "rpm"]
+    assert (cloud.loc[cloud["status"] == "ok", "refused_by"] == "").all()
     sessions = reference["local"].sessions.to_pandas()
     assert sessions.loc[0, "outcome"] == "completed"
 
