@@ -15,8 +15,10 @@
 #include "loopcast/speed.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace loopcast {
@@ -37,6 +39,16 @@ struct provenance {
   bool verified = true;   ///< false where the source is second-hand
 };
 
+/// A bucket limit that held only for a span of time: a plan's rules change with dates (Claude's
+/// 5-hour limits doubled on 2026-05-06). `factor` is the limit then relative to the preset's own.
+struct dated_limit {
+  std::string bucket;
+  double from_unix_s = -std::numeric_limits<double>::infinity();  ///< in force from (inclusive)
+  double until_unix_s = std::numeric_limits<double>::infinity();  ///< … until (exclusive)
+  double factor = 1;
+  std::string source;
+};
+
 struct target {
   std::string name;
   std::string description;
@@ -45,6 +57,7 @@ struct target {
   std::string tier;       ///< e.g. "developer"
   std::string model;      ///< e.g. "qwen-3.8-27b"
   std::vector<bucket_config> limits;    ///< rate-limit buckets (organisation-wide for this model)
+  std::vector<dated_limit> dated_limits;  ///< limits as they stood at other dates (target_at)
   bool sends_retry_after = true;        ///< 429 responses tell the client when to retry
   cache_config cache;
   speed_model speed;
@@ -66,6 +79,17 @@ struct target {
     return const_cast<target*>(this)->find_bucket(bucket_name);
   }
 };
+
+/// The target as its rules stood at Unix time `unix_s`: each bucket's limit times the factor of
+/// every dated limit of it in force then; the result has no dated limits left (applying it twice
+/// changes nothing). A run is simulated under the rules in force at its start.
+target target_at(const target& t, double unix_s);
+/// Forgets one bucket's dated limits: a limit the user sets (a scenario's "limits", `--limit`) is
+/// that bucket's limit at any date.
+void drop_dated_limits(target& t, std::string_view bucket);
+/// The dated limits of `t` that begin or end strictly inside (from, until): a run over that span
+/// meets a change of rule that target_at(t, from) does not apply.
+std::vector<dated_limit> rule_changes_within(const target& t, double from, double until);
 
 /// Most buckets a target may have (the simulator keeps per-request bucket state in fixed arrays).
 inline constexpr std::size_t max_buckets = 16;

@@ -88,6 +88,7 @@ void set_bucket_limits(std::span<target* const> targets, const std::vector<std::
       if (auto* b = t->find_bucket(name)) {
         b->limit = v;
         b->limit_unpublished = false;
+        drop_dated_limits(*t, name);  // the figure given holds at any date
         found = true;
       }
     if (!found) {

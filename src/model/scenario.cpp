@@ -77,6 +77,16 @@ scenario_result run_scenario(const scenario& s, const run_options& opt) {
 }
 
 scenario_result run_scenario(std::shared_ptr<const scenario> shared, const run_options& opt) {
+  // Dated limits resolved at the scenario's start, so that what the result says it ran is what ran.
+  const bool dated = std::any_of(shared->options.begin(), shared->options.end(), [](const scenario_option& o) {
+    return std::any_of(o.targets.begin(), o.targets.end(), [](const target& t) { return !t.dated_limits.empty(); });
+  });
+  if (dated) {
+    auto resolved = std::make_shared<scenario>(*shared);
+    for (auto& o : resolved->options)
+      for (auto& t : o.targets) t = target_at(t, resolved->start_unix_s);
+    shared = std::move(resolved);
+  }
   const scenario& s = *shared;
   check_run_size(run_size_of(s, opt.record_attempts, opt.record_charges), "scenario", s.name);
   scenario_result r;
@@ -123,8 +133,17 @@ option_result run_option(const scenario_option& o, std::span<const session_plan>
   }
   option_result res;
   res.label = o.label;
-  res.sim = o.routed() ? simulate_route(o.targets, o.routing, o.client, plans, so)
-                       : simulate(o.first(), o.client, plans, so);
+  // Dated limits: the rules in force at the run's start (a no-op once resolved).
+  const bool dated = std::any_of(o.targets.begin(), o.targets.end(), [](const target& t) { return !t.dated_limits.empty(); });
+  if (dated) {
+    scenario_option at = o;
+    for (auto& t : at.targets) t = target_at(t, so.start_unix_s);
+    res.sim = at.routed() ? simulate_route(at.targets, at.routing, at.client, plans, so)
+                          : simulate(at.first(), at.client, plans, so);
+  } else {
+    res.sim = o.routed() ? simulate_route(o.targets, o.routing, o.client, plans, so)
+                         : simulate(o.first(), o.client, plans, so);
+  }
   if (measure) res.metrics = compute_request_metrics(res.sim.requests);
   return res;
 }

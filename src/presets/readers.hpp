@@ -30,6 +30,9 @@ inline constexpr std::int64_t max_turns = 1'000'000;
 inline constexpr std::int64_t max_sessions = 1'000'000;
 inline constexpr std::int64_t max_scenario_turns = 100'000'000;  // sessions × turns of one run
 
+// A UTC time "YYYY-MM-DDTHH:MM:SSZ" as Unix seconds (scenario.cpp).
+double parse_utc(const node& n);
+
 // An enumeration read by the spellings of its table of names (names.hpp).
 template <named_enum E>
 E read_enum(const node& n) {

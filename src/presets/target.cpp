@@ -305,7 +305,7 @@ target read_target(const node& root) {
   t.context_window_tokens = root.at("context_window_tokens").integer(1, max_tokens_value);
   if (auto m = root.find("max_output_tokens")) t.max_output_tokens = m->integer(1, t.context_window_tokens);
   const auto lim = root.at("limits");
-  lim.expect_keys({"sends_retry_after", "buckets"});
+  lim.expect_keys({"sends_retry_after", "buckets", "dated"});
   t.sends_retry_after = lim.at("sends_retry_after").boolean();
   const auto buckets = lim.at("buckets").array();
   if (buckets.size() > max_buckets)
@@ -315,6 +315,22 @@ target read_target(const node& root) {
     for (std::size_t i = 0; i + 1 < t.limits.size(); ++i)
       if (t.limits[i].name == t.limits.back().name)
         b.at("name").fail(fmt::format("bucket name \"{}\" is used twice", t.limits.back().name));
+  }
+  if (auto dated = lim.find("dated")) {
+    for (const auto& d : dated->array()) {
+      d.expect_keys({"bucket", "from", "until", "factor", "source"});
+      dated_limit x;
+      x.bucket = d.at("bucket").string();
+      if (!t.find_bucket(x.bucket))
+        d.at("bucket").fail(fmt::format("no bucket \"{}\" in this target's limits", x.bucket));
+      if (auto f = d.find("from")) x.from_unix_s = parse_utc(*f);
+      if (auto u = d.find("until")) x.until_unix_s = parse_utc(*u);
+      if (!d.has("from") && !d.has("until")) d.fail("a dated limit needs \"from\", \"until\" or both");
+      if (!(x.from_unix_s < x.until_unix_s)) d.at("until").fail("expected \"until\" after \"from\"");
+      x.factor = d.at("factor").number_in(0.001, 1000);
+      x.source = d.at("source").string();
+      t.dated_limits.push_back(std::move(x));
+    }
   }
   t.cache = read_cache(root.at("cache"));
   t.speed = read_speed(root.at("speed"));

@@ -104,6 +104,7 @@ target capped_for(const recorded_trace& t, const target& tgt, const backtest_opt
     auto& b = out.limits[capped[k]];
     b.limit = std::max(1.0, std::ceil(opt.caps[k].second * first_window_peak(whole, measure.limits[capped[k]], capped[k])));
     b.limit_unpublished = false;
+    drop_dated_limits(out, b.name);
   }
   return out;
 }

@@ -7,10 +7,12 @@
 
 #include "study/recorded.hpp"
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <limits>
 #include <map>
 #include <memory>
@@ -204,6 +206,19 @@ std::shared_ptr<scenario_option> merged_option(const model_map& tg, const std::v
   return o;
 }
 
+// A plan's rules that change within the logs' span: the replay runs under those in force at its
+// start, and says which change it did not apply.
+void note_rule_changes(const scenario_option& o, double start_unix_s, double span_s, replay_shaping_summary& summary) {
+  for (const auto& t : o.targets)
+    for (const auto& d : rule_changes_within(t, start_unix_s, start_unix_s + span_s)) {
+      const double at = d.from_unix_s > start_unix_s ? d.from_unix_s : d.until_unix_s;
+      summary.notes.push_back(fmt::format(
+          "{}: the limit of {} changes on {:%Y-%m-%d} within the logs' span ({}): the replay keeps the limit in force at "
+          "its start throughout",
+          t.name, d.bucket, fmt::gmtime(static_cast<std::time_t>(at)), d.source));
+    }
+}
+
 // Requests whose context goes past what a target's speeds were fitted on (speed.context_max_tokens):
 // their per-token times are held at the fitted edge, which the summary says.
 void note_extrapolation(const model_map& tg, const std::vector<std::size_t>& entries, const entry_choice& choice,
@@ -243,6 +258,12 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
   out.recorded = measure_recorded(traces, opt.recorded_prices);
   const auto ss = sessions_of(traces);
   const std::size_t n = ss.source.size();
+  // The logs' span from their first send, for the plan rules that change within it.
+  const double origin = !traces.empty() && traces.front().absolute_clock ? origin_of(traces, traces.front()) : 0.0;
+  double span_s = 0;
+  for (const auto& t : traces)
+    for (const auto& s : t.sessions)
+      for (const auto& r : s.requests) span_s = std::max(span_s, t.absolute_clock ? r.t_send - origin : r.t_send);
   sim_options so;
   so.record_attempts = opt.record_attempts;
   so.start_unix_s = opt.start_unix_s;
@@ -278,6 +299,8 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
       }
     }
     if (opt.speed != replay_speed::recorded) note_extrapolation(tg, entries, choice, shaped, summary);
+    note_rule_changes(*o, so.start_unix_s, span_s, summary);
+    for (auto& t : o->targets) t = target_at(t, so.start_unix_s);  // the rules in force at the start
     auto result = run_option(*o, plans, so, true, true);
     result.label = tg.label;
     result.option = o;

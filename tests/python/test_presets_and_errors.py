@@ -37,6 +37,11 @@ def test_editing_returns_validated_copies(models):
     assert t.to_dict()["cache"]["ttl_s"] == 300  # the original is unchanged
     with pytest.raises(KeyError, match="has no bucket 'tpd'"):
         t.with_bucket_limit("tpd", 1)
+    # A limit set by hand holds at any date: the bucket's dated rules go, the others' stay.
+    pro = loopcast.Target.load("claude-pro-sonnet-4.5", models=models)
+    assert [d["bucket"] for d in pro.to_dict()["limits"]["dated"]] == ["five_hour"]
+    assert pro.with_bucket_limit("five_hour", 1_000_000).to_dict()["limits"]["dated"] == []
+    assert len(pro.with_bucket_limit("weekly", 9_000_000).to_dict()["limits"]["dated"]) == 1
 
 
 def test_presets_typed_in_code_need_no_provenance_and_can_be_renamed(models, cli, tmp_path):

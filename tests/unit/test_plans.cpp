@@ -6,6 +6,8 @@
 #include "loopcast/limits_inference.hpp"
 #include "loopcast/metrics.hpp"
 #include "loopcast/presets.hpp"
+#include "loopcast/replay.hpp"
+#include "loopcast/scenario.hpp"
 #include "loopcast/report/catalogue.hpp"
 #include "loopcast/report/forecast.hpp"
 #include "loopcast/simulation.hpp"
@@ -14,6 +16,7 @@
 #include "two_requests.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -195,6 +198,75 @@ TEST(Plans, UnpublishedCapMustBeSetBeforeARun) {
   const auto s = parse_scenario(scn.dump(), "s.json", lib);
   EXPECT_EQ(s.options[0].first().limits[0].limit, 10.0);
   EXPECT_FALSE(s.options[0].first().limits[0].limit_unpublished);
+}
+
+// Rules change with dates: the test plan's limit of 10 requests was 5 until 2026-05-06 (factor 0.5)
+// and 30 from 2026-05-13 until 2026-07-13 (× 3). target_at applies what is in force at a time,
+// once; a run resolves the rules at its start.
+TEST(Plans, DatedLimitsApplyAtTheirDates) {
+  auto j = plan_json();
+  j["limits"]["buckets"][0]["limit"] = 10;
+  j["limits"]["dated"] = nlohmann::json::parse(R"([
+    {"bucket": "five_hour", "until": "2026-05-06T00:00:00Z", "factor": 0.5, "source": "doubled on 2026-05-06"},
+    {"bucket": "five_hour", "from": "2026-05-13T00:00:00Z", "until": "2026-07-13T00:00:00Z", "factor": 3,
+     "source": "a boost"}])");
+  const auto t = plan_target(j);
+  ASSERT_EQ(t.dated_limits.size(), 2u);
+  const double may6 = 1'778'025'600.0;  // 2026-05-06T00:00:00Z
+  EXPECT_EQ(t.dated_limits[0].until_unix_s, may6);
+  EXPECT_EQ(target_at(t, may6 - 1).limits[0].limit, 5.0);
+  EXPECT_EQ(target_at(t, may6).limits[0].limit, 10.0);
+  EXPECT_EQ(target_at(t, may6 + 8 * 86400.0).limits[0].limit, 30.0);
+  EXPECT_EQ(target_at(t, 1'800'000'000.0).limits[0].limit, 10.0);  // 2027
+  const auto once = target_at(t, may6 - 1);
+  EXPECT_TRUE(once.dated_limits.empty());
+  EXPECT_EQ(target_at(once, may6 - 1).limits[0].limit, 5.0);
+  EXPECT_EQ(rule_changes_within(t, may6 - 86400, may6 + 86400).size(), 1u);
+  EXPECT_TRUE(rule_changes_within(t, may6, may6 + 86400).empty());
+  // A limit the user sets holds at any date (a scenario's "limits", --limit): its rules go.
+  auto user = t;
+  drop_dated_limits(user, "five_hour");
+  EXPECT_EQ(target_at(user, may6 - 1).limits[0].limit, 10.0);
+  // A scenario that starts on 2026-05-04 runs, and says it ran, under the limit of 5.
+  const preset_library lib({LOOPCAST_TEST_MODELS_DIR});
+  scenario scn = lib.load_scenario("reference");
+  scn.options.resize(1);
+  scn.options[0].targets = {t};
+  scn.start_unix_s = may6 - 2 * 86400.0;
+  const auto r = run_scenario(scn);
+  EXPECT_EQ(r.options[0].option->first().limits[0].limit, 5.0);
+  ASSERT_TRUE(r.options[0].sim.first_429.has_value());
+  EXPECT_EQ(r.options[0].sim.first_429->request, 6);  // the 6th request of the window meets the cap of 5
+  // A replay of logs from 2026-02-10 to 02-23 on a rule that changes on 02-11: it runs under the
+  // rule in force at the start (factor 0.5 until 02-11), and says which change it did not apply.
+  auto k = plan_json();
+  k["limits"]["buckets"][0]["limit"] = 1000;
+  k["limits"]["dated"] = nlohmann::json::parse(R"([
+    {"bucket": "five_hour", "until": "2026-02-11T00:00:00Z", "factor": 0.5, "source": "a test rule"}])");
+  scenario_option o;
+  o.label = "plan";
+  o.targets = {plan_target(k)};
+  o.client = honour_forever();
+  const auto logs = import_traces({test_support::traces / "claude-code-jsonl"});
+  const auto rr = run_replay(logs, std::vector<scenario_option>{o});
+  EXPECT_EQ(rr.options[0].option->first().limits[0].limit, 500.0);
+  EXPECT_NE(std::find(rr.shaping[0].notes.begin(), rr.shaping[0].notes.end(),
+                      "test-plan: the limit of five_hour changes on 2026-02-11 within the logs' span (a test rule): the "
+                      "replay keeps the limit in force at its start throughout"),
+            rr.shaping[0].notes.end())
+      << fmt::format("{}", fmt::join(rr.shaping[0].notes, " | "));
+  // Errors name the place.
+  j["limits"]["dated"][0]["bucket"] = "weekly";
+  EXPECT_EQ(error_of([&] { (void)plan_target(j); }), "plan.json: /limits/dated/0/bucket: no bucket \"weekly\" in this target's limits");
+  j["limits"]["dated"][0] = {{"bucket", "five_hour"}, {"from", "2026-07-01T00:00:00Z"}, {"until", "2026-06-01T00:00:00Z"},
+                             {"factor", 2}, {"source", "s"}};
+  EXPECT_EQ(error_of([&] { (void)plan_target(j); }), "plan.json: /limits/dated/0/until: expected \"until\" after \"from\"");
+  // The Claude plans: the 5-hour cap was half of today's before 2026-05-06.
+  const auto pro = lib.load_target("claude-pro-sonnet-4.5");
+  ASSERT_EQ(pro.dated_limits.size(), 1u);
+  EXPECT_EQ(pro.dated_limits[0].bucket, "five_hour");
+  EXPECT_EQ(pro.dated_limits[0].until_unix_s, may6);
+  EXPECT_EQ(pro.dated_limits[0].factor, 0.5);
 }
 
 TEST(Plans, PresetErrors) {
