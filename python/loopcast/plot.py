@@ -293,6 +293,7 @@ def validation(result: "dict[str, Any]", ax: Any = None, show: str = "error"):
         ax.set_xticks(x, names, rotation=15)
         ax.set_ylabel("KS distance, real vs synthetic")
         ax.set_title(f"{result['real_sessions']} real sessions vs {result['synthetic_sessions']} synthetic")
+        ax.set_ylim(0, max(ax.get_ylim()[1], 0.15 * 1.1))  # the target line stays inside the axes
     else:
         traces = result["traces"]
         x = np.arange(len(traces))
@@ -304,5 +305,6 @@ def validation(result: "dict[str, Any]", ax: Any = None, show: str = "error"):
         ax.set_xticks(x, [os.path.basename(t["file"]) for t in traces], rotation=30)
         ax.set_ylabel("|simulated − recorded| / recorded, %")
         ax.set_title(f"{result['summary']['traces']} held-out logs, {result['summary']['requests']} requests")
+        ax.set_ylim(0, max(ax.get_ylim()[1], 14 * 1.1))  # the target line stays inside the axes
     _legend_outside(ax)
     return ax

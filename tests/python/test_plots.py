@@ -83,11 +83,13 @@ def test_validation_plots(traces, tmp_path):
     heights = [p.get_height() for p in ax.patches]
     assert heights == pytest.approx([m["ks"] for m in wl["measures"]])
     assert [t.get_text() for t in ax.get_xticklabels()] == [m["measure"] for m in wl["measures"]]
+    assert ax.get_ylim()[1] >= 0.15 * 1.1  # the 0.15 target inside the axes
     assert float(np.std(_png(ax.figure, tmp_path / "wl.png")[..., :3])) > 0.05
     sp = loopcast.validate([w / "trace_0043.json"], fit_on=[w / "trace_0455.json", w / "trace_0527.json"], seeds=3)
     ax = lp.validation(sp)
     assert [p.get_height() for p in ax.patches] == pytest.approx([100 * sp["traces"][0]["ape_p50"]])
     assert [t.get_text() for t in ax.get_xticklabels()] == ["trace_0043.json"]
+    assert ax.get_ylim()[0] == 0 and ax.get_ylim()[1] >= 14 * 1.1  # the 14% target inside the axes
     # Calibration: one bar per model, then all requests and log totals, at the coverages returned,
     # against the 80% target and the 70% floor.
     ax = lp.validation(sp, show="calibration")
