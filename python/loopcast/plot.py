@@ -113,7 +113,7 @@ def cost(run: Run, ax: Any = None):
     option's energy accrues evenly over its wall clock (its power draw is constant or nearly), and
     so does a plan's share of its monthly fee (the share the run's usage takes of what the month
     allows; docs/plans.md). A replay marks what the recorded sessions cost, at the end of their
-    recorded wall clock."""
+    recorded wall clock. On a route, the requests a later target served are marked on its line."""
     ax = _axes(ax)
     for o in run:
         s = o.summary
@@ -127,8 +127,17 @@ def cost(run: Run, ax: Any = None):
         t = o.timeline.array
         ok = t[t["status"] == 0]
         order = np.argsort(ok["t_end"], kind="stable")
-        ax.step(np.concatenate([[0.0], ok["t_end"][order]]), np.concatenate([[0.0], np.cumsum(ok["cost_usd"][order])]),
-                where="post", label=o.label)
+        line, = ax.step(np.concatenate([[0.0], ok["t_end"][order]]),
+                        np.concatenate([[0.0], np.cumsum(ok["cost_usd"][order])]), where="post", label=o.label)
+        route = s.get("route")
+        if route:  # which target served each request: a marker per target after the first
+            served_by = ok["target"][order]
+            cum = np.cumsum(ok["cost_usd"][order])
+            for k, entry in enumerate(route["targets"][1:], start=1):
+                sel = served_by == k
+                if sel.any():
+                    ax.scatter(ok["t_end"][order][sel], cum[sel], marker="^", s=18, color=line.get_color(),
+                               zorder=3, label=f"{o.label}: served by {entry['target']}")
     # A replay: what the recorded sessions cost, at the end of their recorded wall clock.
     rec = run.summary.get("recorded") if isinstance(run.summary, dict) else None
     if rec and rec.get("cost_usd") is not None and rec.get("wall_s") is not None:

@@ -217,3 +217,25 @@ def test_cost_panel_marks_a_replays_recorded_cost(traces, models):
     assert marks.get_label() == f"recorded: $0.52 in {rec['wall_s']:.0f} s"
     assert list(np.asarray(marks.get_offsets())[0]) == pytest.approx([rec["wall_s"], 0.519593])
     plt.close(ax.figure)
+
+
+def test_cost_panel_marks_what_a_routes_later_target_served(models):
+    # route-overflow: each route's requests served by the workstation are marked on its line, at
+    # their end times and the running cost there.
+    run = loopcast.run(os.path.join(os.path.dirname(models), "examples", "scenarios", "route-overflow.json"), models=models)
+    ax = lp.cost(run)
+    for o in run:
+        route = o.summary.get("route")
+        if not route:
+            continue
+        t = o.timeline.array
+        ok = t[t["status"] == 0]
+        order = np.argsort(ok["t_end"], kind="stable")
+        second = route["targets"][1]
+        marks = next(c for c in ax.collections if c.get_label() == f"{o.label}: served by {second['target']}")
+        offsets = np.asarray(marks.get_offsets())
+        assert len(offsets) == second["requests_served"] > 0
+        sel = ok["target"][order] == 1
+        assert list(offsets[:, 0]) == pytest.approx(list(ok["t_end"][order][sel]))
+        assert list(offsets[:, 1]) == pytest.approx(list(np.cumsum(ok["cost_usd"][order])[sel]))
+    plt.close(ax.figure)
