@@ -41,6 +41,29 @@ def _axes(ax: Any):
     return plt.subplots(figsize=(7, 4))[1]
 
 
+def _start(run: Run) -> "float | None":
+    """The Unix time of t = 0 for a replay of logs with clock times (its plots use clock time);
+    None for a scenario (seconds from its start) or logs with relative times."""
+    if not isinstance(run.summary, dict) or "recorded" not in run.summary:
+        return None
+    starts = [o.summary.get("start_unix_s") for o in run]
+    return starts[0] if starts and starts[0] is not None else None
+
+
+def _clock(start: "float | None", t: Any) -> Any:
+    """Seconds as UTC clock times (numpy datetime64, ms) from `start`, or as they are without one."""
+    t = np.asarray(t, dtype=float)
+    return t if start is None else np.round((start + t) * 1e3).astype("int64").astype("datetime64[ms]")
+
+
+def _time_axis(ax: Any, start: "float | None") -> None:
+    ax.set_xlabel("time (s)" if start is None else "time (UTC)")
+    if start is not None:
+        for label in ax.get_xticklabels():
+            label.set_rotation(30)
+            label.set_horizontalalignment("right")
+
+
 def _legend_outside(ax: Any) -> None:
     """The legend to the right of the plotting area: a legend must never hide data."""
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)
@@ -90,17 +113,18 @@ def buckets(run: Run, option: "int | str" = 0, ax: Any = None):
         ax.set_title(f"Rate-limit buckets — {o.label}")
         return ax
     limits = np.array([o.bucket_limit[name] for name in o.bucket_names])
+    start = _start(run)
     for b, name in enumerate(o.bucket_names):
         ct, used = o.bucket_curve(b)
-        ax.plot(ct, 100 * used / limits[b], label=name, linewidth=1)
+        ax.plot(_clock(start, ct), 100 * used / limits[b], label=name, linewidth=1)
     refused = t["status"] == 1
     if refused.any():
         rows = np.nonzero(refused)[0]
         by = t["refused_by"][rows].astype(np.int64)
-        ax.scatter(t["t_send"][rows], 100 * levels[rows, by] / limits[by], marker="x", color="black", zorder=5,
-                   label="429")
+        ax.scatter(_clock(start, t["t_send"][rows]), 100 * levels[rows, by] / limits[by], marker="x", color="black",
+                   zorder=5, label="429")
     ax.axhline(100, color="grey", linestyle="--", linewidth=1)
-    ax.set_xlabel("time (s)")
+    _time_axis(ax, start)
     ax.set_ylabel("in use (% of limit)")
     ax.set_title(f"Rate-limit buckets — {o.label}")
     # Outside the plotting area: a legend must never hide the 429 markers.
@@ -113,21 +137,23 @@ def cost(run: Run, ax: Any = None):
     option's energy accrues evenly over its wall clock (its power draw is constant or nearly), and
     so does a plan's share of its monthly fee (the share the run's usage takes of what the month
     allows; docs/plans.md). A replay marks what the recorded sessions cost, at the end of their
-    recorded wall clock. On a route, the requests a later target served are marked on its line."""
+    recorded wall clock. On a route, the requests a later target served are marked on its line.
+    A replay of logs with clock times is drawn in UTC clock time, a scenario in seconds."""
     ax = _axes(ax)
+    start = _start(run)
     for o in run:
         s = o.summary
         if s.get("plan"):
-            ax.plot([0, s["wall_s"]], [0, s["cost_usd"]], linestyle="--",
+            ax.plot(_clock(start, [0, s["wall_s"]]), [0, s["cost_usd"]], linestyle="--",
                     label=f"{o.label} (share of the ${s['plan']['monthly_fee_usd']:g} monthly fee)")
             continue
         if s.get("energy_kwh") is not None and s["token_cost_usd"] == 0:
-            ax.plot([0, s["wall_s"]], [0, s["cost_usd"]], label=f"{o.label} (energy)")
+            ax.plot(_clock(start, [0, s["wall_s"]]), [0, s["cost_usd"]], label=f"{o.label} (energy)")
             continue
         t = o.timeline.array
         ok = t[t["status"] == 0]
         order = np.argsort(ok["t_end"], kind="stable")
-        line, = ax.step(np.concatenate([[0.0], ok["t_end"][order]]),
+        line, = ax.step(_clock(start, np.concatenate([[0.0], ok["t_end"][order]])),
                         np.concatenate([[0.0], np.cumsum(ok["cost_usd"][order])]), where="post", label=o.label)
         route = s.get("route")
         if route:  # which target served each request: a marker per target after the first
@@ -136,15 +162,15 @@ def cost(run: Run, ax: Any = None):
             for k, entry in enumerate(route["targets"][1:], start=1):
                 sel = served_by == k
                 if sel.any():
-                    ax.scatter(ok["t_end"][order][sel], cum[sel], marker="^", s=18, color=line.get_color(),
+                    ax.scatter(_clock(start, ok["t_end"][order][sel]), cum[sel], marker="^", s=18, color=line.get_color(),
                                zorder=3, label=f"{o.label}: served by {entry['target']}")
     # A replay: what the recorded sessions cost, at the end of their recorded wall clock.
     rec = run.summary.get("recorded") if isinstance(run.summary, dict) else None
     if rec and rec.get("cost_usd") is not None and rec.get("wall_s") is not None:
         partial = " (partial)" if rec.get("cost_partial") else ""
-        ax.scatter([rec["wall_s"]], [rec["cost_usd"]], marker="*", s=150, color="black", zorder=3,
+        ax.scatter(_clock(start, [rec["wall_s"]]), [rec["cost_usd"]], marker="*", s=150, color="black", zorder=3,
                    label=f"recorded: ${rec['cost_usd']:.2f}{partial} in {rec['wall_s']:.0f} s")
-    ax.set_xlabel("time (s)")
+    _time_axis(ax, start)
     ax.set_ylabel("cumulative cost (USD)")
     ax.set_title("Cost")
     _legend_outside(ax)

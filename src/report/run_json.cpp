@@ -76,6 +76,7 @@ json option_json(const option_result& o) {
   j["attempts"] = attempts;
   j["rate_limited"] = limited;
   j["stall_s"] = stall;
+  j["start_unix_s"] = r.start_unix_s != 0 ? json(r.start_unix_s) : json(nullptr);  // the clock of t = 0
   j["wall_s"] = r.wall_s;
   j["busy_s"] = r.busy_s;
   j["cut_off_s"] = r.cut_off ? json(r.cut_off_s) : json(nullptr);  // the attempt budget stopped the run there

@@ -6,6 +6,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import matplotlib.dates
 import matplotlib.image
 import matplotlib.pyplot as plt
 import numpy as np
@@ -215,7 +216,17 @@ def test_cost_panel_marks_a_replays_recorded_cost(traces, models):
     rec = run.summary["recorded"]
     marks = next(c for c in ax.collections if c.get_label().startswith("recorded:"))
     assert marks.get_label() == f"recorded: $0.52 in {rec['wall_s']:.0f} s"
-    assert list(np.asarray(marks.get_offsets())[0]) == pytest.approx([rec["wall_s"], 0.519593])
+    # Logs with clock times: the replay is drawn in UTC, from the first logged send.
+    start = run["anthropic-tier1-claude-opus-4.5"].summary["start_unix_s"]
+    assert start is not None and ax.get_xlabel() == "time (UTC)"
+    when = matplotlib.dates.date2num(np.datetime64(int(round((start + rec["wall_s"]) * 1e3)), "ms"))
+    assert list(np.asarray(marks.get_offsets())[0]) == pytest.approx([when, 0.519593], rel=1e-9)
+    line = ax.get_lines()[0]
+    assert line.get_xdata()[0] == np.datetime64(int(round(start * 1e3)), "ms")
+    plt.close(ax.figure)
+    # A scenario stays in seconds from its start.
+    ax = lp.cost(loopcast.run("reference", models=models))
+    assert ax.get_xlabel() == "time (s)" and ax.get_lines()[0].get_xdata()[0] == 0.0
     plt.close(ax.figure)
 
 
