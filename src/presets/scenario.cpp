@@ -157,7 +157,10 @@ scenario read_scenario(const node& root, const preset_library& lib) {
   s.name = read_name(root);
   s.description = read_description(root);
   s.origin = read_provenance(root);
-  s.seed = static_cast<std::uint64_t>(root.at("seed").integer(0, (1LL << 53)));
+  // A scenario typed in code (a notebook's dict) may leave out the seed (42, as loopcast.Scenario's)
+  // and a group's sessions (1); a file says both.
+  const bool in_code = root.provenance_optional();
+  s.seed = in_code && !root.has("seed") ? 42 : static_cast<std::uint64_t>(root.at("seed").integer(0, (1LL << 53)));
   // In code the clock may start at the Unix epoch (a Thursday midnight UTC); a file says when.
   s.start_unix_s = root.provenance_optional() && !root.has("start_time_utc") ? 0.0 : parse_utc(root.at("start_time_utc"));
   if (root.has("attempt_budget")) s.attempt_budget = static_cast<std::uint64_t>(root.at("attempt_budget").integer(1, 1'000'000'000'000'000));
@@ -168,7 +171,7 @@ scenario read_scenario(const node& root, const preset_library& lib) {
     g.wl = resolve<workload>(n.at("workload"), file, read_workload,
                              [&](const std::string& name) { return lib.load_workload(name); });
     g.label = n.has("label") ? n.at("label").string() : g.wl.name;
-    g.sessions = static_cast<std::int32_t>(n.at("sessions").integer(1, max_sessions));
+    g.sessions = in_code && !n.has("sessions") ? 1 : static_cast<std::int32_t>(n.at("sessions").integer(1, max_sessions));
     g.start_s = n.has("start_s") ? n.at("start_s").number_in(0, 1e7) : 0.0;
     g.stagger_s = n.has("stagger_s") ? n.at("stagger_s").number_in(0, 1e7) : 0.0;
     return g;
@@ -192,7 +195,7 @@ scenario read_scenario(const node& root, const preset_library& lib) {
     sessions += g.sessions;
     requests += static_cast<std::int64_t>(g.sessions) * turns_cap(g.wl);
   }
-  const node where = root.has("fleet") ? root.at("fleet") : root.at("sessions");
+  const node where = root.has("fleet") ? root.at("fleet") : root.has("sessions") ? root.at("sessions") : root;
   if (sessions > max_sessions)
     where.fail(fmt::format("{} sessions in the fleet; one run simulates at most {}", sessions, max_sessions));
   if (requests > max_scenario_turns) {

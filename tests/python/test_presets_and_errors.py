@@ -60,6 +60,11 @@ def test_presets_typed_in_code_need_no_provenance_and_can_be_renamed(models, cli
     scn["options"][0]["target"] = target
     r = loopcast.run(loopcast.Scenario(scn), models=models)
     assert r.options[0].label == scn["options"][0]["label"]
+    # Typed in code, the seed (42) and the sessions (1) may be left out too.
+    short = {k: v for k, v in scn.items() if k not in ("seed", "sessions", "stagger_s")}
+    r2 = loopcast.run(loopcast.Scenario(short), models=models)
+    assert (r2.summary["scenario"]["seed"], r2.summary["scenario"]["sessions"]) == (42, 1)
+    assert len(r2.options[0].summary["sessions"]) == 1 and r2.options[0].summary["requests"] > 0
     f = tmp_path / "notebook.json"
     f.write_text(json.dumps(scn))
     out = subprocess.run([cli, "--models", models, "run", str(f)], capture_output=True, text=True)
