@@ -178,6 +178,8 @@ run_size run_size_of(const scenario& s, bool record_attempts = true, bool record
 /// Simulates one option over the given sessions (batch from the option) and measures it (unless
 /// `measure` is false), reporting its progress (progress.hpp) with `progress`. The result's
 /// `option` is left to the caller to set.
+/// Whether a target of the option has dated limits (target.hpp: target_at resolves them).
+bool has_dated_limits(const scenario_option& o) noexcept;
 option_result run_option(const scenario_option& o, std::span<const session_plan> plans, sim_options so,
                          bool measure = true, bool progress = false);
 

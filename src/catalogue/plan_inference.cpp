@@ -267,7 +267,7 @@ void usage_observations(const usage_index& by_send, std::vector<double> known, s
     // A window a cut-off placed, if one holds this request; else one opened at its hour, closed
     // early where a placed one begins.
     const auto next = std::upper_bound(known.begin(), known.end(), t);
-    double start = std::floor(t / 3600.0) * 3600.0, end = start + five_h;
+    double start = first_use_window_start(window_anchor::first_use_hour, t, 0), end = start + five_h;
     if (next != known.begin() && *(next - 1) + five_h > t) {
       start = *(next - 1);
       end = start + five_h;

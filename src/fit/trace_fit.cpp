@@ -267,14 +267,18 @@ void fit_hour_factors(const std::vector<row>& rows, std::vector<double>& logs, c
   }
   std::array<std::vector<double>, 24> by_hour;
   for (const auto& [g, v] : session) by_hour[utc_hour(std::get<2>(v))].push_back(std::get<0>(v) / static_cast<double>(std::get<1>(v)));
+  // Each hour's mean over its sessions (hours with at least min_sessions), and the mean of all.
+  std::array<double, 24> mean{};
   std::size_t hours = 0, n = 0, seen = 0;
   double all = 0;
-  for (const auto& h : by_hour) {
-    seen += !h.empty();
-    if (h.size() < min_sessions) continue;
+  for (std::size_t h = 0; h < 24; ++h) {
+    seen += !by_hour[h].empty();
+    if (by_hour[h].size() < min_sessions) continue;
     ++hours;
-    n += h.size();
-    for (const double y : h) all += y;
+    n += by_hour[h].size();
+    for (const double y : by_hour[h]) mean[h] += y;
+    all += mean[h];
+    mean[h] /= static_cast<double>(by_hour[h].size());
   }
   if (hours < 2) {
     fit.notes.push_back(fmt::format("time of day: {} sessions in {} UTC hours, {} of them with at least {} sessions: too "
@@ -283,12 +287,9 @@ void fit_hour_factors(const std::vector<row>& rows, std::vector<double>& logs, c
     return;
   }
   all /= static_cast<double>(n);
-  std::array<double, 24> mean{};
   double between = 0, within = 0;
   for (std::size_t h = 0; h < 24; ++h) {
     if (by_hour[h].size() < min_sessions) continue;
-    for (const double y : by_hour[h]) mean[h] += y;
-    mean[h] /= static_cast<double>(by_hour[h].size());
     between += static_cast<double>(by_hour[h].size()) * (mean[h] - all) * (mean[h] - all);
     for (const double y : by_hour[h]) within += (y - mean[h]) * (y - mean[h]);
   }

@@ -7,6 +7,7 @@
 #include "util/progress.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <limits>
 
@@ -78,10 +79,7 @@ scenario_result run_scenario(const scenario& s, const run_options& opt) {
 
 scenario_result run_scenario(std::shared_ptr<const scenario> shared, const run_options& opt) {
   // Dated limits resolved at the scenario's start, so that what the result says it ran is what ran.
-  const bool dated = std::any_of(shared->options.begin(), shared->options.end(), [](const scenario_option& o) {
-    return std::any_of(o.targets.begin(), o.targets.end(), [](const target& t) { return !t.dated_limits.empty(); });
-  });
-  if (dated) {
+  if (std::any_of(shared->options.begin(), shared->options.end(), has_dated_limits)) {
     auto resolved = std::make_shared<scenario>(*shared);
     for (auto& o : resolved->options)
       for (auto& t : o.targets) t = target_at(t, resolved->start_unix_s);
@@ -120,6 +118,10 @@ void advance_simulation(void* context, std::uint64_t served, std::uint64_t /*tot
 }
 } // namespace
 
+bool has_dated_limits(const scenario_option& o) noexcept {
+  return std::any_of(o.targets.begin(), o.targets.end(), [](const target& t) { return !t.dated_limits.empty(); });
+}
+
 option_result run_option(const scenario_option& o, std::span<const session_plan> plans, sim_options so, bool measure,
                          bool progress) {
   so.batch = o.batch;
@@ -133,17 +135,16 @@ option_result run_option(const scenario_option& o, std::span<const session_plan>
   }
   option_result res;
   res.label = o.label;
-  // Dated limits: the rules in force at the run's start (a no-op once resolved).
-  const bool dated = std::any_of(o.targets.begin(), o.targets.end(), [](const target& t) { return !t.dated_limits.empty(); });
-  if (dated) {
-    scenario_option at = o;
-    for (auto& t : at.targets) t = target_at(t, so.start_unix_s);
-    res.sim = at.routed() ? simulate_route(at.targets, at.routing, at.client, plans, so)
-                          : simulate(at.first(), at.client, plans, so);
-  } else {
-    res.sim = o.routed() ? simulate_route(o.targets, o.routing, o.client, plans, so)
-                         : simulate(o.first(), o.client, plans, so);
+  // Dated limits: the rules in force at the run's start (callers that report the option resolve
+  // them first, so that this copy is only made for those that do not).
+  std::optional<scenario_option> resolved;
+  if (has_dated_limits(o)) {
+    resolved = o;
+    for (auto& t : resolved->targets) t = target_at(t, so.start_unix_s);
   }
+  const scenario_option& run = resolved ? *resolved : o;
+  res.sim = run.routed() ? simulate_route(run.targets, run.routing, run.client, plans, so)
+                         : simulate(run.first(), run.client, plans, so);
   if (measure) res.metrics = compute_request_metrics(res.sim.requests);
   return res;
 }

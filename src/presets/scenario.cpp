@@ -162,7 +162,7 @@ scenario read_scenario(const node& root, const preset_library& lib) {
   const bool in_code = root.provenance_optional();
   s.seed = in_code && !root.has("seed") ? 42 : static_cast<std::uint64_t>(root.at("seed").integer(0, (1LL << 53)));
   // In code the clock may start at the Unix epoch (a Thursday midnight UTC); a file says when.
-  s.start_unix_s = root.provenance_optional() && !root.has("start_time_utc") ? 0.0 : parse_utc(root.at("start_time_utc"));
+  s.start_unix_s = in_code && !root.has("start_time_utc") ? 0.0 : parse_utc(root.at("start_time_utc"));
   if (root.has("attempt_budget")) s.attempt_budget = static_cast<std::uint64_t>(root.at("attempt_budget").integer(1, 1'000'000'000'000'000));
   const std::string& file = root.file();
   // One group: "workload", "sessions", "stagger_s" at the top; several: "fleet": [{…}, …].

@@ -4,8 +4,8 @@
 #include "loopcast/version.hpp"
 
 #include "report/common.hpp"
-#include "util/text.hpp"
 #include "report/documents.hpp"
+#include "util/text.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>

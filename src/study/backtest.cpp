@@ -40,13 +40,11 @@ double first_window_peak(const simulation_result& r, const bucket_config& cfg, s
 std::pair<double, double> window_at(const bucket_config& cfg, const simulation_result& r, std::size_t b, double t) {
   const double p = cfg.period_s;
   if (opens_at_first_use(cfg.anchor)) {
-    const bool on_the_hour = cfg.anchor == window_anchor::first_use_hour;
     double start = -inf;
     for (const auto& op : r.bucket_ops) {
       if (op.bucket != b || op.t > t) continue;
       const bool adds = op.q > 0;
-      if (adds && !(op.t < start + p))
-        start = on_the_hour ? std::floor((r.start_unix_s + op.t) / 3600.0) * 3600.0 - r.start_unix_s : op.t;
+      if (adds && !(op.t < start + p)) start = first_use_window_start(cfg.anchor, op.t, r.start_unix_s);
     }
     return {start, start + p};
   }

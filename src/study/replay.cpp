@@ -270,8 +270,7 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
   so.recorded_speed = opt.speed == replay_speed::recorded;
   so.max_attempts = opt.max_attempts;
   // Time-of-day prices need the Unix time of the replay's t = 0: the logs' own origin.
-  if (so.start_unix_s == 0 && !traces.empty() && traces.front().absolute_clock)
-    so.start_unix_s = origin_of(traces, traces.front());
+  if (so.start_unix_s == 0 && !traces.empty() && traces.front().absolute_clock) so.start_unix_s = origin;
 
   for (const auto& tg : targets) {
     if (tg.entries.empty()) throw config_error("--on", "", fmt::format("option {} has no target", tg.label));

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -64,6 +65,11 @@ enum class window_anchor : std::uint8_t {
 /// Whether windows open at a first charge (first_use or first_use_hour) rather than on a grid.
 constexpr bool opens_at_first_use(window_anchor a) noexcept {
   return a == window_anchor::first_use || a == window_anchor::first_use_hour;
+}
+/// When a first-use window opened by a charge at simulated time t begins, in simulated seconds
+/// (t itself, or its whole UTC hour for first_use_hour; `start_unix_s`: Unix time of t = 0).
+inline double first_use_window_start(window_anchor a, double t, double start_unix_s) noexcept {
+  return a == window_anchor::first_use_hour ? std::floor((start_unix_s + t) / 3600.0) * 3600.0 - start_unix_s : t;
 }
 template <>
 struct enum_names<window_anchor> {

@@ -18,8 +18,7 @@ class fixed_window {
 public:
   explicit fixed_window(const bucket_config& c, double start_unix_s = 0) noexcept
       : limit_(c.limit), period_s_(c.period_s), eps_(1e-9 * std::max(1.0, c.limit)),
-        first_use_(opens_at_first_use(c.anchor)), on_the_hour_(c.anchor == window_anchor::first_use_hour),
-        start_unix_s_(start_unix_s) {
+        first_use_(opens_at_first_use(c.anchor)), anchor_kind_(c.anchor), start_unix_s_(start_unix_s) {
     if (c.anchor == window_anchor::epoch) anchor_ = -std::fmod(start_unix_s - c.anchor_offset_s, c.period_s);
   }
 
@@ -63,12 +62,11 @@ private:
   double window_end(double t) const noexcept {
     return first_use_ ? start_ + period_s_ : window_start(window_index(t) + 1);
   }
-  // A window anchored at first use opens at the charge that finds none open (at its whole UTC
-  // hour when on_the_hour_).
+  // A window anchored at first use opens at the charge that finds none open (first_use_window_start).
   void open_at(double t) noexcept {
     if (first_use_ && !open_) {
       open_ = true;
-      start_ = on_the_hour_ ? std::floor((start_unix_s_ + t) / 3600.0) * 3600.0 - start_unix_s_ : t;
+      start_ = first_use_window_start(anchor_kind_, t, start_unix_s_);
     }
   }
   void roll(double t) noexcept {
@@ -90,7 +88,7 @@ private:
   double period_s_;
   double eps_;         // admission tolerance against rounding, in units
   bool first_use_;     // windows open at the first charge instead of on a grid
-  bool on_the_hour_;   // … at the whole UTC hour of that charge
+  window_anchor anchor_kind_;  // first use: at the charge, or at its whole UTC hour
   double start_unix_s_;  // Unix time of simulated time 0
   bool open_ = false;  // first use: whether a window is open
   double start_ = 0;   // first use: when the open window opened, simulated seconds
