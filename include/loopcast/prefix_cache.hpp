@@ -9,8 +9,11 @@
 //
 // A request's cache_read is the longest cached, unexpired prefix in whole blocks (zero when that
 // is shorter than min_tokens). Serving a request (re)writes every whole block of its prompt with
-// expiry t + ttl: a hit refreshes the TTL. Within one lineage, expiry never increases with the
-// block index, so a lineage's state is a short list of (end_block, expiry) steps.
+// expiry t + ttl: a hit refreshes the TTL. A request may ask for a longer lifetime (a 1-hour write)
+// where the provider sells one; a block then keeps the later of its two expiries, so a 5-minute
+// write never shortens what a 1-hour write cached. Within one lineage, expiry never increases with
+// the block index (every write covers blocks [0, end), and the later of two non-increasing
+// expiries is non-increasing), so a lineage's state is a short list of (end_block, expiry) steps.
 #pragma once
 
 #include <algorithm>
@@ -27,9 +30,19 @@ struct cache_config {
   bool enabled = true;
   std::int64_t block_tokens = 128;  ///< caching granularity, in tokens
   std::int64_t min_tokens = 0;      ///< prompts (and hits) shorter than this are not cached, in tokens
-  double ttl_s = 300;               ///< time to live, in seconds, refreshed on each hit
+  double ttl_s = 300;               ///< time to live of a write, in seconds, refreshed on each hit
   bool write_charged = false;       ///< newly cached tokens are billed as cache_write (else input)
   bool write_1h = false;            ///< writes are billed at the 1-hour price (else the 5-minute one)
+  /// The longer lifetime a request may ask for (Anthropic's 1-hour cache: 3,600 s), billed at the
+  /// 1-hour write price; 0 when the provider sells one lifetime only.
+  double ttl_1h_s = 0;
+
+  /// Whether a request that asks for 1-hour writes gets them here.
+  bool sells_1h() const noexcept { return ttl_1h_s > 0; }
+  /// The lifetime of a request's writes, s: the 1-hour one when it asks for it and it is sold.
+  double lifetime_s(bool asks_1h) const noexcept { return asks_1h && ttl_1h_s > 0 ? ttl_1h_s : ttl_s; }
+  /// Whether a request's writes are billed at the 1-hour price.
+  bool bills_1h(bool asks_1h) const noexcept { return write_1h || (asks_1h && ttl_1h_s > 0); }
 };
 
 /// One run of a prompt's prefix structure.
@@ -146,14 +159,21 @@ public:
     return blocks(prompt_tokens) * cfg_.block_tokens;
   }
 
-  /// Records that the prompt was served at time t: its whole blocks expire at t + ttl.
+  /// Records that the prompt was served at time t: its whole blocks expire at t + ttl (the
+  /// config's TTL), or later where an earlier, longer write keeps them.
   void touch(std::span<const prefix_run> runs, std::int64_t prompt_tokens, double t) noexcept {
+    touch(runs, prompt_tokens, t, cfg_.ttl_s, t);
+  }
+  /// The same, with a lifetime of `ttl_s` (> 0) for this write (cache_config::lifetime_s), made
+  /// known at `now` <= t (a simulation caches a prompt when its prefill ends, and knows when that
+  /// is at its admission): no lookup after this one asks about a time before `now`.
+  void touch(std::span<const prefix_run> runs, std::int64_t prompt_tokens, double t, double ttl_s, double now) noexcept {
     if (!cfg_.enabled || prompt_tokens < cfg_.min_tokens) return;
     const std::int64_t full_blocks = blocks(prompt_tokens);
-    const double expiry = t + cfg_.ttl_s;
+    const double expiry = t + ttl_s;
     for (const auto& r : runs) {
       const std::int64_t run_end = std::min(blocks(r.end_tokens), full_blocks);
-      if (run_end > 0) extend(r.lineage, run_end, expiry);
+      if (run_end > 0) extend(r.lineage, run_end, expiry, std::min(now, t));
       if (blocks(r.end_tokens) >= full_blocks) break;
     }
   }
@@ -174,7 +194,7 @@ private:
 
   struct step {
     std::int64_t end_block;  // blocks [previous step's end, end_block) ...
-    double expiry;           // ... expire at this time (strictly decreasing along the list)
+    double expiry;           // ... expire at this time (decreasing along the list)
   };
   // A lineage's steps lie side by side in pool_, from `begin`: `count` of them, room for `room`.
   // Most lineages never hold more than one (a conversation's prompt only grows), so each starts
@@ -196,16 +216,21 @@ private:
     return shift_ >= 0 ? n >> shift_ : n / cfg_.block_tokens;
   }
 
-  // Blocks [0, end) of the lineage now expire at `expiry` (>= every expiry stored so far): the steps
-  // it covers go, so do the ones that have expired (nothing can read them again), and it comes first.
-  void extend(std::uint32_t lineage, std::int64_t end, double expiry) noexcept {
+  // Blocks [0, end) of the lineage now expire at `expiry` or later: the steps it covers go, so do
+  // the ones that expired by `now` (nothing can read them again), and it comes first. A step that
+  // outlives it (a longer write made it) stays in front: outlived().
+  void extend(std::uint32_t lineage, std::int64_t end, double expiry, double now) noexcept {
     lineage_state& l = lineage_[lineage];
     ++writes_[lineage];
     step* v = pool_.data() + l.begin;
+    if (l.count > 0 && v[0].expiry > expiry) [[unlikely]] {
+      outlived(l, end, expiry, now);
+      return;
+    }
     std::size_t keep = 0;
     while (keep < l.count && v[keep].end_block <= end) ++keep;
     std::size_t last = l.count;
-    while (last > keep && v[last - 1].expiry <= expiry - cfg_.ttl_s) --last;
+    while (last > keep && v[last - 1].expiry <= now) --last;
     const std::size_t count = last - keep + 1;
     if (count > l.room) [[unlikely]] {
       v = grow(l, count);
@@ -213,6 +238,25 @@ private:
     if (keep == 0) std::move_backward(v, v + last, v + count);  // one place back
     else if (keep > 1) std::move(v + keep, v + last, v + 1);     // to just behind the new first
     v[0] = step{end, expiry};
+    l.count = static_cast<std::uint32_t>(count);
+  }
+
+  // extend() where the first steps outlive the write: they stay, and the write's step comes after
+  // them (when they do not already hold all of its blocks).
+  [[gnu::noinline]] void outlived(lineage_state& l, std::int64_t end, double expiry, double now) noexcept {
+    step* v = pool_.data() + l.begin;
+    std::size_t front = 1;
+    while (front < l.count && v[front].expiry > expiry) ++front;
+    if (v[front - 1].end_block >= end) return;  // a longer write holds all of it
+    std::size_t keep = front;
+    while (keep < l.count && v[keep].end_block <= end) ++keep;
+    std::size_t last = l.count;
+    while (last > keep && v[last - 1].expiry <= now) --last;
+    const std::size_t count = front + 1 + (last - keep);
+    if (count > l.room) v = grow(l, count);
+    if (front + 1 > keep) std::move_backward(v + keep, v + last, v + count);  // back to make room
+    else if (front + 1 < keep) std::move(v + keep, v + last, v + front + 1);  // forward over what went
+    v[front] = step{end, expiry};
     l.count = static_cast<std::uint32_t>(count);
   }
 

@@ -403,6 +403,14 @@ std::string target_with_prices(std::string_view base_json, const std::string& ba
     if (prices.contains("long_context"))
       for (auto& tier : prices["long_context"]) fill(tier["usd_per_million"]);
     if (filled) notes.push_back(fmt::format("prices: {} lists no {} price; the cache's writes are priced as input", m.id, need));
+    // The base sells 1-hour writes; a list without their price does not say this model has them.
+    bool priced_1h = prices["usd_per_million"].contains("cache_write_1h");
+    if (prices.contains("long_context"))
+      for (const auto& tier : prices["long_context"]) priced_1h = priced_1h && tier["usd_per_million"].contains("cache_write_1h");
+    if (cache.contains("ttl_1h_s") && !priced_1h) {
+      j["cache"].erase("ttl_1h_s");
+      notes.push_back(fmt::format("prices: {} lists no 1-hour cache-write price; the target sells 5-minute writes only", m.id));
+    }
   }
   j["notes"] = notes;
   j["prices"] = prices;

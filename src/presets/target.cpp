@@ -267,7 +267,7 @@ engine_config read_engine(const node& n, std::int64_t context_window) {
 }
 
 cache_config read_cache(const node& n) {
-  n.expect_keys({"enabled", "block_tokens", "min_tokens", "ttl_s", "write_charged", "write_ttl"});
+  n.expect_keys({"enabled", "block_tokens", "min_tokens", "ttl_s", "ttl_1h_s", "write_charged", "write_ttl"});
   cache_config c;
   c.enabled = n.at("enabled").boolean();
   if (!c.enabled) {
@@ -285,6 +285,11 @@ cache_config read_cache(const node& n) {
   if (auto w = n.find("write_ttl")) {
     if (!c.write_charged) w->fail("write_ttl applies only when write_charged is true");
     c.write_1h = w->one_of({"5m", "1h"}) == "1h";
+  }
+  if (auto l = n.find("ttl_1h_s")) {
+    c.ttl_1h_s = l->number_in(1e-3, 366.0 * 86400);
+    if (!(c.ttl_1h_s > c.ttl_s))
+      l->fail(fmt::format("the 1-hour lifetime ({} s) must be longer than ttl_s ({} s)", c.ttl_1h_s, c.ttl_s));
   }
   return c;
 }
@@ -365,6 +370,9 @@ target read_target(const node& root) {
         root.at("prices").fail(fmt::format("the cache charges writes ({}), so {} needs \"{}\"",
                                            t.cache.write_1h ? "1h" : "5m", where,
                                            t.cache.write_1h ? "cache_write_1h" : "cache_write_5m"));
+      if (t.cache.sells_1h() && cp.cache_write_1h < 0)
+        root.at("prices").fail(fmt::format("the cache sells 1-hour writes (ttl_1h_s), so {} needs \"cache_write_1h\"",
+                                           where));
     };
     check(t.prices->usd_per_million, "usd_per_million");
     for (std::size_t i = 0; i < t.prices->long_context.size(); ++i)

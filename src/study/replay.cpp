@@ -6,6 +6,7 @@
 #include "loopcast/stats.hpp"
 
 #include "study/recorded.hpp"
+#include "util/text.hpp"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -248,6 +249,30 @@ void note_extrapolation(const model_map& tg, const std::vector<std::size_t>& ent
   }
 }
 
+// Requests that recorded 1-hour cache writes, on a target that sells one lifetime: they are cached
+// for its TTL and billed as its writes, which the summary says.
+void note_one_lifetime(const model_map& tg, const std::vector<std::size_t>& entries, const entry_choice& choice,
+                       const std::vector<std::unique_ptr<replay_sessions>>& shaped, replay_shaping_summary& summary) {
+  for (const auto k : entries) {
+    const auto& c = tg.entries[k].option.first().cache;
+    if (!c.enabled || c.sells_1h() || (c.ttl_s >= 3600 && !c.write_charged)) continue;  // nothing changes
+    std::size_t asked = 0, total = 0;
+    for (std::size_t i = 0; i < shaped[k]->scripts.size(); ++i) {
+      if (choice.major[i] != static_cast<int>(k)) continue;
+      for (const auto& r : shaped[k]->scripts[i].requests) {
+        ++total;
+        asked += r.write_1h ? 1 : 0;
+      }
+    }
+    if (asked > 0)
+      summary.notes.push_back(fmt::format(
+          "{} of {} asked for 1-hour cache writes, which {} does not sell: they were cached for its {:g} s and {}",
+          asked, detail::count_of(static_cast<long long>(total), "request"), tg.entries[k].option.first().name, c.ttl_s,
+          c.write_charged ? fmt::format("billed at its {} write price", c.write_1h ? "1-hour" : "5-minute")
+                          : "not billed as writes"));
+  }
+}
+
 } // namespace
 
 replay_result run_replay(const std::vector<recorded_trace>& traces, const std::vector<model_map>& targets,
@@ -298,6 +323,7 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
       }
     }
     if (opt.speed != replay_speed::recorded) note_extrapolation(tg, entries, choice, shaped, summary);
+    note_one_lifetime(tg, entries, choice, shaped, summary);
     note_rule_changes(*o, so.start_unix_s, span_s, summary);
     for (auto& t : o->targets) t = target_at(t, so.start_unix_s);  // the rules in force at the start
     auto result = run_option(*o, plans, so, true, true);

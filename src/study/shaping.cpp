@@ -126,6 +126,7 @@ public:
                                : compaction_threshold(sh.window_tokens, sh.compact_at)) {
     sc_.source = fmt::format("{} session {}", t.file, s.id);
     sc_.requests.reserve(s.requests.size() + 4);
+    asks_1h_.assign(std::max<std::size_t>(t.models.size(), 1), 0);
     if (!t.has_prefix) {
       const std::size_t models = std::max<std::size_t>(t.models.size(), 1);
       conversations_.reserve(models);
@@ -146,6 +147,7 @@ private:
   void shape_request(std::size_t i) {
     const auto& r = s_.requests[i];
     request_spec q = as_recorded(i);
+    q.write_1h = asks_1h(r);
     // The recording's own context restarts: its compaction, a new context, or a prompt that
     // shrinks to less than half. The policy's changes end there too.
     const bool restarted = i > 0 && context_restarts(s_.requests[i - 1], r);
@@ -194,6 +196,15 @@ private:
     return q;
   }
 
+  // Whether the request asks for 1-hour cache writes: it wrote to the 1-hour cache, or it wrote
+  // nothing and its model's last write in the session did (the client's setting holds).
+  bool asks_1h(const recorded_request& r) {
+    char& last = asks_1h_.at(static_cast<std::size_t>(std::max(r.model, 0)));
+    if (r.tokens.cache_write_1h > 0) last = 1;
+    else if (r.tokens.cache_write > 0) last = 0;
+    return last != 0;
+  }
+
   // The client's trigger: window − reserve on the context its last response reported (Claude
   // Code; a fresh context: its own prompt), else compact_at × window on the prompt about to be
   // sent. A prompt that would not fit compacts whatever the rule (the API refuses it, and the
@@ -228,6 +239,7 @@ private:
     c.turn = q.turn;
     c.compaction = true;
     c.inserted = true;
+    c.write_1h = q.write_1h;
     c.segment = q.segment;
     if (fresh) {
       // The history is this request's own recorded prompt.
@@ -329,6 +341,7 @@ private:
   const std::uint32_t shared_;
   std::uint32_t next_private_;
   std::vector<recorded_prefix> conversations_;  // without hash ids: one per model
+  std::vector<char> asks_1h_;                   // per model: its last write was a 1-hour one
   const bool windowed_, by_reserve_;
   const double threshold_;
   bool own_context_ = false;        // after a compaction or truncation the prompt is ours, not the recording's

@@ -179,3 +179,81 @@ TEST(PrefixCache, AnAnswerThatStillHoldsIsTheAnswer) {
     EXPECT_GT(checked, 1000) << "block " << block;  // the property was exercised
   }
 }
+
+// A 1-hour write outlives the 5-minute writes after it (each block keeps the later of its
+// expiries), by hand: 1,000 tokens written at 0 for an hour, 1,500 at 10 for 300 s.
+//   at 300: all 1,500 cached; at 400: the first 1,000 (until 3,600); at 3,600: nothing.
+// A 5-minute write of 800 at 500 changes nothing (a longer write holds all of it); an hour-long
+// write of 2,000 at 3,000 lasts until 6,600. Without the later-expiry rule the 1,500 written at 10
+// would have cut the first 1,000 to 310 (0 read at 400).
+TEST(PrefixCache, ALongerWriteOutlivesTheShorterOnesAfterIt) {
+  prefix_cache c(cfg(1, 0, 300), 1);
+  const std::vector<prefix_run> a{{0, 1000}}, b{{0, 1500}}, small{{0, 800}}, big{{0, 2000}};
+  c.touch(a, 1000, 0, 3600, 0);
+  c.touch(b, 1500, 10, 300, 10);
+  EXPECT_EQ(c.lookup(b, 1500, 300), 1500);
+  EXPECT_EQ(c.lookup(b, 1500, 400), 1000);
+  EXPECT_EQ(c.lookup(b, 1500, 3599), 1000);
+  c.touch(small, 800, 500, 300, 500);
+  EXPECT_EQ(c.lookup(b, 1500, 3599), 1000);
+  EXPECT_EQ(c.lookup(b, 1500, 3600), 0);
+  c.touch(big, 2000, 3000, 3600, 3000);
+  EXPECT_EQ(c.lookup(big, 2000, 6599), 2000);
+  EXPECT_EQ(c.lookup(big, 2000, 6600), 0);
+}
+
+// Against a cache kept block by block (each block's expiry the latest of its writes): random
+// prompts on four lineages, writes of 60 s and 600 s, each written up to 5 s after the time it is
+// made known (a prefill that ends later), lookups at the current time.
+TEST(PrefixCache, MixedLifetimesMatchABlockByBlockCache) {
+  std::uint64_t x = 777;
+  auto next = [&x](std::uint64_t n) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (x >> 33) % n;
+  };
+  for (const std::int64_t block : {std::int64_t{128}, std::int64_t{100}}) {
+    const std::int64_t min_tokens = 256;
+    prefix_cache c(cfg(block, min_tokens, 60), 4);
+    std::vector<std::vector<double>> expiry(4, std::vector<double>(64, 0.0));  // per lineage, per block
+    auto reference = [&](const std::vector<prefix_run>& runs, std::int64_t prompt, double t) {
+      if (prompt < min_tokens) return std::int64_t{0};
+      const std::int64_t full = prompt / block;
+      std::int64_t hit = 0;
+      for (const auto& r : runs) {
+        const std::int64_t end = std::min(r.end_tokens / block, full);
+        if (end <= hit) continue;
+        std::int64_t cached = 0;
+        while (cached < end && expiry[r.lineage][static_cast<std::size_t>(cached)] > t) ++cached;
+        if (cached < end) {
+          hit = std::max(hit, cached);
+          break;
+        }
+        hit = end;
+      }
+      return hit * block < min_tokens ? 0 : hit * block;
+    };
+    double t = 0;
+    int hits = 0;
+    for (int step = 0; step < 20000; ++step) {
+      t += static_cast<double>(next(2000)) / 100.0;
+      std::vector<prefix_run> runs{{0, static_cast<std::int64_t>(200 + next(800))}};
+      runs.push_back({static_cast<std::uint32_t>(1 + next(3)), runs[0].end_tokens + static_cast<std::int64_t>(next(5000))});
+      const std::int64_t prompt = runs.back().end_tokens - static_cast<std::int64_t>(next(50));
+      const std::int64_t got = c.lookup(runs, prompt, t);
+      ASSERT_EQ(got, reference(runs, prompt, t)) << "block " << block << ", step " << step;
+      hits += got > 0;
+      if (next(2) == 0 && prompt >= min_tokens) {
+        const double at = t + static_cast<double>(next(500)) / 100.0;
+        const double ttl = next(4) == 0 ? 600 : 60;
+        c.touch(runs, prompt, at, ttl, t);
+        const std::int64_t full = prompt / block;
+        for (const auto& r : runs) {
+          for (std::int64_t b = 0; b < std::min(r.end_tokens / block, full); ++b)
+            expiry[r.lineage][static_cast<std::size_t>(b)] = std::max(expiry[r.lineage][static_cast<std::size_t>(b)], at + ttl);
+          if (r.end_tokens / block >= full) break;
+        }
+      }
+    }
+    EXPECT_GT(hits, 5000) << "block " << block;  // the comparison saw hits, not only misses
+  }
+}

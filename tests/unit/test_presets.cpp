@@ -159,6 +159,18 @@ TEST(PresetErrors, ZeroTtlWithCachingOn) {
             "turn caching off)");
 }
 
+TEST(PresetErrors, TheOneHourLifetimeIsLongerAndPriced) {
+  auto j = nlohmann::json::parse(slurp(models + "/targets/anthropic/anthropic-tier1-claude-opus-4.5.json"));
+  j["cache"]["ttl_1h_s"] = 300;
+  EXPECT_EQ(target_error(j.dump()), "bad.json: /cache/ttl_1h_s: the 1-hour lifetime (300 s) must be longer than ttl_s (300 s)");
+  j["cache"]["ttl_1h_s"] = 3600;
+  j["prices"]["usd_per_million"].erase("cache_write_1h");
+  EXPECT_EQ(target_error(j.dump()),
+            "bad.json: /prices: the cache sells 1-hour writes (ttl_1h_s), so usd_per_million needs \"cache_write_1h\"");
+  j["cache"].erase("ttl_1h_s");  // one lifetime sold: the 1-hour price is not needed
+  EXPECT_EQ(target_error(j.dump()), "no error");
+}
+
 TEST(PresetErrors, ChargingOnABucketWithoutOutput) {
   auto j = cerebras();
   j["limits"]["buckets"][0]["charging"] = "reserve";

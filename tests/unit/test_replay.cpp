@@ -257,6 +257,63 @@ TEST(Replay, RecordedCacheBreaksAreCarriedAndEachModelHasItsCache) {
   EXPECT_EQ(reads, (std::vector<std::int64_t>{0, 20000, 18000, 40000, 0, 0}));
 }
 
+// 1-hour cache writes keep their lifetime where the target sells it. A log that wrote to the 1-hour
+// cache: 20,000 at 0 (ends at 10), 30,000 sent 1,200 s later reading 20,000, 40,000 sent 6,780 s
+// after that (past any lifetime). On Opus (5 minutes, and 1 hour on request) the replay reads
+// 0, 20,000, 0 and writes 20,000, 10,000, 40,000 at $10 per million: $0.2025 + $0.1125 + $0.4025
+// (with 100 output tokens at $25 per million each) = $0.7175. On a copy that sells 5 minutes only,
+// the 1,200 s pause loses the cache: reads 0, 0, 0, writes 20,000, 30,000, 40,000 at $6.25:
+// $0.1275 + $0.19 + $0.2525 = $0.57, and the replay says what it did instead.
+TEST(Replay, OneHourWritesLiveAnHourWhereTheTargetSellsThem) {
+  recorded_trace t;
+  t.file = "hour.jsonl";
+  t.models = {"claude-opus-4-5"};
+  t.sessions.resize(1);
+  t.sessions[0].id = "s";
+  struct row { double t_send; std::int64_t read, write_1h; };
+  for (const row x : {row{0, 0, 20000}, row{1210, 20000, 10000}, row{8000, 0, 40000}}) {
+    recorded_request q;
+    q.t_send = x.t_send;
+    q.t_end = x.t_send + 10;
+    q.tokens.cache_read = x.read;
+    q.tokens.cache_write_1h = x.write_1h;
+    q.tokens.output = 100;
+    t.sessions[0].requests.push_back(q);
+  }
+  std::vector<scenario_option> options(2);
+  options[0].targets = {lib().load_target("anthropic-tier1-claude-opus-4.5")};
+  options[0].targets[0].limits.clear();
+  ASSERT_EQ(options[0].targets[0].cache.ttl_1h_s, 3600);
+  options[1].targets = options[0].targets;
+  options[1].targets[0].name = "opus-5m-only";
+  options[1].targets[0].cache.ttl_1h_s = 0;
+  for (auto& o : options) {
+    o.label = o.targets[0].name;
+    o.client = lib().load_client("claude-code");
+  }
+  replay_options ro;
+  ro.speed = replay_speed::recorded;
+  const auto r = run_replay({t}, options, ro);
+  const auto column = [&](std::size_t k, std::int64_t token_counts::*field) {
+    std::vector<std::int64_t> v;
+    for (const auto& a : r.options[k].sim.attempts) v.push_back(a.tokens.*field);
+    return v;
+  };
+  using v = std::vector<std::int64_t>;
+  EXPECT_EQ(column(0, &token_counts::cache_read), (v{0, 20000, 0}));
+  EXPECT_EQ(column(0, &token_counts::cache_write_1h), (v{20000, 10000, 40000}));
+  EXPECT_EQ(column(0, &token_counts::cache_write), (v{0, 0, 0}));
+  EXPECT_NEAR(r.options[0].sim.token_cost_usd, 0.7175, 1e-9);
+  EXPECT_TRUE(r.shaping[0].notes.empty());
+  EXPECT_EQ(column(1, &token_counts::cache_read), (v{0, 0, 0}));
+  EXPECT_EQ(column(1, &token_counts::cache_write), (v{20000, 30000, 40000}));
+  EXPECT_EQ(column(1, &token_counts::cache_write_1h), (v{0, 0, 0}));
+  EXPECT_NEAR(r.options[1].sim.token_cost_usd, 0.57, 1e-9);
+  EXPECT_EQ(r.shaping[1].notes, (std::vector<std::string>{
+      "3 of 3 requests asked for 1-hour cache writes, which opus-5m-only does not sell: they were cached for its 300 s "
+      "and billed at its 5-minute write price"}));
+}
+
 // The Claude Code logs in tests/data replayed at their recorded window (200K), with no limits and
 // recorded speed, so that only the cache model can differ: no compaction is added, and every request
 // reads from the cache and sends uncached within 1,024 tokens of what it recorded. Each model's first

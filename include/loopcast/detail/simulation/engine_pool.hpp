@@ -61,7 +61,7 @@ void simulation<Bucket, Speed, Client>::engine_start(deployment& d, std::uint32_
   s.t_first = begin + s.prefill_s;
   d.prefill_free_at = s.t_first;
   d.est.queue_wait_s += begin - s.t_admit;
-  d.cache.touch(runs_of(s), s.request().prompt_tokens, s.t_first);
+  d.cache.touch(runs_of(s), s.request().prompt_tokens, s.t_first, d.tgt->cache.lifetime_s(s.request().write_1h), t);
   if (opt_.record_attempts) out_.attempts[s.attempt_row].t_first_token = s.t_first;
   schedule(s.t_first, si, detail::event_kind::decode_start);
 }

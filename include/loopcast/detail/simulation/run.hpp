@@ -384,7 +384,7 @@ private:
     tk.cache_read = cached;
     const std::int64_t written =
         tgt.cache.write_charged ? std::max<std::int64_t>(0, d.cache.cacheable(req.prompt_tokens) - cached) : 0;
-    (tgt.cache.write_1h ? tk.cache_write_1h : tk.cache_write) = written;
+    (tgt.cache.bills_1h(req.write_1h) ? tk.cache_write_1h : tk.cache_write) = written;
     tk.input = req.prompt_tokens - cached - written;
     tk.output = req.output_tokens;
     tk.reasoning = req.reasoning_tokens;
@@ -638,7 +638,7 @@ private:
     if (routed_ && d.in_flight++ == 0) d.busy_since = t;
     if (d.eng) return engine_admit(d, si, tm, tk.total(), t);
     // Cached once its prefill is done; TTL from then.
-    d.cache.touch(rs.data() ? rs : runs_of(s), req.prompt_tokens, t_first);
+    d.cache.touch(rs.data() ? rs : runs_of(s), req.prompt_tokens, t_first, d.tgt->cache.lifetime_s(req.write_1h), t);
     s.t_first = t_first;
     schedule(t_end, si, detail::event_kind::complete);
   }
