@@ -119,7 +119,7 @@ private:
 class session_shaper {
 public:
   session_shaper(const recorded_trace& t, const recorded_session& s, const session_shaping& sh)
-      : t_(t), s_(s), sh_(sh), shared_(t.has_prefix ? t.lineages : 0), next_private_(shared_),
+      : t_(t), s_(s), sh_(sh), shared_(shared_lineages(t)), next_private_(shared_),
         windowed_(sh.window_tokens > 0 && sh.policy != context_policy::fail),
         by_reserve_(sh.compact_reserve_tokens > 0 && sh.window_tokens > sh.compact_reserve_tokens),
         threshold_(by_reserve_ ? static_cast<double>(sh.window_tokens - sh.compact_reserve_tokens)
@@ -308,7 +308,10 @@ private:
   void push_recorded_runs(request_spec& q, const recorded_request& r) {
     q.runs_begin = static_cast<std::uint32_t>(sc_.runs.size());
     if (t_.has_prefix) {
-      for (std::uint32_t k = 0; k < r.runs_count; ++k) sc_.runs.push_back(t_.runs[r.runs_begin + k]);
+      for (std::uint32_t k = 0; k < r.runs_count; ++k) {
+        const auto& run = t_.runs[r.runs_begin + k];
+        sc_.runs.push_back({model_lineage(run.lineage, r), run.end_tokens});
+      }
       q.runs_count = r.runs_count;
     } else {
       q.runs_count = conversation_of(r).push(sc_.runs, q.prompt_tokens);
@@ -320,8 +323,9 @@ private:
   void push_own_runs(request_spec& q, std::uint32_t lineage, const recorded_request& r) {
     q.runs_begin = static_cast<std::uint32_t>(sc_.runs.size());
     const auto& first = s_.requests.front();
-    const std::uint32_t base_lineage =
-        t_.has_prefix && first.runs_count > 0 ? t_.runs[first.runs_begin].lineage : conversation_of(r).base_lineage();
+    const std::uint32_t base_lineage = t_.has_prefix && first.runs_count > 0
+                                           ? model_lineage(t_.runs[first.runs_begin].lineage, r)
+                                           : conversation_of(r).base_lineage();
     if (base_ > 0 && base_lineage != lineage) {
       sc_.runs.push_back({base_lineage, std::min(base_, q.prompt_tokens)});
       sc_.runs.push_back({lineage, q.prompt_tokens});
@@ -330,6 +334,20 @@ private:
       sc_.runs.push_back({lineage, q.prompt_tokens});
       q.runs_count = 1;
     }
+  }
+
+  // A log with hash ids: its lineages once per model, as each model has its own cache at the
+  // provider (the same system prompt sent to Haiku and to Opus is cached twice).
+  static std::uint32_t shared_lineages(const recorded_trace& t) {
+    if (!t.has_prefix) return 0;
+    const std::uint64_t n = std::uint64_t{t.lineages} * std::max<std::size_t>(t.models.size(), 1);
+    if (n > std::numeric_limits<std::uint32_t>::max() / 2)
+      throw trace_error(t.file, 0, fmt::format("{} prefix lineages × {} models are more than a replay can hold",
+                                               t.lineages, t.models.size()));
+    return static_cast<std::uint32_t>(n);
+  }
+  std::uint32_t model_lineage(std::uint32_t lineage, const recorded_request& r) const {
+    return lineage + static_cast<std::uint32_t>(std::max(r.model, 0)) * t_.lineages;
   }
 
   const recorded_trace& t_;

@@ -257,6 +257,43 @@ TEST(Replay, RecordedCacheBreaksAreCarriedAndEachModelHasItsCache) {
   EXPECT_EQ(reads, (std::vector<std::int64_t>{0, 20000, 18000, 40000, 0, 0}));
 }
 
+// What stays cached across a recorded compaction: the system prompt and tools, as the logs show.
+// Opus requests 30,000 (read 0), 60,000 (read 30,000), the compaction 60,100 (read 60,000, writes a
+// 4,000-token summary), then 25,000 reading 20,000 (the system prompt and tools) and 30,000 reading
+// 25,000. The replay reads 0, 30,000, 60,000, 20,000, 25,000: the first 20,000 tokens stay on the
+// conversation's lineage, the summary starts a new one (without the rule: 0 after the compaction).
+TEST(Replay, TheSystemPromptStaysCachedAcrossARecordedCompaction) {
+  recorded_trace t;
+  t.file = "compacted.jsonl";
+  t.models = {"claude-opus-4-5"};
+  t.sessions.resize(1);
+  t.sessions[0].id = "s";
+  struct row { double t_send; std::int64_t prompt, read, output; bool compaction; };
+  for (const row x : {row{0, 30000, 0, 100, false}, row{20, 60000, 30000, 100, false}, row{40, 60100, 60000, 4000, true},
+                      row{60, 25000, 20000, 100, false}, row{80, 30000, 25000, 100, false}}) {
+    recorded_request q;
+    q.t_send = x.t_send;
+    q.t_end = x.t_send + 10;
+    q.tokens.cache_read = x.read;
+    q.tokens.cache_write = x.prompt - x.read;
+    q.tokens.output = x.output;
+    q.compaction = x.compaction;
+    t.sessions[0].requests.push_back(q);
+  }
+  std::vector<scenario_option> options(1);
+  options[0].label = "opus";
+  options[0].targets = {lib().load_target("anthropic-tier1-claude-opus-4.5")};
+  options[0].targets[0].limits.clear();
+  options[0].client = lib().load_client("claude-code");
+  replay_options ro;
+  ro.speed = replay_speed::recorded;
+  const auto r = run_replay({t}, options, ro);
+  EXPECT_EQ(r.shaping[0].compactions, 0);
+  std::vector<std::int64_t> reads;
+  for (const auto& a : r.options[0].sim.attempts) reads.push_back(a.tokens.cache_read);
+  EXPECT_EQ(reads, (std::vector<std::int64_t>{0, 30000, 60000, 20000, 25000}));
+}
+
 // 1-hour cache writes keep their lifetime where the target sells it. A log that wrote to the 1-hour
 // cache: 20,000 at 0 (ends at 10), 30,000 sent 1,200 s later reading 20,000, 40,000 sent 6,780 s
 // after that (past any lifetime). On Opus (5 minutes, and 1 hour on request) the replay reads
@@ -312,6 +349,50 @@ TEST(Replay, OneHourWritesLiveAnHourWhereTheTargetSellsThem) {
   EXPECT_EQ(r.shaping[1].notes, (std::vector<std::string>{
       "3 of 3 requests asked for 1-hour cache writes, which opus-5m-only does not sell: they were cached for its 300 s "
       "and billed at its 5-minute write price"}));
+}
+
+// A log with hash ids (kv-cache-tester) keeps one cache per model: Opus writes 10,000 tokens, Haiku
+// sends the same 10,000 (the same hash ids) 20 s later, Opus sends 12,000 that extend them. On one
+// target the replay reads 0, 0 (Haiku's cache is its own) and 10,000; Haiku's prompt is on lineage
+// 1 (lineage 0 for the second model), Opus's on lineage 0.
+TEST(Replay, HashIdLogsKeepOneCachePerModel) {
+  recorded_trace t;
+  t.file = "kv.json";
+  t.models = {"claude-opus-4-5", "claude-haiku-4-5"};
+  t.has_prefix = true;
+  t.lineages = 1;
+  t.sessions.resize(1);
+  t.sessions[0].id = "s";
+  struct row { double t_send; std::int64_t prompt; std::int32_t model; };
+  for (const row x : {row{0, 10000, 0}, row{20, 10000, 1}, row{40, 12000, 0}}) {
+    recorded_request q;
+    q.t_send = x.t_send;
+    q.t_end = x.t_send + 10;
+    q.tokens.input = x.prompt;
+    q.tokens.output = 100;
+    q.model = x.model;
+    q.runs_begin = static_cast<std::uint32_t>(t.runs.size());
+    q.runs_count = 1;
+    t.runs.push_back({0, x.prompt});
+    t.sessions[0].requests.push_back(q);
+  }
+  const auto rs = make_replay_sessions({t}, session_shaping{});
+  const auto& sc = rs.scripts[0];
+  EXPECT_EQ(sc.shared_lineages, 2u);
+  EXPECT_EQ(sc.runs[sc.requests[0].runs_begin].lineage, 0u);
+  EXPECT_EQ(sc.runs[sc.requests[1].runs_begin].lineage, 1u);
+  EXPECT_EQ(sc.runs[sc.requests[2].runs_begin].lineage, 0u);
+  std::vector<scenario_option> options(1);
+  options[0].label = "opus";
+  options[0].targets = {lib().load_target("anthropic-tier1-claude-opus-4.5")};
+  options[0].targets[0].limits.clear();
+  options[0].client = lib().load_client("claude-code");
+  replay_options ro;
+  ro.speed = replay_speed::recorded;
+  const auto r = run_replay({t}, options, ro);
+  std::vector<std::int64_t> reads;
+  for (const auto& a : r.options[0].sim.attempts) reads.push_back(a.tokens.cache_read);
+  EXPECT_EQ(reads, (std::vector<std::int64_t>{0, 0, 10000}));
 }
 
 // The Claude Code logs in tests/data replayed at their recorded window (200K), with no limits and
