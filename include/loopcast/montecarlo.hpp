@@ -88,6 +88,11 @@ struct option_distribution {
   estimate p_429_within;
   estimate p_refused_within;       ///< runs with such a request refused within the horizon / runs
   estimate p_session_dies;         ///< sessions that did not complete / sessions, over all runs
+  /// Hours of operation with at least one 429 (or refused request) / hours of operation, over all
+  /// runs (run_summary::hours_with_429): P(at least one 429 in an hour), in steady state for a
+  /// team's working hours (arrivals). Its interval treats the hours as independent.
+  estimate p_429_per_hour;
+  double stall_hours_per_hour = 0; ///< hours lost to waiting per hour of operation, over all runs (NaN: none)
   metric_distribution first_429_s; ///< the first wall (429 or refused request); runs without one count as +infinity
   metric_distribution stall_share;
   metric_distribution usd_per_task;  ///< runs where no task completed are left out
@@ -104,6 +109,8 @@ struct record_fields<option_distribution> {
       field{"p_429_within_horizon", &option_distribution::p_429_within, ""},
       field{"p_refused_within_horizon", &option_distribution::p_refused_within, ""},
       field{"p_session_dies", &option_distribution::p_session_dies, ""},
+      field{"p_429_per_hour", &option_distribution::p_429_per_hour, ""},
+      field{"stall_hours_per_hour", &option_distribution::stall_hours_per_hour, ""},
       field{"first_429_s", &option_distribution::first_429_s, "s"},
       field{"stall_share", &option_distribution::stall_share, ""},
       field{"usd_per_task", &option_distribution::usd_per_task, "USD"},

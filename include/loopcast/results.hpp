@@ -209,6 +209,12 @@ struct simulation_result {
   /// sessions still running ended cut_off, and what they had not been served is not in the totals.
   bool cut_off = false;
   double cut_off_s = 0;
+  /// 429s (and requests refused outright) in each hour from t = 0: hour h is [3600 h, 3600 (h + 1)).
+  std::vector<std::uint32_t> hourly_429;
+  /// Hours of operation: the hours whose middle lies in one of sim_options::operation_windows_s, or
+  /// without windows every hour from t = 0 to the last end; and how many of them had a 429.
+  std::int32_t operation_hours = 0;
+  std::int32_t hours_with_429 = 0;
 };
 
 } // namespace loopcast

@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -97,16 +99,39 @@ inline option_view view_of(const scenario_option& o) {
   return v;
 }
 
+/// People who start sessions through their working day: each of `people` starts sessions at
+/// random (a Poisson process) at `sessions_per_day` a day on average, between day_start_h and
+/// day_end_h local time in `time_zone`, on `days` consecutive days from the scenario's start
+/// (docs/model.md §7, "Arrivals").
+struct arrival_rule {
+  std::int32_t people = 1;
+  double sessions_per_day = 1;
+  double day_start_h = 9, day_end_h = 17;  ///< local hours, 0 <= start < end <= 24
+  std::string time_zone = "UTC";           ///< an IANA zone
+  std::int32_t days = 1;
+};
+
 /// A group of identical agents in a fleet: `sessions` sessions of one workload, the k-th of them
-/// starting at start_s + k · stagger_s. Sessions of one group share its system prompt (one cache
-/// lineage); all groups share the option's buckets and prefix cache.
+/// starting at start_s + k · stagger_s; or, with `arrivals`, sessions started by people through
+/// their working days (how many depends on the seed; `sessions` is then the most a run holds).
+/// Sessions of one group share its system prompt (one cache lineage); all groups share the
+/// option's buckets and prefix cache.
 struct fleet_group {
   std::string label;             ///< e.g. "coders" (defaults to the workload's name)
   workload wl;
   std::int32_t sessions = 1;
   double start_s = 0;            ///< when the group's first session starts, s
   double stagger_s = 0;          ///< between consecutive starts in the group, s
+  std::optional<arrival_rule> arrivals;
 };
+
+/// The most sessions a group with arrivals holds in a run: the expected count plus ten standard
+/// deviations (a Poisson count past it has a probability below 10^-20), and 20.
+std::int32_t arrival_cap(const arrival_rule& a);
+
+/// The working hours of a scenario's arrivals, in seconds from its t = 0 (each day's window,
+/// clipped at 0), sorted; empty when no group has arrivals.
+std::vector<std::pair<double, double>> arrival_windows(const fleet_group& g, double start_unix_s);
 
 struct scenario {
   std::string name;
@@ -140,6 +165,8 @@ struct scenario_result {
 
 /// Sessions in the whole fleet.
 std::int32_t fleet_size(const scenario& s) noexcept;
+/// Whether a group of the fleet starts its sessions by arrivals (a team through its working days).
+bool has_arrivals(const scenario& s) noexcept;
 
 struct run_options {
   std::optional<std::uint64_t> seed;  ///< overrides the scenario's seed
@@ -206,6 +233,9 @@ struct run_summary {
   std::int32_t sessions_died = 0;      ///< sessions that did not complete
   std::int32_t requests_served = 0;
   bool cut_off = false;                ///< the run stopped at the scenario's attempt budget
+  std::int32_t operation_hours = 0;    ///< hours of operation (simulation_result::operation_hours)
+  std::int32_t hours_with_429 = 0;     ///< of them, those with at least one 429 (or refused request)
+  double stall_hours_per_hour = 0;     ///< hours lost to waiting per hour of operation; NaN: no such hour
 };
 
 /// The columns of a run_summary row (CSV, numpy, pandas), in order.
@@ -231,7 +261,10 @@ struct record_fields<run_summary> {
       field{"attempts", &run_summary::attempts, ""},
       field{"sessions_died", &run_summary::sessions_died, ""},
       field{"requests_served", &run_summary::requests_served, ""},
-      field{"cut_off", &run_summary::cut_off, ""}};
+      field{"cut_off", &run_summary::cut_off, ""},
+      field{"operation_hours", &run_summary::operation_hours, "h"},
+      field{"hours_with_429", &run_summary::hours_with_429, "h"},
+      field{"stall_hours_per_hour", &run_summary::stall_hours_per_hour, ""}};
 };
 
 /// The summary row of one option's run.

@@ -4,6 +4,9 @@
 // inputs and seeds.
 #pragma once
 
+#include <utility>
+#include <vector>
+
 #include "loopcast/results.hpp"
 #include "loopcast/retry.hpp"
 #include "loopcast/session.hpp"
@@ -70,6 +73,9 @@ struct sim_options {
   /// thread, with the requests served so far and the scripted requests of every session.
   void (*progress)(void* context, std::uint64_t served, std::uint64_t total) noexcept = nullptr;
   void* progress_context = nullptr;
+  /// The hours of operation (simulation_result::operation_hours): windows in seconds from t = 0 (a
+  /// team's working hours); empty: every hour from t = 0 to the run's last end.
+  std::vector<std::pair<double, double>> operation_windows_s;
 };
 
 } // namespace loopcast

@@ -129,17 +129,21 @@ class MonteCarlo(Table):
 
     def options_table(self):
         """One row per option: P(429 within the horizon) (a request refused outright counts: the provider
-        answers it with a 429), P(refused), P(session dies), each with its interval (``_lo``, ``_hi``),
-        the runs and the runs cut off."""
+        answers it with a 429), P(refused), P(session dies) and ``p_429_per_hour`` (the share of hours of
+        operation with at least one 429: a team's working hours with arrivals, else every hour of the
+        run), each with its interval (``_lo``, ``_hi``); ``stall_hours_per_hour`` (hours lost to waiting
+        per hour of operation), the runs and the runs cut off."""
         import pandas as pd
         out = []
         for o in self.summary["options"]:
             row = {"label": o["label"], "runs": o["runs"], "runs_cut_off": o["runs_cut_off"]}
             for key, name in (("p_429_within_horizon", "p_429"), ("p_refused_within_horizon", "p_refused"),
-                              ("p_session_dies", "p_session_dies")):
+                              ("p_session_dies", "p_session_dies"), ("p_429_per_hour", "p_429_per_hour")):
                 for part in ("value", "lo", "hi"):
                     v = o[key][part]
                     row[name if part == "value" else f"{name}_{part}"] = np.nan if v is None else v
+            v = o["stall_hours_per_hour"]
+            row["stall_hours_per_hour"] = np.nan if v is None else v
             out.append(row)
         return pd.DataFrame(out)
 

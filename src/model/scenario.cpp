@@ -5,8 +5,10 @@
 
 #include "model/runs.hpp"
 #include "util/progress.hpp"
+#include "util/time_zone.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include <limits>
@@ -17,6 +19,10 @@ std::int32_t fleet_size(const scenario& s) noexcept {
   std::int32_t n = 0;
   for (const auto& g : s.fleet) n += g.sessions;
   return n;
+}
+
+bool has_arrivals(const scenario& s) noexcept {
+  return std::any_of(s.fleet.begin(), s.fleet.end(), [](const fleet_group& g) { return g.arrivals.has_value(); });
 }
 
 // A run's size before its scripts exist: the turns of every session, plus a tenth for compactions.
@@ -42,21 +48,85 @@ fleet_sessions generate_fleet(const scenario& s, std::uint64_t seed) {
   return out;
 }
 
+std::int32_t arrival_cap(const arrival_rule& a) {
+  const double expected = a.people * a.sessions_per_day * a.days;
+  return static_cast<std::int32_t>(std::ceil(expected + 10 * std::sqrt(expected) + 20));
+}
+
+std::vector<std::pair<double, double>> arrival_windows(const fleet_group& g, double start_unix_s) {
+  std::vector<std::pair<double, double>> w;
+  if (!g.arrivals) return w;
+  const auto& a = *g.arrivals;
+  const detail::zone z(a.time_zone);
+  const detail::civil_time first = z.local(start_unix_s);
+  const double first_midnight = z.midnight(first.year, first.month, first.day);
+  for (std::int32_t d = 0; d < a.days; ++d) {
+    // Day d's date: the local date at noon, d days on (a DST change moves midnight by an hour).
+    const detail::civil_time c = z.local(first_midnight + 86400.0 * d + 43200.0);
+    const double midnight = z.midnight(c.year, c.month, c.day);
+    const double from = std::max(0.0, midnight + 3600.0 * a.day_start_h - start_unix_s);
+    const double until = midnight + 3600.0 * a.day_end_h - start_unix_s;
+    if (until > from) w.emplace_back(from, until);
+  }
+  return w;
+}
+
+namespace {
+// The windows of every group with arrivals, as a sorted union.
+std::vector<std::pair<double, double>> operation_windows(const scenario& s) {
+  std::vector<std::pair<double, double>> all;
+  for (const auto& g : s.fleet) {
+    const auto w = arrival_windows(g, s.start_unix_s);
+    all.insert(all.end(), w.begin(), w.end());
+  }
+  std::sort(all.begin(), all.end());
+  std::vector<std::pair<double, double>> merged;
+  for (const auto& x : all) {
+    if (!merged.empty() && x.first <= merged.back().second) merged.back().second = std::max(merged.back().second, x.second);
+    else merged.push_back(x);
+  }
+  return merged;
+}
+
+// The start times of a group's sessions in one run: a Poisson process at people × sessions a day
+// over each working day's hours (at most `cap`; a count past it has a probability below 10^-20).
+void arrival_times(const fleet_group& g, double start_unix_s, std::uint64_t seed, std::vector<double>& out) {
+  const auto& a = *g.arrivals;
+  const double per_s = a.people * a.sessions_per_day / (3600.0 * (a.day_end_h - a.day_start_h));
+  rng r(seed);
+  out.clear();
+  const auto cap = static_cast<std::size_t>(g.sessions);
+  for (const auto& [from, until] : arrival_windows(g, start_unix_s)) {
+    double t = from;
+    while (out.size() < cap) {
+      t += -std::log1p(-uniform01(r)) / per_s;
+      if (t >= until) break;
+      out.push_back(t);
+    }
+  }
+}
+} // namespace
+
 void generate_fleet(const scenario& s, std::uint64_t seed, fleet_sessions& out) {
   const auto n = static_cast<std::size_t>(fleet_size(s));
   out.scripts.resize(n);  // (the scripts it holds keep their storage)
   out.plans.clear();
   out.plans.reserve(n);
   std::uint64_t idx = 0;  // every script is in place: the plans' pointers stay valid
+  std::vector<double> starts;
   for (std::uint32_t f = 0; f < s.fleet.size(); ++f) {
     const auto& g = s.fleet[f];
+    if (g.arrivals) arrival_times(g, s.start_unix_s, derive_seed(seed, (3ULL << 32) + f), starts);
+    const auto count = g.arrivals ? static_cast<std::int32_t>(starts.size()) : g.sessions;
     // A group of many sessions tabulates its per-turn factors once (up to 4,096 turns).
     const session_generator generate(g.wl, g.sessions > 1 ? 4096 : 0);
-    for (std::int32_t k = 0; k < g.sessions; ++k, ++idx) {
+    for (std::int32_t k = 0; k < count; ++k, ++idx) {
       generate(derive_seed(seed, idx), out.scripts[idx]);
-      out.plans.push_back({&out.scripts[idx], g.start_s + g.stagger_s * k, derive_seed(seed, (1ULL << 32) + idx), f});
+      const double start = g.arrivals ? starts[static_cast<std::size_t>(k)] : g.start_s + g.stagger_s * k;
+      out.plans.push_back({&out.scripts[idx], start, derive_seed(seed, (1ULL << 32) + idx), f});
     }
   }
+  out.scripts.resize(idx);  // arrivals: fewer than the most a run holds (the plans' pointers stay valid)
 }
 
 namespace detail {
@@ -67,6 +137,7 @@ sim_options simulation_options(const scenario& s, const run_options& opt) {
   so.record_charges = opt.record_charges;
   so.peak_demand = opt.peak_demand;
   so.max_attempts = s.attempt_budget > 0 ? s.attempt_budget : default_attempt_budget;
+  so.operation_windows_s = operation_windows(s);
   return so;
 }
 } // namespace detail
@@ -176,6 +247,10 @@ run_summary summarize_run(const option_result& r, std::uint64_t seed, std::uint3
   x.sessions_died = f.died;
   x.cut_off = sim.cut_off;
   for (const auto& ss : sim.sessions) x.requests_served += ss.requests_served;
+  x.operation_hours = sim.operation_hours;
+  x.hours_with_429 = sim.hours_with_429;
+  x.stall_hours_per_hour = sim.operation_hours > 0 ? f.stall_s / 3600.0 / sim.operation_hours
+                                                   : std::numeric_limits<double>::quiet_NaN();
   return x;
 }
 } // namespace detail

@@ -3,6 +3,7 @@
 #include "loopcast/files.hpp"
 
 #include "presets/readers.hpp"
+#include "util/time_zone.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 namespace loopcast::detail::preset {
 
@@ -149,10 +151,41 @@ scenario_option read_route_option(const node& r, const preset_library& lib) {
   return opt;
 }
 
+// "arrivals": {"people": 50, "sessions_per_day": 6, "hours": [9, 17], "time_zone": "Europe/Berlin",
+// "days": 5}; hours and time zone may be left out (9 to 17, UTC), days too (1).
+arrival_rule read_arrivals(const node& n) {
+  n.expect_keys({"people", "sessions_per_day", "hours", "time_zone", "days"});
+  arrival_rule a;
+  a.people = static_cast<std::int32_t>(n.at("people").integer(1, 100000));
+  a.sessions_per_day = n.at("sessions_per_day").number_in(1e-3, 1000);
+  if (auto h = n.find("hours")) {
+    const auto v = h->array(2);
+    if (v.size() != 2) h->fail(fmt::format("expected [start, end] in local hours, found {} numbers", v.size()));
+    a.day_start_h = v[0].number_in(0, 24);
+    a.day_end_h = v[1].number_in(0, 24);
+    if (!(a.day_end_h > a.day_start_h))
+      h->fail(fmt::format("the working day ends ({}) before it starts ({})", a.day_end_h, a.day_start_h));
+  }
+  if (auto z = n.find("time_zone")) {
+    a.time_zone = z->string();
+    try {
+      (void)detail::zone(a.time_zone);
+    } catch (const std::invalid_argument& e) {
+      z->fail(e.what());
+    }
+  }
+  a.days = n.has("days") ? static_cast<std::int32_t>(n.at("days").integer(1, 366)) : 1;
+  const std::int32_t cap = arrival_cap(a);
+  if (cap > max_sessions)
+    n.fail(fmt::format("{} people × {} sessions a day × {} days may start up to {} sessions; one run simulates at most {}",
+                       a.people, a.sessions_per_day, a.days, cap, max_sessions));
+  return a;
+}
+
 scenario read_scenario(const node& root, const preset_library& lib) {
   check_kind(root, preset_kind::scenario);
-  root.expect_keys({LOOPCAST_HEADER_KEYS, "seed", "start_time_utc", "workload", "sessions", "stagger_s", "fleet",
-                    "options", "calibration", "attempt_budget"});
+  root.expect_keys({LOOPCAST_HEADER_KEYS, "seed", "start_time_utc", "workload", "sessions", "stagger_s", "arrivals",
+                    "fleet", "options", "calibration", "attempt_budget"});
   scenario s;
   s.name = read_name(root);
   s.description = read_description(root);
@@ -171,16 +204,24 @@ scenario read_scenario(const node& root, const preset_library& lib) {
     g.wl = resolve<workload>(n.at("workload"), file, read_workload,
                              [&](const std::string& name) { return lib.load_workload(name); });
     g.label = n.has("label") ? n.at("label").string() : g.wl.name;
+    if (n.has("arrivals")) {
+      for (const char* k : {"sessions", "start_s", "stagger_s"})
+        if (n.has(k)) n.at(k).fail("give either \"arrivals\" or \"sessions\"/\"start_s\"/\"stagger_s\", not both");
+      g.arrivals = read_arrivals(n.at("arrivals"));
+      g.sessions = arrival_cap(*g.arrivals);
+      return g;
+    }
     g.sessions = in_code && !n.has("sessions") ? 1 : static_cast<std::int32_t>(n.at("sessions").integer(1, max_sessions));
     g.start_s = n.has("start_s") ? n.at("start_s").number_in(0, 1e7) : 0.0;
     g.stagger_s = n.has("stagger_s") ? n.at("stagger_s").number_in(0, 1e7) : 0.0;
     return g;
   };
   if (root.has("fleet")) {
-    for (const char* k : {"workload", "sessions", "stagger_s"})
-      if (root.has(k)) root.at(k).fail("give either \"fleet\" or \"workload\"/\"sessions\"/\"stagger_s\", not both");
+    for (const char* k : {"workload", "sessions", "stagger_s", "arrivals"})
+      if (root.has(k))
+        root.at(k).fail("give either \"fleet\" or \"workload\"/\"sessions\"/\"stagger_s\"/\"arrivals\", not both");
     for (const auto& g : root.at("fleet").array(1)) {
-      g.expect_keys({"label", "workload", "sessions", "start_s", "stagger_s"});
+      g.expect_keys({"label", "workload", "sessions", "start_s", "stagger_s", "arrivals"});
       s.fleet.push_back(read_group(g));
       for (std::size_t i = 0; i + 1 < s.fleet.size(); ++i)
         if (s.fleet[i].label == s.fleet.back().label)

@@ -83,6 +83,15 @@ void write_montecarlo_text(std::ostream& os, const scenario& s, const montecarlo
       fmt::print(os, "  {:<16} {} (a request no bucket can ever admit; counted in P(429))\n",
                  fmt::format("P(refused ≤ {:.0f} s)", o.horizon_s), est(d.p_refused_within, "{:.3f}"));
     fmt::print(os, "  {:<16} {}\n", "P(session dies)", est(d.p_session_dies, "{:.3f}"));
+    if (has_arrivals(s)) {  // a team's working hours: figures per hour of operation
+      fmt::print(os, "  {:<16} {} (hours of the working days with at least one 429)\n", "P(429) per hour",
+                 est(d.p_429_per_hour, "{:.3f}"));
+      fmt::print(os, "  {:<16} {}\n", "hours lost / h",
+                 std::isnan(d.stall_hours_per_hour)
+                     ? std::string("n/a")
+                     : fmt::format("{:.3f} (session-hours spent waiting out 429s, per hour of operation)",
+                                   d.stall_hours_per_hour));
+    }
     line(os, "first 429 (s)", d.first_429_s, "{:.1f}");
     line(os, "stall share", d.stall_share, "{:.3f}");
     line(os, "$ per task", d.usd_per_task, "{:.4f}");

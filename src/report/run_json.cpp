@@ -168,11 +168,20 @@ nlohmann::ordered_json scenario_doc(const scenario_result& res) {
   j["schema_version"] = 1;
   j["loopcast_version"] = version_string;
   json fleet = json::array();
-  for (const auto& g : s.fleet)
+  for (const auto& g : s.fleet) {
+    if (g.arrivals) {
+      const auto& a = *g.arrivals;
+      fleet.push_back({{"label", g.label}, {"workload", g.wl.name},
+                       {"arrivals", {{"people", a.people}, {"sessions_per_day", a.sessions_per_day},
+                                     {"hours", {a.day_start_h, a.day_end_h}}, {"time_zone", a.time_zone}, {"days", a.days}}}});
+      continue;
+    }
     fleet.push_back({{"label", g.label}, {"workload", g.wl.name}, {"sessions", g.sessions}, {"start_s", g.start_s},
                      {"stagger_s", g.stagger_s}});
+  }
   j["scenario"] = {{"name", s.name}, {"description", s.description}, {"seed", res.seed},
-                   {"sessions", fleet_size(s)}, {"fleet", fleet}};
+                   {"sessions", has_arrivals(s) ? static_cast<std::int32_t>(res.scripts.size()) : fleet_size(s)},
+                   {"fleet", fleet}};
   json scripts = json::array();
   for (const auto& sc : res.scripts) {
     const auto sum = detail::summarize_script(sc);

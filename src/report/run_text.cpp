@@ -3,6 +3,7 @@
 #include "loopcast/version.hpp"
 
 #include "report/common.hpp"
+#include "util/text.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -267,14 +268,32 @@ void write_text_report(std::ostream& os, const scenario_result& res) {
   const auto& s = *res.scn;
   fmt::print(os, "loopcast {} — scenario {}\n", version_string, s.name);
   if (!s.description.empty()) fmt::print(os, "{}\n", s.description);
+  const auto arrivals = [](const fleet_group& g) {
+    const auto& a = *g.arrivals;
+    const auto clock = [](double h) {
+      const auto m = static_cast<int>(std::lround(h * 60));
+      return fmt::format("{:02}:{:02}", m / 60, m % 60);
+    };
+    return fmt::format("{} {} × {:g} sessions a day each, {}–{} {}, {}", a.people, a.people == 1 ? "person" : "people",
+                       a.sessions_per_day, clock(a.day_start_h), clock(a.day_end_h), a.time_zone,
+                       detail::count_of(a.days, "day"));
+  };
+  const auto ran = static_cast<std::int32_t>(res.scripts.size());
   if (s.fleet.size() == 1) {
     const auto& g = s.fleet.front();
-    fmt::print(os, "\nWorkload {}: {} session{}, seed {}\n", g.wl.name, g.sessions, g.sessions == 1 ? "" : "s", res.seed);
+    if (g.arrivals)
+      fmt::print(os, "\nWorkload {}: {} ({} in this run), seed {}\n", g.wl.name, arrivals(g), detail::count_of(ran, "session"), res.seed);
+    else
+      fmt::print(os, "\nWorkload {}: {}, seed {}\n", g.wl.name, detail::count_of(g.sessions, "session"), res.seed);
   } else {
-    fmt::print(os, "\nFleet of {} sessions in {} groups, seed {}\n", fleet_size(s), s.fleet.size(), res.seed);
+    fmt::print(os, "\nFleet of {} in {} groups, seed {}\n", detail::count_of(has_arrivals(s) ? ran : fleet_size(s), "session"),
+               s.fleet.size(), res.seed);
     for (const auto& g : s.fleet)
-      fmt::print(os, "  {:<11} {} × {}, starting at {:.0f} s, {:.0f} s apart\n", g.label, g.sessions, g.wl.name, g.start_s,
-                 g.stagger_s);
+      if (g.arrivals)
+        fmt::print(os, "  {:<11} {}: {}\n", g.label, g.wl.name, arrivals(g));
+      else
+        fmt::print(os, "  {:<11} {} × {}, starting at {:.0f} s, {:.0f} s apart\n", g.label, g.sessions, g.wl.name,
+                   g.start_s, g.stagger_s);
   }
   if (!res.scripts.empty()) {
     const auto sum = detail::summarize_script(res.scripts.front());

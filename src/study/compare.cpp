@@ -88,7 +88,7 @@ compare_result compare_on(const workload& wl, std::span<const scenario_option> o
   res.seeds = opt.seeds;
   scenario s;
   s.name = "compare";
-  s.fleet = {{wl.name, wl, res.sessions, 0, res.stagger_s}};
+  s.fleet = {{wl.name, wl, res.sessions, 0, res.stagger_s, std::nullopt}};
   s.options.assign(options.begin(), options.end());
   s.start_unix_s = opt.start_unix_s;
   const auto no = s.options.size();

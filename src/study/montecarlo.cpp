@@ -132,7 +132,8 @@ std::vector<option_distribution> summarize_runs(const scenario& s, std::span<con
     auto& d = out[o];
     d.label = s.options[o].label;
     std::vector<double> first, stall, cost, tasks, wall;
-    std::int64_t within = 0, refused = 0, sessions = 0, died = 0;
+    std::int64_t within = 0, refused = 0, sessions = 0, died = 0, hours = 0, hours_429 = 0;
+    double stall_s = 0;
     for (const auto& r : rows) {
       if (r.option != o) continue;
       ++d.runs;
@@ -148,6 +149,9 @@ std::vector<option_distribution> summarize_runs(const scenario& s, std::span<con
       refused += refused_within;
       sessions += r.sessions;
       died += r.sessions_died;
+      hours += r.operation_hours;
+      hours_429 += r.hours_with_429;
+      if (r.operation_hours > 0) stall_s += r.stall_s;
       stall.push_back(r.stall_share);
       cost.push_back(r.usd_per_task);
       tasks.push_back(r.tasks_per_hour);
@@ -156,6 +160,8 @@ std::vector<option_distribution> summarize_runs(const scenario& s, std::span<con
     d.p_429_within = proportion_interval(within, d.runs, opt.confidence);
     d.p_refused_within = proportion_interval(refused, d.runs, opt.confidence);
     d.p_session_dies = proportion_interval(died, sessions, opt.confidence);
+    d.p_429_per_hour = proportion_interval(hours_429, hours, opt.confidence);
+    d.stall_hours_per_hour = hours > 0 ? stall_s / 3600.0 / static_cast<double>(hours) : std::numeric_limits<double>::quiet_NaN();
     d.first_429_s = describe_samples(std::move(first), opt.confidence);
     d.stall_share = describe_samples(std::move(stall), opt.confidence);
     d.usd_per_task = describe_samples(std::move(cost), opt.confidence);

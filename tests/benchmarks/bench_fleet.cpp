@@ -108,3 +108,24 @@ void BM_SolveThreads(benchmark::State& state) {
 BENCHMARK(BM_SolveThreads)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 } // namespace
+
+// The team example (examples/scenarios/team.json): 50 engineers starting about 6 Claude Code
+// sessions a day over 5 working days (about 1,500 sessions and 94,000 requests a run), Monte Carlo
+// of 100 seeds on one thread, per option: "tier 4" (no 429s), "tier 4 (older figures)" (a wall most
+// afternoons) and "tier 1" (429s on every request). The goal: all 100 seeds of an option in under
+// 10 s on one core.
+void BM_TeamMonteCarlo(benchmark::State& state) {
+  const loopcast::preset_library lib({LOOPCAST_BENCH_MODELS_DIR});
+  auto s = loopcast::load_scenario_file(LOOPCAST_BENCH_EXAMPLES_DIR "/scenarios/team.json", lib);
+  const auto option = s.options.at(static_cast<std::size_t>(state.range(0)));
+  s.options = {option};
+  state.SetLabel(option.label);
+  loopcast::montecarlo_options mo;
+  mo.seeds = 100;
+  mo.threads = 1;
+  for (auto _ : state) {
+    const auto r = loopcast::run_montecarlo(s, mo);
+    benchmark::DoNotOptimize(r.rows.data());
+  }
+}
+BENCHMARK(BM_TeamMonteCarlo)->Arg(0)->Arg(1)->Arg(2)->ArgName("option")->Unit(benchmark::kSecond)->Iterations(1);

@@ -103,9 +103,12 @@ def test_options_table_counts_a_request_no_bucket_can_admit_as_a_429(models):
     table = mc.options_table()
     assert list(table.columns) == ["label", "runs", "runs_cut_off", "p_429", "p_429_lo", "p_429_hi", "p_refused",
                                    "p_refused_lo", "p_refused_hi", "p_session_dies", "p_session_dies_lo",
-                                   "p_session_dies_hi"]
+                                   "p_session_dies_hi", "p_429_per_hour", "p_429_per_hour_lo", "p_429_per_hour_hi",
+                                   "stall_hours_per_hour"]
     cloud, local = table.iloc[0], table.iloc[1]
     assert (cloud.label, cloud.runs, cloud.p_429, cloud.p_refused, cloud.p_session_dies) == ("cloud", 10, 1.0, 1.0, 1.0)
+    # Each cloud run is refused at t = 0: its one hour of operation has a 429; no local hour has one.
+    assert (cloud.p_429_per_hour, local.p_429_per_hour, cloud.stall_hours_per_hour) == (1.0, 0.0, 0.0)
     # Clopper-Pearson, 10 of 10 at 95%: the lower bound is 0.025^(1/10).
     assert cloud.p_429_lo == pytest.approx(0.025 ** 0.1, rel=1e-9)
     assert (local.p_429, local.p_refused) == (0.0, 0.0)

@@ -2,10 +2,12 @@
 #include "loopcast/errors.hpp"
 #include "loopcast/limits/level_curve.hpp"
 #include "loopcast/metrics.hpp"
+#include "loopcast/montecarlo.hpp"
 #include "loopcast/presets.hpp"
 #include "loopcast/scenario.hpp"
 
 #include "run_summary_equal.hpp"
+#include "single_request_workload.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -16,6 +18,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -155,7 +158,7 @@ TEST(FleetPresets, ReplayedBucketLevelsAreTheTimelines) {
 TEST(FleetPresets, Errors) {
   auto j = two_groups();
   j["sessions"] = 2;
-  EXPECT_EQ(scenario_error(j), "fleet.json: /sessions: give either \"fleet\" or \"workload\"/\"sessions\"/\"stagger_s\", not both");
+  EXPECT_EQ(scenario_error(j), "fleet.json: /sessions: give either \"fleet\" or \"workload\"/\"sessions\"/\"stagger_s\"/\"arrivals\", not both");
   j = two_groups();
   j["fleet"][1]["label"] = "coders";
   EXPECT_EQ(scenario_error(j), "fleet.json: /fleet/1: fleet group label \"coders\" is used twice");
@@ -223,4 +226,85 @@ TEST(FleetMonteCarlo, EachSeedGivesWhatItsOwnRunGives) {
     lengths.insert(rows[i * 2].requests_served);
   }
   EXPECT_GT(lengths.size(), 3u);  // the seeds' fleets are not all the same size
+}
+
+// A team through its working days, by hand. 2 people × 4 sessions a day over 09:00–17:00 UTC start
+// sessions at 1 an hour (a Poisson process); every session's request is refused outright (1,000
+// prompt tokens against a 10-token bucket: a wall, as a 429), so an hour of operation has a 429
+// exactly when a session starts in it: P = 1 − e^−1 = 0.6321. Five days from Monday 2026-03-02 hold
+// 40 hours of operation; 300 seeds hold 12,000 (binomial sd 0.0044).
+TEST(Arrivals, P429PerHourOfAPoissonTeamByHand) {
+  scenario s;
+  s.name = "team";
+  s.start_unix_s = 1772409600;  // 2026-03-02T00:00:00Z, a Monday
+  fleet_group g;
+  g.label = "engineers";
+  g.wl = test_support::single_request_workload("one");
+  g.arrivals = arrival_rule{2, 4, 9, 17, "UTC", 5};
+  g.sessions = arrival_cap(*g.arrivals);
+  EXPECT_EQ(g.sessions, 124);  // the most a run holds: ⌈40 expected + 10 × √40 + 20⌉ = ⌈123.2⌉
+  s.fleet = {g};
+  nlohmann::json t = nlohmann::json::parse(R"({
+    "kind": "target", "name": "tiny", "source": "test", "read_on": "2026-12-01", "verified": false,
+    "type": "cloud", "provider": "test", "tier": "t", "model": "m", "context_window_tokens": 100000,
+    "cache": {"enabled": false},
+    "speed": {"overhead_s": 0.5, "prefill": {"kind": "constant", "tokens_per_second": 1000}, "cached_token_s": 0,
+              "decode": {"kind": "constant", "tokens_per_second": 100}},
+    "prices": {"usd_per_million": {"input": 1, "cache_read": 0.1, "output": 2}},
+    "limits": {"sends_retry_after": true, "buckets": [{"name": "tpm", "unit": "tokens", "counts": ["input"],
+               "limit": 10, "period_s": 60, "algorithm": "token_bucket"}]}
+  })");
+  scenario_option o;
+  o.label = "tiny";
+  o.targets = {parse_target(t.dump(), "tiny.json")};
+  o.client = preset_library({models}).load_client("opencode");
+  s.options = {o};
+  // One run: every session starts inside a working day and ends there, refused.
+  const auto one = run_scenario(s, run_options{});
+  ASSERT_GT(one.options[0].sim.sessions.size(), 20u);
+  for (const auto& ss : one.options[0].sim.sessions) {
+    const double in_day = std::fmod(ss.start_s, 86400.0);
+    EXPECT_TRUE(in_day >= 9 * 3600.0 && in_day < 17 * 3600.0) << ss.start_s;
+    EXPECT_LT(ss.start_s, 4 * 86400.0 + 17 * 3600.0);
+    EXPECT_EQ(ss.outcome, session_outcome::request_too_large);
+  }
+  EXPECT_EQ(one.options[0].sim.operation_hours, 40);
+  montecarlo_options mo;
+  mo.seeds = 300;
+  const auto mc = run_montecarlo(s, mo);
+  std::int64_t hours = 0;
+  for (const auto& r : mc.rows) hours += r.operation_hours;
+  EXPECT_EQ(hours, 12000);
+  EXPECT_NEAR(mc.options[0].p_429_per_hour.value, 1 - std::exp(-1.0), 0.015);
+  EXPECT_EQ(mc.options[0].stall_hours_per_hour, 0.0);  // refused outright: nobody waits
+}
+
+TEST(Arrivals, ReadFromAScenarioWithTheirErrors) {
+  auto j = two_groups();
+  j["fleet"][0].erase("sessions");
+  j["fleet"][0].erase("stagger_s");
+  j["fleet"][0]["arrivals"] = {{"people", 50}, {"sessions_per_day", 6}, {"hours", {9, 17.5}},
+                               {"time_zone", "Europe/Berlin"}, {"days", 5}};
+  const preset_library lib({models});
+  const auto s = parse_scenario(j.dump(), "fleet.json", lib);
+  ASSERT_TRUE(s.fleet[0].arrivals);
+  const auto& a = *s.fleet[0].arrivals;
+  EXPECT_EQ(std::tuple(a.people, a.sessions_per_day, a.day_start_h, a.day_end_h, a.time_zone, a.days),
+            std::tuple(50, 6.0, 9.0, 17.5, std::string("Europe/Berlin"), 5));
+  // 2026-05-04 is a Monday; Berlin is UTC+2 in May: 09:00 there is 07:00Z, before the 14:00Z start,
+  // so the first window is clipped at 0 and ends at 15:30Z (5,400 s); the next opens at 17 h.
+  const auto w = arrival_windows(s.fleet[0], s.start_unix_s);
+  ASSERT_EQ(w.size(), 5u);
+  EXPECT_EQ(w[0], (std::pair{0.0, 5400.0}));
+  EXPECT_EQ(w[1], (std::pair{17 * 3600.0, 17 * 3600.0 + 8.5 * 3600}));
+  j["fleet"][0]["sessions"] = 3;
+  EXPECT_EQ(scenario_error(j), "fleet.json: /fleet/0/sessions: give either \"arrivals\" or \"sessions\"/\"start_s\"/"
+                               "\"stagger_s\", not both");
+  j["fleet"][0].erase("sessions");
+  j["fleet"][0]["arrivals"]["hours"] = {17, 9};
+  EXPECT_EQ(scenario_error(j), "fleet.json: /fleet/0/arrivals/hours: the working day ends (9) before it starts (17)");
+  j["fleet"][0]["arrivals"]["hours"] = {9, 17};
+  j["fleet"][0]["arrivals"]["time_zone"] = "Mars/Olympus";
+  EXPECT_EQ(scenario_error(j), "fleet.json: /fleet/0/arrivals/time_zone: unknown time zone \"Mars/Olympus\" (expected "
+                               "an IANA name such as UTC, Europe/Berlin or America/New_York, from /usr/share/zoneinfo)");
 }

@@ -51,7 +51,7 @@ scenario fleet_of(std::int32_t n, std::vector<scenario_option> options) {
   scenario s;
   s.name = "hand";
   s.seed = 5;
-  s.fleet = {{"agents", one_request_workload(), n, 0, 0}};
+  s.fleet = {{"agents", one_request_workload(), n, 0, 0, std::nullopt}};
   s.options = std::move(options);
   return s;
 }

@@ -107,7 +107,7 @@ TEST(Sweep, CsvHasAColumnPerParameter) {
   EXPECT_EQ(text.substr(0, text.find('\n')),
             "point,/sessions,/options/0/target/limits/buckets/1/limit,seed,option,label,first_429_s,first_refused_s,"
             "wall_s,stall_s,stall_share,cost_usd,usd_per_task,tasks_per_hour,output_tps,effective_tps_p50,ttft_p50_s,sessions,completed,"
-            "rate_limited,attempts,sessions_died,requests_served,cut_off");
+            "rate_limited,attempts,sessions_died,requests_served,cut_off,operation_hours,hours_with_429,stall_hours_per_hour");
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 6 * 2);
   EXPECT_NE(text.find("\n6,3,4500000,42,1,local,"), std::string::npos);
 }

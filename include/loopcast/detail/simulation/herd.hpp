@@ -125,6 +125,7 @@ bool simulation<Bucket, Speed, Client>::refuse_waiting(detail::order_key_t next_
       ++w.attempts;
       ++made;
       ++w.rate_limited;
+      mark_429(t);
       ++refused[static_cast<std::size_t>(aw.worst)];
       ++w.attempt;
       w.stall_s += dec.wait_s;

@@ -156,6 +156,7 @@ private:
       take(out_.attempts, old.attempts);
       take(out_.bucket_levels, old.bucket_levels);
       take(out_.bucket_ops, old.bucket_ops);
+      take(out_.hourly_429, old.hourly_429);
     }
     ss_.reserve(plans_.size());
     if (client_draws_jitter()) jitter_.resize(plans_.size());  // each seeded at the session's first 429
@@ -439,6 +440,7 @@ private:
         a.status = attempt_status::too_large;
         a.refused_by = static_cast<std::int16_t>(d.bucket_base + bi);
         record_attempt(a, t);
+        mark_429(t);  // a wall, as a 429 is (a provider answers it with one)
         if (routed_) {
           remember_cache(s, cached);
           if (spill(s, t)) return schedule(t, si, detail::event_kind::send);
@@ -470,6 +472,7 @@ private:
     const auto global = static_cast<std::int16_t>(d.bucket_base + static_cast<std::size_t>(worst));
     ++s.res.rate_limited;
     ++out_.buckets[static_cast<std::size_t>(global)].refusals;
+    mark_429(t);
     if (!out_.first_429) note_first_429(si, a.request, global, wait, t);
     a.status = attempt_status::rate_limited;
     a.refused_by = global;
@@ -571,6 +574,38 @@ private:
         if (opt_.record_attempts)
           out_.bucket_ops.push_back({t, w, t, 0, static_cast<std::uint16_t>(d.bucket_base + b), false});
       }
+  }
+
+  // One more 429 (or refusal) in the hour of t.
+  void mark_429(double t) {
+    const auto h = static_cast<std::size_t>(std::max(0.0, t) / 3600.0);
+    if (h >= out_.hourly_429.size()) [[unlikely]]
+      out_.hourly_429.resize(std::max(h + 1, 2 * out_.hourly_429.size()), 0);
+    ++out_.hourly_429[h];
+  }
+
+  // The hours of operation and those of them with a 429 (simulation_result::operation_hours).
+  void count_operation_hours() {
+    const auto& w = opt_.operation_windows_s;
+    // Without windows: every hour from t = 0 to the last end or 429 (at least one once anything was sent).
+    std::size_t hours = static_cast<std::size_t>(std::ceil((started_any_ ? last_end_ : 0.0) / 3600.0));
+    if (w.empty()) {
+      for (std::size_t h = hours; h < out_.hourly_429.size(); ++h)
+        if (out_.hourly_429[h] > 0) hours = h + 1;
+      if (started_any_) hours = std::max<std::size_t>(hours, 1);
+    } else {
+      hours = std::max(hours, static_cast<std::size_t>(std::ceil(w.back().second / 3600.0)));
+    }
+    std::size_t k = 0;
+    for (std::size_t h = 0; h < hours; ++h) {
+      const double mid = 3600.0 * (static_cast<double>(h) + 0.5);
+      bool on = w.empty();
+      while (k < w.size() && w[k].second <= mid) ++k;
+      for (std::size_t j = k; !on && j < w.size() && w[j].first <= mid; ++j) on = mid < w[j].second;
+      if (!on) continue;
+      ++out_.operation_hours;
+      out_.hours_with_429 += h < out_.hourly_429.size() && out_.hourly_429[h] > 0;
+    }
   }
 
   void note_first_429(std::uint32_t si, std::int32_t request, std::int16_t global, double wait, double t) {
@@ -746,6 +781,7 @@ private:
       out_.tokens += ss_[i].res.tokens;
     }
     out_.wall_s = started_any_ ? last_end_ - first_send_ : 0.0;
+    count_operation_hours();
     out_.cost_usd = out_.token_cost_usd;
     for (auto& d : dep_) {
       const target& tgt = *d.tgt;
