@@ -88,9 +88,22 @@ solve_result solve_max_agents(const scenario& s, const max_agents_query& q) {
                                        s.name, s.fleet.size()));
   if (q.max_agents < 1) throw simulation_error(fmt::format("max agents must be at least 1, found {}", q.max_agents));
   if (!(q.horizon_s > 0)) throw simulation_error(fmt::format("the horizon must be > 0 s, found {}", q.horizon_s));
+  // A team (arrivals): how many engineers; else how many agents of the group.
+  const bool team = s.fleet[0].arrivals.has_value();
+  const char* noun = team ? "engineer" : "agent";
   const auto cap = static_cast<std::int32_t>(std::min<std::int64_t>(
-      q.max_agents, std::min<std::int64_t>(1'000'000, max_run_requests / std::max(1, turns_cap(s.fleet[0].wl)))));
+      q.max_agents, team ? 100'000
+                         : std::min<std::int64_t>(1'000'000, max_run_requests / std::max(1, turns_cap(s.fleet[0].wl)))));
   scenario t = only_option(s, q.option);
+  auto set_n = [&](std::int32_t n) {
+    if (!team) {
+      t.fleet[0].sessions = n;
+      return true;
+    }
+    t.fleet[0].arrivals->people = n;
+    t.fleet[0].sessions = arrival_cap(*t.fleet[0].arrivals);
+    return static_cast<std::int64_t>(t.fleet[0].sessions) * turns_cap(t.fleet[0].wl) <= max_run_requests;
+  };
   solve_result r;
   r.question = "max-agents";
   // The memory budget bounds the fleets the search may try (each evaluation runs its seeds on
@@ -98,11 +111,8 @@ solve_result solve_max_agents(const scenario& s, const max_agents_query& q) {
   std::int32_t cap_n = cap;
   {
     const auto parallel = static_cast<std::int64_t>(detail::worker_count(static_cast<std::size_t>(q.seeds), q.threads));
-    auto fits = [&](std::int32_t n) {
-      t.fleet[0].sessions = n;
-      return run_fits(run_size_of(t, false, false), parallel);
-    };
-    if (!fits(1)) throw config_error("scenario " + s.name, "", "even one agent does not fit the memory budget");
+    auto fits = [&](std::int32_t n) { return set_n(n) && run_fits(run_size_of(t, false, false), parallel); };
+    if (!fits(1)) throw config_error("scenario " + s.name, "", fmt::format("even one {} does not fit the memory budget", noun));
     if (!fits(cap)) {
       std::int32_t lo = 1, hi = cap;
       while (hi - lo > 1) {
@@ -110,27 +120,46 @@ solve_result solve_max_agents(const scenario& s, const max_agents_query& q) {
         (fits(mid) ? lo : hi) = mid;
       }
       cap_n = lo;
-      r.notes.push_back(fmt::format("the memory budget ({:.1f} GiB, {} runs at once) holds at most {} agents: the search "
+      r.notes.push_back(fmt::format("the memory budget ({:.1f} GiB, {} runs at once) holds at most {} {}s: the search "
                                     "stops there (LOOPCAST_MEMORY_BUDGET_GB raises it)",
-                                    static_cast<double>(memory_budget_bytes()) / (1 << 30), parallel, lo));
+                                    static_cast<double>(memory_budget_bytes()) / (1 << 30), parallel, lo, noun));
     }
   }
   trials tr(q);
   auto eval = [&](std::int32_t n) {
-    t.fleet[0].sessions = n;
+    set_n(n);
     montecarlo_options mo;
     mo.horizon_s = q.horizon_s;
     const auto d = tr.evaluate(t, mo)[0];
-    solve_step st{static_cast<double>(n), fmt::format("{} agent{}", n, n == 1 ? "" : "s"), d.p_429_within,
-                  d.usd_per_task.mean.value, d.p_429_within.value <= q.max_p429};
+    // A team: the share of its working hours with a 429 (p_429_per_hour), in steady state.
+    const estimate& p = team ? d.p_429_per_hour : d.p_429_within;
+    solve_step st{static_cast<double>(n), detail::count_of(n, noun), p, d.usd_per_task.mean.value,
+                  p.value <= q.max_p429};
     r.steps.push_back(st);
     return st.meets;
   };
-  r.notes.push_back(fmt::format("criterion: the fraction of {} seeds with a 429 within {:.0f} s is at most {:.3f} "
-                                "(option {}, stagger {:.0f} s)", q.seeds, q.horizon_s, q.max_p429, t.options[0].label,
-                                t.fleet[0].stagger_s));
+  if (team)
+    r.notes.push_back(fmt::format("criterion: the share of working hours with a 429 (p_429_per_hour, pooled over {} "
+                                  "seeds) is at most {:.3f} (option {}); the engineers vary, each starting {:g} "
+                                  "sessions a day", q.seeds, q.max_p429, t.options[0].label,
+                                  t.fleet[0].arrivals->sessions_per_day));
+  else
+    r.notes.push_back(fmt::format("criterion: the fraction of {} seeds with a 429 within {:.0f} s is at most {:.3f} "
+                                  "(option {}, stagger {:.0f} s)", q.seeds, q.horizon_s, q.max_p429, t.options[0].label,
+                                  t.fleet[0].stagger_s));
+  // With a stagger, agents past horizon / stagger start after the horizon: adding them adds nothing
+  // the criterion sees, so the search finds "more" for a reason that is not capacity.
+  const auto hollow = [&](std::int32_t n) {
+    if (team || !(t.fleet[0].stagger_s > 0)) return;
+    const double within = std::floor(q.horizon_s / t.fleet[0].stagger_s) + 1;
+    if (static_cast<double>(n) > within)
+      r.notes.push_back(fmt::format(
+          "with agents {:.0f} s apart, only the first {:.0f} start within the {:.0f} s horizon: more agents just start "
+          "later, so {} is not a capacity; give the group \"arrivals\" (engineers starting sessions through a working "
+          "day) to ask how many people the tier serves", t.fleet[0].stagger_s, within, q.horizon_s, n));
+  };
   if (!eval(1)) {
-    r.answer_text = "none: even one agent gets a 429 within the horizon too often";
+    r.answer_text = fmt::format("none: even one {} gets a 429 {} too often", noun, team ? "in an hour" : "within the horizon");
     return r;
   }
   std::int32_t lo = 1, hi = 0;
@@ -149,7 +178,8 @@ solve_result solve_max_agents(const scenario& s, const max_agents_query& q) {
   if (hi == 0) {
     r.answer = lo;
     r.bracket_lo = r.bracket_hi = lo;
-    r.answer_text = fmt::format("at least {} agents (the search stops there)", lo);
+    r.answer_text = fmt::format("at least {} {}s (the search stops there)", lo, noun);
+    hollow(lo);
     return r;
   }
   while (hi - lo > 1) {
@@ -160,7 +190,8 @@ solve_result solve_max_agents(const scenario& s, const max_agents_query& q) {
   r.answer = lo;
   r.bracket_lo = lo;
   r.bracket_hi = hi;
-  r.answer_text = fmt::format("{} agent{} ({} meet the criterion, {} do not)", lo, lo == 1 ? "" : "s", lo, hi);
+  r.answer_text = fmt::format("{} ({} meet the criterion, {} do not)", detail::count_of(lo, noun), lo, hi);
+  hollow(lo);
   return r;
 }
 

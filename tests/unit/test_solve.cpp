@@ -227,3 +227,45 @@ TEST(Solve, SeedsStartedInAnotherOrderKeepTheirRows) {
     for (std::size_t r = 0; r < rows.size(); ++r) EXPECT_TRUE(test_support::same_row(rows[r], alone[r])) << r;
   }
 }
+
+// Agents 2,000 s apart under a concurrency limit they never reach: every count meets the criterion,
+// but only the first floor(3600 / 2000) + 1 = 2 start within the horizon, and the answer says so.
+TEST(Solve, MaxAgentsSaysWhenAStaggerMakesTheQuestionHollow) {
+  scenario_option o{"c3", {cloud("c3", {make_bucket("in_flight", bucket_algorithm::concurrency, bucket_unit::concurrent_requests, 3)})},
+                    route_policy{}, honour_forever(), false};
+  auto s = fleet_of(1, {o});
+  s.fleet[0].stagger_s = 2000;
+  max_agents_query q;
+  q.seeds = 2;
+  q.max_agents = 8;
+  const auto r = solve_max_agents(s, q);
+  EXPECT_EQ(r.answer_text, "at least 8 agents (the search stops there)");
+  ASSERT_EQ(r.notes.size(), 2u);
+  EXPECT_EQ(r.notes[1], "with agents 2000 s apart, only the first 2 start within the 3600 s horizon: more agents just "
+                        "start later, so 8 is not a capacity; give the group \"arrivals\" (engineers starting sessions "
+                        "through a working day) to ask how many people the tier serves");
+}
+
+// A team asks how many engineers: each starts 4 sessions over an 8-hour day (0.5 an hour), every
+// session refused at once, so n engineers give P(429 in a working hour) = 1 − e^(−n/2): 0.393 for
+// one, 0.632 for two. At most 0.5: one engineer (50 seeds × 40 hours per evaluation).
+TEST(Solve, MaxAgentsOfATeamCountsEngineersByTheirWorkingHours) {
+  auto tpm = make_bucket("tpm", bucket_algorithm::token_bucket, bucket_unit::tokens, 10);
+  tpm.classes = class_set::all();  // 1,100 tokens a request against 10: refused outright
+  scenario_option o{"tiny", {cloud("tiny", {tpm})}, route_policy{}, honour_forever(), false};
+  auto s = fleet_of(1, {o});
+  s.start_unix_s = 1772409600;  // Monday 2026-03-02, 00:00 UTC
+  s.fleet[0].arrivals = arrival_rule{1, 4, 9, 17, "UTC", 5};
+  s.fleet[0].sessions = arrival_cap(*s.fleet[0].arrivals);
+  max_agents_query q;
+  q.max_p429 = 0.5;
+  q.seeds = 50;
+  const auto r = solve_max_agents(s, q);
+  ASSERT_TRUE(r.found);
+  EXPECT_EQ(r.answer_text, "1 engineer (1 meet the criterion, 2 do not)");
+  ASSERT_EQ(r.steps.size(), 2u);
+  EXPECT_NEAR(r.steps[0].value.value, 1 - std::exp(-0.5), 0.03);
+  EXPECT_NEAR(r.steps[1].value.value, 1 - std::exp(-1.0), 0.03);
+  EXPECT_EQ(r.notes[0], "criterion: the share of working hours with a 429 (p_429_per_hour, pooled over 50 seeds) is at "
+                        "most 0.500 (option tiny); the engineers vary, each starting 4 sessions a day");
+}
