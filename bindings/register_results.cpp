@@ -76,6 +76,13 @@ void register_results(py::module_& m) {
              for (const auto& b : r.options().at(i).option->buckets()) v.push_back(b.limit);
              return v;
            })
+      .def("bucket_rules",
+           [](const run_holder& r, std::size_t i) {
+             std::vector<std::pair<std::string, std::string>> v;
+             for (const auto& b : r.options().at(i).option->buckets())
+               v.emplace_back(std::string(to_string(b.charging)), std::string(to_string(b.oversize)));
+             return v;
+           }, "Each bucket of option i's target (in bucket_names' order): (charging, oversize) as the presets spell them.")
       .def("context_window", [](const run_holder& r, std::size_t i) {
         return r.options().at(i).option->window();
       }, "The context window of option i's target (a route: its largest), in tokens (prompt + generated must fit).")

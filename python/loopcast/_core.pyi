@@ -31,6 +31,8 @@ class Run:
         """Units in use of each bucket when each attempt arrived: attempts × buckets (a view)."""
     def bucket_limits(self, arg0: int) -> list[float]: ...
     def bucket_names(self, arg0: int) -> list[str]: ...
+    def bucket_rules(self, arg0: int) -> list[tuple[str, str]]:
+        """Each bucket of option i's target (in bucket_names' order): (charging, oversize) as the presets spell them."""
     def context_window(self, arg0: int) -> int:
         """The context window of option i's target (a route: its largest), in tokens (prompt + generated must fit)."""
     @property

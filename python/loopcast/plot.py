@@ -100,6 +100,32 @@ def context(run: Run, option: "int | str" = 0, session: int = 0, ax: Any = None)
     return ax
 
 
+def _bucket_notes(run: Run, o: OptionResult, limits: Any, refused: Any, levels: Any) -> list[str]:
+    """Why a bucket's level goes above 100% (its charging or oversize rule) and why a 429 is drawn below 100%."""
+    notes = []
+    rules = run._handle.bucket_rules(o.index)
+    for b, name in enumerate(o.bucket_names):
+        _, used = o.bucket_curve(b)
+        if len(used) == 0 or not (np.max(used) > limits[b] * (1 + 1e-9)):
+            continue
+        charging, oversize = rules[b]
+        why = []
+        if charging in ("reserve", "reserve_then_refund"):
+            why.append("max_tokens is reserved at admission (refunded at completion)" if charging == "reserve_then_refund"
+                       else "max_tokens is reserved at admission")
+        if charging == "on_completion":
+            why.append("output is charged when the request ends, however full the bucket")
+        if oversize == "debt":
+            why.append("a request larger than the bucket is admitted into debt once it is full")
+        notes.append(f"{name} above 100%: " + ("; ".join(why) if why else "a charge at completion"))
+    if refused.any():
+        rows = np.nonzero(refused)[0]
+        by = o.timeline.array["refused_by"][rows].astype(np.int64)
+        if np.any(levels[rows, by] < limits[by]):
+            notes.append("429s below 100%: the request's own charge would have passed the limit")
+    return notes
+
+
 def buckets(run: Run, option: "int | str" = 0, ax: Any = None):
     """Each bucket's units in use (as % of its limit) over the run — draining between arrivals, jumping at each
     charge and refund (:meth:`OptionResult.bucket_curve`) — with each 429 marked at the level it found."""
@@ -124,6 +150,9 @@ def buckets(run: Run, option: "int | str" = 0, ax: Any = None):
         ax.scatter(_clock(start, t["t_send"][rows]), 100 * levels[rows, by] / limits[by], marker="x", color="black",
                    zorder=5, label="429")
     ax.axhline(100, color="grey", linestyle="--", linewidth=1)
+    notes = _bucket_notes(run, o, limits, refused, levels)
+    if notes:  # under the axes: why a level passes 100% and why a 429 can come below it
+        ax.text(0, -0.16, "\n".join(notes), transform=ax.transAxes, va="top", ha="left", fontsize="small")
     _time_axis(ax, start)
     ax.set_ylabel("in use (% of limit)")
     ax.set_title(f"Rate-limit buckets — {o.label}")

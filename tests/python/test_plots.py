@@ -1,6 +1,7 @@
 """Plots render real, non-blank images with the Agg backend."""
 
 import os
+import pathlib
 
 import matplotlib
 
@@ -249,4 +250,30 @@ def test_cost_panel_marks_what_a_routes_later_target_served(models):
         sel = ok["target"][order] == 1
         assert list(offsets[:, 0]) == pytest.approx(list(ok["t_end"][order][sel]))
         assert list(offsets[:, 1]) == pytest.approx(list(np.cumsum(ok["cost_usd"][order])[sel]))
+    plt.close(ax.figure)
+
+
+def test_bucket_notes_say_why_a_level_passes_100_and_a_429_comes_below(models):
+    # plan-vs-api: the API option's otpm reserves max_tokens (32,000 against 8,000 a minute) and takes
+    # oversize requests into debt, so its level passes 100%; its 429s come when the request's own
+    # charge would not fit, at levels below 100%. The checked note is exactly what is drawn.
+    examples = str(pathlib.Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "plan-vs-api.json")
+    run = loopcast.run(examples, models=models)
+    ax = lp.buckets(run, "api")
+    o = run["api"]
+    t = o.timeline.array
+    rows = np.nonzero(t["status"] == 1)[0]
+    by = t["refused_by"][rows].astype(np.int64)
+    limits = np.array([o.bucket_limit[n] for n in o.bucket_names])
+    assert np.any(o.bucket_levels[rows, by] < limits[by])  # a 429 drawn below 100%
+    assert np.max(o.bucket_curve("otpm")[1]) > o.bucket_limit["otpm"]  # a level above it
+    assert [x.get_text() for x in ax.texts] == [
+        "otpm above 100%: max_tokens is reserved at admission (refunded at completion); a request larger than the "
+        "bucket is admitted into debt once it is full\n"
+        "429s below 100%: the request's own charge would have passed the limit"]
+    plt.close(ax.figure)
+    # A run whose levels stay within 100% and whose 429s all find a full bucket has no note.
+    free = loopcast.run(examples, models=models)
+    ax = lp.buckets(free, "rtx 3090")
+    assert [x.get_text() for x in ax.texts] == ["no rate limits"]
     plt.close(ax.figure)
