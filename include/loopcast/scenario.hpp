@@ -16,7 +16,9 @@
 #include "loopcast/workload.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 #include <optional>
 #include <utility>
 #include <optional>
@@ -29,12 +31,23 @@ namespace loopcast {
 
 /// One option of a scenario: a route of targets — one target is a route of one — the client that
 /// sends to it, and how the route spreads requests over its targets (route.hpp).
+struct scenario_option;
+/// A run of an option on laws of the caller's own (simulation.hpp: simulate_with with a custom
+/// bucket, speed or client law). It receives the option (its targets with the limits in force at
+/// the run's start), the sessions and the run's options, and returns what simulate_with returns.
+/// Monte Carlo and solve call it from several threads at once: it must not share mutable state.
+using option_simulator =
+    std::function<simulation_result(const scenario_option&, std::span<const session_plan>, const sim_options&)>;
+
 struct scenario_option {
   std::string label;             ///< e.g. "cloud"
   std::vector<target> targets;   ///< at least one, tried in order (docs/routing.md)
   route_policy routing = {};     ///< with several targets (or segments): when to spill, cooldowns
   retry_policy client;
   bool batch = false;
+  /// When set, every run of the option — run, Monte Carlo, sweeps, solve, replay — goes through it
+  /// instead of the built-in simulate() or simulate_route() (examples/cpp/custom_models.cpp).
+  option_simulator simulator = {};
 
   const target& first() const { return targets.front(); }
   target& first() { return targets.front(); }

@@ -214,8 +214,9 @@ option_result run_option(const scenario_option& o, std::span<const session_plan>
     for (auto& t : resolved->targets) t = target_at(t, so.start_unix_s);
   }
   const scenario_option& run = resolved ? *resolved : o;
-  res.sim = run.routed() ? simulate_route(run.targets, run.routing, run.client, plans, so)
-                         : simulate(run.first(), run.client, plans, so);
+  res.sim = run.simulator ? run.simulator(run, plans, so)
+            : run.routed() ? simulate_route(run.targets, run.routing, run.client, plans, so)
+                           : simulate(run.first(), run.client, plans, so);
   if (measure) res.metrics = compute_request_metrics(res.sim.requests);
   return res;
 }

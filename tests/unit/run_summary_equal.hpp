@@ -16,7 +16,9 @@ inline bool same_row(const run_summary& a, const run_summary& b) {
          a.output_tps == b.output_tps && same_number(a.effective_tps_p50, b.effective_tps_p50) &&
          same_number(a.ttft_p50_s, b.ttft_p50_s) &&
          a.sessions == b.sessions && a.completed == b.completed && a.rate_limited == b.rate_limited &&
-         a.attempts == b.attempts && a.sessions_died == b.sessions_died && a.requests_served == b.requests_served;
+         a.attempts == b.attempts && a.sessions_died == b.sessions_died && a.requests_served == b.requests_served &&
+         a.operation_hours == b.operation_hours && a.hours_with_429 == b.hours_with_429 &&
+         same_number(a.stall_hours_per_hour, b.stall_hours_per_hour);
 }
 
 } // namespace loopcast::test_support

@@ -2,6 +2,7 @@
 #include "loopcast/errors.hpp"
 #include "loopcast/montecarlo.hpp"
 #include "loopcast/presets.hpp"
+#include "loopcast/simulation.hpp"
 
 #include "run_summary_equal.hpp"
 #include "test_support.hpp"
@@ -9,6 +10,7 @@
 #include <boost/math/distributions/binomial.hpp>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -178,4 +180,50 @@ TEST(MonteCarlo, ARequestNoBucketCanAdmitIsAWall) {
   // The local option is untouched: no wall of either kind.
   EXPECT_EQ(r.options[1].p_429_within.value, 0.0);
   EXPECT_EQ(r.options[1].p_refused_within.value, 0.0);
+}
+
+// An option with laws of the caller's own runs in Monte Carlo (on several threads): wrapping the
+// built-in buckets and speed in simulate_with gives the built-in rows exactly, once per seed; a
+// speed law of a fixed 10 s per request (no 429s on the non-binding local option) makes every
+// completed request take 10 s, so each session's wall clock is 10 s × its requests + its tool time.
+TEST(MonteCarlo, AnOptionRunsOnCustomLaws) {
+  const preset_library lib({models});
+  auto s = lib.load_scenario("reference");
+  s.options.resize(1);
+  std::atomic<int> calls{0};
+  auto wrapped = s.options[0];
+  wrapped.label = "wrapped";
+  wrapped.simulator = [&calls](const scenario_option& o, std::span<const session_plan> plans, const sim_options& so) {
+    ++calls;
+    std::vector<bucket> buckets;
+    for (const auto& b : o.first().limits) buckets.emplace_back(b, so.start_unix_s);
+    return simulate_with(o.first(), o.client, plans, so, std::move(buckets), curve_speed{&o.first().speed});
+  };
+  auto both = s;
+  both.options.push_back(wrapped);
+  montecarlo_options mo;
+  mo.seeds = 6;
+  mo.threads = 2;
+  const auto r = run_montecarlo(both, mo);
+  EXPECT_EQ(calls.load(), 6);
+  ASSERT_EQ(r.rows.size(), 12u);
+  for (std::size_t i = 0; i < r.rows.size(); i += 2) {
+    auto a = r.rows[i], b = r.rows[i + 1];
+    b.option = a.option;
+    EXPECT_TRUE(test_support::same_row(a, b)) << "seed " << a.seed;
+  }
+  struct ten_seconds {
+    request_timing time(std::int64_t, std::int64_t, std::int64_t) const noexcept { return {1.0, 9.0}; }
+  };
+  static_assert(speed_law<ten_seconds>);
+  auto slow = s;
+  slow.options[0].targets[0].limits.clear();  // nothing binds: every request takes its 10 s
+  slow.options[0].simulator = [](const scenario_option& o, std::span<const session_plan> plans, const sim_options& so) {
+    return simulate_with(o.first(), o.client, plans, so, std::vector<bucket>{}, ten_seconds{});
+  };
+  const auto fleet = generate_fleet(slow, slow.seed);
+  double tool_s = 0;
+  for (const auto& q : fleet.scripts[0].requests) tool_s += q.delay_before_s;
+  const auto one = run_scenario(slow, run_options{});
+  EXPECT_NEAR(one.options[0].sim.wall_s, 10.0 * static_cast<double>(fleet.scripts[0].requests.size()) + tool_s, 1e-6);
 }
