@@ -63,13 +63,20 @@ void node::fail(const std::string& what) const { throw config_error(*file_, ptr_
 
 void node::expect_keys(std::initializer_list<std::string_view> allowed) const {
   if (!j_->is_object()) fail(fmt::format("expected an object, found {}", describe(*j_)));
+  // Every unknown key at once (one: the message names it at its own place).
+  std::vector<std::string> unknown;
   for (const auto& [k, v] : j_->items()) {
     bool ok = false;
     for (auto a : allowed) ok = ok || a == k;
-    if (!ok) {
-      node(v, ptr_ + "/" + escape_token(k), *file_)
-          .fail(fmt::format("unknown key \"{}\" (allowed here: {})", k, fmt::join(allowed, ", ")));
-    }
+    if (!ok) unknown.push_back(k);
+  }
+  if (unknown.size() == 1)
+    node(j_->at(unknown[0]), ptr_ + "/" + escape_token(unknown[0]), *file_)
+        .fail(fmt::format("unknown key \"{}\" (allowed here: {})", unknown[0], fmt::join(allowed, ", ")));
+  if (unknown.size() > 1) {
+    std::string keys;
+    for (const auto& k : unknown) keys += fmt::format("{}\"{}\"", keys.empty() ? "" : ", ", k);
+    fail(fmt::format("unknown keys {} (allowed here: {})", keys, fmt::join(allowed, ", ")));
   }
 }
 

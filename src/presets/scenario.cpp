@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <exception>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -182,21 +183,73 @@ arrival_rule read_arrivals(const node& n) {
   return a;
 }
 
+// Problems found while reading a document: each part is read even after another failed. One
+// problem is thrown as it was; several as one error that lists them (a part's problems, when it
+// gathers its own, come in its one message).
+class problems {
+public:
+  explicit problems(std::string file) : file_(std::move(file)) {}
+  template <class F>
+  void gather(F&& read) {
+    try {
+      read();
+    } catch (const config_error& e) {
+      if (!first_) first_ = std::current_exception();
+      const auto& r = e.reason();
+      const auto head = r.find(" problems:\n");
+      if (e.file() == file_ && e.pointer().empty() && head != std::string::npos) {  // a part's own list
+        list_.push_back(r.substr(head + 12));
+        count_ += static_cast<std::size_t>(std::count(list_.back().begin(), list_.back().end(), '\n') + 1);
+        return;
+      }
+      // Its place in this document, or the whole message when it came from another file.
+      list_.push_back("  " + (e.file() != file_ ? std::string(e.what()) : e.pointer().empty() ? r : e.pointer() + ": " + r));
+      ++count_;
+    }
+  }
+  std::size_t count() const noexcept { return count_; }
+  void throw_if_any() const {
+    if (count_ == 1) std::rethrow_exception(first_);
+    if (count_ > 1) {
+      std::string all;
+      for (const auto& p : list_) all += (all.empty() ? "" : "\n") + p;
+      throw config_error(file_, "", fmt::format("{} problems:\n{}", count_, all));
+    }
+  }
+
+private:
+  std::string file_;
+  std::exception_ptr first_;
+  std::vector<std::string> list_;
+  std::size_t count_ = 0;
+};
+
+void read_options(const node& root, const preset_library& lib, scenario& s);
+
 scenario read_scenario(const node& root, const preset_library& lib) {
   check_kind(root, preset_kind::scenario);
-  root.expect_keys({LOOPCAST_HEADER_KEYS, "seed", "start_time_utc", "workload", "sessions", "stagger_s", "arrivals",
-                    "fleet", "options", "calibration", "attempt_budget"});
+  // Every part is read even after another failed, and the error lists each part's first problem.
+  problems found(root.file());
+  found.gather([&] {
+    root.expect_keys({LOOPCAST_HEADER_KEYS, "seed", "start_time_utc", "workload", "sessions", "stagger_s", "arrivals",
+                      "fleet", "options", "calibration", "attempt_budget"});
+  });
   scenario s;
-  s.name = read_name(root);
-  s.description = read_description(root);
-  s.origin = read_provenance(root);
+  found.gather([&] { s.name = read_name(root); });
+  found.gather([&] { s.description = read_description(root); });
+  found.gather([&] { s.origin = read_provenance(root); });
   // A scenario typed in code (a notebook's dict) may leave out the seed (42, as loopcast.Scenario's)
   // and a group's sessions (1); a file says both.
   const bool in_code = root.provenance_optional();
-  s.seed = in_code && !root.has("seed") ? 42 : static_cast<std::uint64_t>(root.at("seed").integer(0, (1LL << 53)));
+  found.gather([&] {
+    s.seed = in_code && !root.has("seed") ? 42 : static_cast<std::uint64_t>(root.at("seed").integer(0, (1LL << 53)));
+  });
   // In code the clock may start at the Unix epoch (a Thursday midnight UTC); a file says when.
-  s.start_unix_s = in_code && !root.has("start_time_utc") ? 0.0 : parse_utc(root.at("start_time_utc"));
-  if (root.has("attempt_budget")) s.attempt_budget = static_cast<std::uint64_t>(root.at("attempt_budget").integer(1, 1'000'000'000'000'000));
+  found.gather([&] { s.start_unix_s = in_code && !root.has("start_time_utc") ? 0.0 : parse_utc(root.at("start_time_utc")); });
+  found.gather([&] {
+    if (root.has("attempt_budget"))
+      s.attempt_budget = static_cast<std::uint64_t>(root.at("attempt_budget").integer(1, 1'000'000'000'000'000));
+  });
   const std::string& file = root.file();
   // One group: "workload", "sessions", "stagger_s" at the top; several: "fleet": [{…}, …].
   auto read_group = [&](const node& n) {
@@ -216,37 +269,63 @@ scenario read_scenario(const node& root, const preset_library& lib) {
     g.stagger_s = n.has("stagger_s") ? n.at("stagger_s").number_in(0, 1e7) : 0.0;
     return g;
   };
+  const std::size_t before_fleet = found.count();
   if (root.has("fleet")) {
-    for (const char* k : {"workload", "sessions", "stagger_s", "arrivals"})
-      if (root.has(k))
-        root.at(k).fail("give either \"fleet\" or \"workload\"/\"sessions\"/\"stagger_s\"/\"arrivals\", not both");
-    for (const auto& g : root.at("fleet").array(1)) {
-      g.expect_keys({"label", "workload", "sessions", "start_s", "stagger_s", "arrivals"});
-      s.fleet.push_back(read_group(g));
-      for (std::size_t i = 0; i + 1 < s.fleet.size(); ++i)
-        if (s.fleet[i].label == s.fleet.back().label)
-          g.fail(fmt::format("fleet group label \"{}\" is used twice", s.fleet.back().label));
-    }
+    found.gather([&] {
+      for (const char* k : {"workload", "sessions", "stagger_s", "arrivals"})
+        if (root.has(k))
+          root.at(k).fail("give either \"fleet\" or \"workload\"/\"sessions\"/\"stagger_s\"/\"arrivals\", not both");
+    });
+    std::vector<node> groups;
+    found.gather([&] { groups = root.at("fleet").array(1); });
+    for (const auto& g : groups)
+      found.gather([&] {
+        g.expect_keys({"label", "workload", "sessions", "start_s", "stagger_s", "arrivals"});
+        s.fleet.push_back(read_group(g));
+        for (std::size_t i = 0; i + 1 < s.fleet.size(); ++i)
+          if (s.fleet[i].label == s.fleet.back().label)
+            g.fail(fmt::format("fleet group label \"{}\" is used twice", s.fleet.back().label));
+      });
   } else {
-    if (!root.has("workload")) root.fail("missing key \"workload\" (or \"fleet\")");
-    s.fleet.push_back(read_group(root));
+    found.gather([&] {
+      if (!root.has("workload")) root.fail("missing key \"workload\" (or \"fleet\")");
+      s.fleet.push_back(read_group(root));
+    });
+  }
+  if (found.count() > before_fleet) {  // the fleet's size is not known: its checks wait
+    found.gather([&] { read_options(root, lib, s); });
+    found.throw_if_any();
   }
   std::int64_t sessions = 0, requests = 0;
   for (const auto& g : s.fleet) {
     sessions += g.sessions;
     requests += static_cast<std::int64_t>(g.sessions) * turns_cap(g.wl);
   }
-  const node where = root.has("fleet") ? root.at("fleet") : root.has("sessions") ? root.at("sessions") : root;
-  if (sessions > max_sessions)
-    where.fail(fmt::format("{} sessions in the fleet; one run simulates at most {}", sessions, max_sessions));
-  if (requests > max_scenario_turns) {
-    if (s.fleet.size() == 1)
-      where.fail(fmt::format("{} sessions × {} turns = {} requests; one run simulates at most {}", sessions,
-                             turns_cap(s.fleet[0].wl), requests, max_scenario_turns));
-    where.fail(fmt::format("the fleet's {} sessions make {} requests; one run simulates at most {}", sessions, requests,
-                           max_scenario_turns));
-  }
-  for (const auto& o : root.at("options").array(1)) {
+  found.gather([&] {
+    const node where = root.has("fleet") ? root.at("fleet") : root.has("sessions") ? root.at("sessions") : root;
+    if (sessions > max_sessions)
+      where.fail(fmt::format("{} sessions in the fleet; one run simulates at most {}", sessions, max_sessions));
+    if (requests > max_scenario_turns) {
+      if (s.fleet.size() == 1)
+        where.fail(fmt::format("{} sessions × {} turns = {} requests; one run simulates at most {}", sessions,
+                               turns_cap(s.fleet[0].wl), requests, max_scenario_turns));
+      where.fail(fmt::format("the fleet's {} sessions make {} requests; one run simulates at most {}", sessions,
+                             requests, max_scenario_turns));
+    }
+  });
+  found.gather([&] { read_options(root, lib, s); });
+  found.gather([&] {
+    if (auto c = root.find("calibration")) s.calibration = read_string_list(*c);
+  });
+  found.throw_if_any();
+  return s;
+}
+
+// The scenario's options, each read even after another failed (problems: one each).
+void read_options(const node& root, const preset_library& lib, scenario& s) {
+  const std::string& file = root.file();
+  problems found(file);
+  for (const auto& o : root.at("options").array(1)) found.gather([&] {
     o.expect_keys({"label", "target", "route", "client", "batch", "limits"});
     scenario_option opt;
     opt.label = o.at("label").string();
@@ -268,9 +347,8 @@ scenario read_scenario(const node& root, const preset_library& lib) {
     if (opt.batch && (!opt.first().prices || opt.first().prices->batch_discount == 0))
       o.at("batch").fail(fmt::format("target {} has no batch discount", opt.first().name));
     s.options.push_back(std::move(opt));
-  }
-  if (auto c = root.find("calibration")) s.calibration = read_string_list(*c);
-  return s;
+  });
+  found.throw_if_any();
 }
 
 // A reference (name or .json path) as the referenced document (keys in file order); an inline

@@ -69,7 +69,9 @@ def test_presets_typed_in_code_need_no_provenance_and_can_be_renamed(models, cli
     f.write_text(json.dumps(scn))
     out = subprocess.run([cli, "--models", models, "run", str(f)], capture_output=True, text=True)
     assert out.returncode == 3
-    assert f"{f}: missing key \"source\"" in out.stderr, out.stderr
+    # A file needs its provenance: every missing key in one error, each at its place.
+    assert (f"{f}: 3 problems:\n  missing key \"source\"\n  missing key \"start_time_utc\"\n"
+            f"  /options/0/target: missing key \"source\"\n") in out.stderr, out.stderr
 
 
 def test_loaded_presets_follow_their_files(models, tmp_path):

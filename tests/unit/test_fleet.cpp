@@ -308,3 +308,21 @@ TEST(Arrivals, ReadFromAScenarioWithTheirErrors) {
   EXPECT_EQ(scenario_error(j), "fleet.json: /fleet/0/arrivals/time_zone: unknown time zone \"Mars/Olympus\" (expected "
                                "an IANA name such as UTC, Europe/Berlin or America/New_York, from /usr/share/zoneinfo)");
 }
+
+// A scenario with a problem in each of three parts says all three in one error, each at its place;
+// an object with two unknown keys names both; one problem alone keeps its own message.
+TEST(FleetPresets, EveryProblemInOneError) {
+  auto j = two_groups();
+  j["seed"] = -1;
+  j["fleet"][1]["sessions"] = 0;
+  j["options"][0]["colour"] = "red";
+  j["options"][0]["size"] = 3;
+  EXPECT_EQ(scenario_error(j),
+            "fleet.json: 3 problems:\n"
+            "  /seed: expected a whole number between 0 and 9007199254740992, found -1\n"
+            "  /fleet/1/sessions: expected a whole number between 1 and 1000000, found 0\n"
+            "  /options/0: unknown keys \"colour\", \"size\" (allowed here: label, target, route, client, batch, limits)");
+  auto one = two_groups();
+  one["seed"] = -1;
+  EXPECT_EQ(scenario_error(one), "fleet.json: /seed: expected a whole number between 0 and 9007199254740992, found -1");
+}
