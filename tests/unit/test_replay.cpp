@@ -21,6 +21,23 @@ namespace fs = std::filesystem;
 namespace {
 using loopcast::test_support::lib;
 using loopcast::test_support::traces;
+
+// Opus 4.5 with no limits and the claude-code client: only the cache and the context policy act.
+std::vector<scenario_option> opus_without_limits() {
+  std::vector<scenario_option> options(1);
+  options[0].label = "opus";
+  options[0].targets = {lib().load_target("anthropic-tier1-claude-opus-4.5")};
+  options[0].targets[0].limits.clear();
+  options[0].client = lib().load_client("claude-code");
+  return options;
+}
+
+// What each attempt of option `k` read from the cache.
+std::vector<std::int64_t> cache_reads(const replay_result& r, std::size_t k = 0) {
+  std::vector<std::int64_t> reads;
+  for (const auto& a : r.options[k].sim.attempts) reads.push_back(a.tokens.cache_read);
+  return reads;
+}
 } // namespace
 
 // trace_0043: 33 requests, 11 without response timing, 22 kept.
@@ -183,11 +200,7 @@ TEST(Replay, ClaudeCodeCompactsOnItsLastResponseNotOneRequestEarly) {
   EXPECT_EQ(prompts(by_fraction), (std::vector<std::int64_t>{10000, 150000, 150100, 14000, 15050, 17050}));
   // The claude-code client preset carries the reserve rule into a replay on a 200K target, and
   // --compact-at replaces it with the fraction.
-  std::vector<scenario_option> options(1);
-  options[0].label = "opus";
-  options[0].targets = {lib().load_target("anthropic-tier1-claude-opus-4.5")};
-  options[0].targets[0].limits.clear();
-  options[0].client = lib().load_client("claude-code");
+  const auto options = opus_without_limits();
   ASSERT_EQ(options[0].targets[0].context_window_tokens, 200000);
   replay_options ro;
   ro.speed = replay_speed::recorded;
@@ -243,18 +256,12 @@ TEST(Replay, RecordedCacheBreaksAreCarriedAndEachModelHasItsCache) {
   EXPECT_NE(runs_of(4)[0].first, opus);
   EXPECT_NE(runs_of(4)[0].first, branch);
   EXPECT_EQ(runs_of(5), (std::vector<std::pair<std::uint32_t, std::int64_t>>{{opus, 18000}, {branch, 60000}}));
-  std::vector<scenario_option> options(1);
-  options[0].label = "opus";
-  options[0].targets = {lib().load_target("anthropic-tier1-claude-opus-4.5")};
-  options[0].targets[0].limits.clear();
-  options[0].client = lib().load_client("claude-code");
+  const auto options = opus_without_limits();
   ASSERT_EQ(options[0].targets[0].cache.ttl_s, 300);
   replay_options ro;
   ro.speed = replay_speed::recorded;
   const auto r = run_replay({t}, options, ro);
-  std::vector<std::int64_t> reads;
-  for (const auto& a : r.options[0].sim.attempts) reads.push_back(a.tokens.cache_read);
-  EXPECT_EQ(reads, (std::vector<std::int64_t>{0, 20000, 18000, 40000, 0, 0}));
+  EXPECT_EQ(cache_reads(r), (std::vector<std::int64_t>{0, 20000, 18000, 40000, 0, 0}));
 }
 
 // What stays cached across a recorded compaction: the system prompt and tools, as the logs show.
@@ -280,18 +287,12 @@ TEST(Replay, TheSystemPromptStaysCachedAcrossARecordedCompaction) {
     q.compaction = x.compaction;
     t.sessions[0].requests.push_back(q);
   }
-  std::vector<scenario_option> options(1);
-  options[0].label = "opus";
-  options[0].targets = {lib().load_target("anthropic-tier1-claude-opus-4.5")};
-  options[0].targets[0].limits.clear();
-  options[0].client = lib().load_client("claude-code");
+  const auto options = opus_without_limits();
   replay_options ro;
   ro.speed = replay_speed::recorded;
   const auto r = run_replay({t}, options, ro);
   EXPECT_EQ(r.shaping[0].compactions, 0);
-  std::vector<std::int64_t> reads;
-  for (const auto& a : r.options[0].sim.attempts) reads.push_back(a.tokens.cache_read);
-  EXPECT_EQ(reads, (std::vector<std::int64_t>{0, 30000, 60000, 20000, 25000}));
+  EXPECT_EQ(cache_reads(r), (std::vector<std::int64_t>{0, 30000, 60000, 20000, 25000}));
 }
 
 // 1-hour cache writes keep their lifetime where the target sells it. A log that wrote to the 1-hour
@@ -382,17 +383,11 @@ TEST(Replay, HashIdLogsKeepOneCachePerModel) {
   EXPECT_EQ(sc.runs[sc.requests[0].runs_begin].lineage, 0u);
   EXPECT_EQ(sc.runs[sc.requests[1].runs_begin].lineage, 1u);
   EXPECT_EQ(sc.runs[sc.requests[2].runs_begin].lineage, 0u);
-  std::vector<scenario_option> options(1);
-  options[0].label = "opus";
-  options[0].targets = {lib().load_target("anthropic-tier1-claude-opus-4.5")};
-  options[0].targets[0].limits.clear();
-  options[0].client = lib().load_client("claude-code");
+  const auto options = opus_without_limits();
   replay_options ro;
   ro.speed = replay_speed::recorded;
   const auto r = run_replay({t}, options, ro);
-  std::vector<std::int64_t> reads;
-  for (const auto& a : r.options[0].sim.attempts) reads.push_back(a.tokens.cache_read);
-  EXPECT_EQ(reads, (std::vector<std::int64_t>{0, 0, 10000}));
+  EXPECT_EQ(cache_reads(r), (std::vector<std::int64_t>{0, 0, 10000}));
 }
 
 // The Claude Code logs in tests/data replayed at their recorded window (200K), with no limits and
