@@ -184,8 +184,7 @@ arrival_rule read_arrivals(const node& n) {
 }
 
 // Problems found while reading a document: each part is read even after another failed. One
-// problem is thrown as it was; several as one error that lists them (a part's problems, when it
-// gathers its own, come in its one message).
+// problem is thrown as it was; several as one error that lists them.
 class problems {
 public:
   explicit problems(std::string file) : file_(std::move(file)) {}
@@ -196,12 +195,6 @@ public:
     } catch (const config_error& e) {
       if (!first_) first_ = std::current_exception();
       const auto& r = e.reason();
-      const auto head = r.find(" problems:\n");
-      if (e.file() == file_ && e.pointer().empty() && head != std::string::npos) {  // a part's own list
-        list_.push_back(r.substr(head + 12));
-        count_ += static_cast<std::size_t>(std::count(list_.back().begin(), list_.back().end(), '\n') + 1);
-        return;
-      }
       // Its place in this document, or the whole message when it came from another file.
       list_.push_back("  " + (e.file() != file_ ? std::string(e.what()) : e.pointer().empty() ? r : e.pointer() + ": " + r));
       ++count_;
@@ -224,7 +217,7 @@ private:
   std::size_t count_ = 0;
 };
 
-void read_options(const node& root, const preset_library& lib, scenario& s);
+void read_options(const node& root, const preset_library& lib, scenario& s, problems& found);
 
 scenario read_scenario(const node& root, const preset_library& lib) {
   check_kind(root, preset_kind::scenario);
@@ -293,7 +286,7 @@ scenario read_scenario(const node& root, const preset_library& lib) {
     });
   }
   if (found.count() > before_fleet) {  // the fleet's size is not known: its checks wait
-    found.gather([&] { read_options(root, lib, s); });
+    read_options(root, lib, s, found);
     found.throw_if_any();
   }
   std::int64_t sessions = 0, requests = 0;
@@ -313,7 +306,7 @@ scenario read_scenario(const node& root, const preset_library& lib) {
                              requests, max_scenario_turns));
     }
   });
-  found.gather([&] { read_options(root, lib, s); });
+  read_options(root, lib, s, found);
   found.gather([&] {
     if (auto c = root.find("calibration")) s.calibration = read_string_list(*c);
   });
@@ -321,11 +314,12 @@ scenario read_scenario(const node& root, const preset_library& lib) {
   return s;
 }
 
-// The scenario's options, each read even after another failed (problems: one each).
-void read_options(const node& root, const preset_library& lib, scenario& s) {
+// The scenario's options, each read even after another failed (its first problem each, into `found`).
+void read_options(const node& root, const preset_library& lib, scenario& s, problems& found) {
   const std::string& file = root.file();
-  problems found(file);
-  for (const auto& o : root.at("options").array(1)) found.gather([&] {
+  std::vector<node> options;
+  found.gather([&] { options = root.at("options").array(1); });
+  for (const auto& o : options) found.gather([&] {
     o.expect_keys({"label", "target", "route", "client", "batch", "limits"});
     scenario_option opt;
     opt.label = o.at("label").string();
@@ -348,7 +342,6 @@ void read_options(const node& root, const preset_library& lib, scenario& s) {
       o.at("batch").fail(fmt::format("target {} has no batch discount", opt.first().name));
     s.options.push_back(std::move(opt));
   });
-  found.throw_if_any();
 }
 
 // A reference (name or .json path) as the referenced document (keys in file order); an inline
