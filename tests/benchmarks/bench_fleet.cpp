@@ -111,9 +111,9 @@ BENCHMARK(BM_SolveThreads)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::
 
 // The team example (examples/scenarios/team.json): 50 engineers starting about 6 Claude Code
 // sessions a day over 5 working days (about 1,500 sessions and 94,000 requests a run), Monte Carlo
-// of 100 seeds on one thread, per option: "tier 4" (no 429s), "tier 4 (older figures)" (a wall most
-// afternoons) and "tier 1" (429s on every request). The goal: all 100 seeds of an option in under
-// 10 s on one core.
+// of 100 seeds on one thread, per option: Sonnet 4.6 at "tier 4" (no 429s), "tier 3" (a 429 in most
+// hours) and "tier 2" (stalls every hour; two sessions in five die). The goal: all 100 seeds of an
+// option in under 10 s on one core.
 void BM_TeamMonteCarlo(benchmark::State& state) {
   const loopcast::preset_library lib({LOOPCAST_BENCH_MODELS_DIR});
   auto s = loopcast::load_scenario_file(LOOPCAST_BENCH_EXAMPLES_DIR "/scenarios/team.json", lib);

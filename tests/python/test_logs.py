@@ -195,7 +195,7 @@ def test_stats_views_as_dataframes(traces):
     assert not df["priced_partial"].any()
     total = s["groups"][-1]
     assert total["group"] == "all" and total["priced_cost_usd"] == pytest.approx(1.0760387, rel=1e-9)
-    assert [p["source"] for p in s["pricing"]] == ["LiteLLM price map (bundled), 2026-07-24", "the preset catalogue"]
+    assert [p["source"] for p in s["pricing"]] == ["the preset catalogue", "the preset catalogue"]
 
 
 def test_results_are_tables(traces):

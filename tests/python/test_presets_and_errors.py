@@ -2,6 +2,7 @@
 
 import json
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -140,3 +141,24 @@ def test_the_extension_stub_matches_the_bindings():
     assert out == (root / "python" / "loopcast" / "_core.pyi").read_text(), \
         "regenerate: PYTHONPATH=build/python /usr/bin/python3 scripts/gen-core-stub > python/loopcast/_core.pyi"
     assert "def import_prices(file: str, format: str = ..., models: list[str] = ..., all_modes: bool = ...) -> Any:" in out
+
+
+def test_the_tier_presets_are_what_their_generator_writes(tmp_path):
+    # models/targets/{anthropic,openai}/*-tierN-* come from scripts/gen-tier-presets; a hand edit to
+    # one of them, or a table changed without rerunning it, fails here with the files named.
+    root = pathlib.Path(__file__).resolve().parents[2]
+    gen = root / "scripts" / "gen-tier-presets"
+    run = subprocess.run([sys.executable, str(gen), "--check"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    # The check does see a drift: in a copy with one limit edited by hand, it names that file.
+    copy = tmp_path / "repo"
+    shutil.copytree(root / "models" / "targets", copy / "models" / "targets")
+    (copy / "scripts").mkdir()
+    shutil.copy(gen, copy / "scripts" / "gen-tier-presets")
+    edited = copy / "models" / "targets" / "anthropic" / "anthropic-tier3-claude-opus-4.7.json"
+    edited.write_text(edited.read_text().replace('"limit": 800000', '"limit": 900000'))
+    run = subprocess.run([sys.executable, str(copy / "scripts" / "gen-tier-presets"), "--check"], capture_output=True,
+                         text=True)
+    assert run.returncode == 1
+    assert run.stderr == ("these tier presets differ from what scripts/gen-tier-presets writes: "
+                          "models/targets/anthropic/anthropic-tier3-claude-opus-4.7.json\n")

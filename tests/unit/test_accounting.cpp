@@ -84,11 +84,11 @@ TEST(Accounting, CacheWritesArePricedByLifetime) {
   ASSERT_EQ(st.groups.size(), 2u);
   EXPECT_NEAR(st.groups[0].priced_cost_usd, 0.036425, 1e-12);
   EXPECT_EQ(st.groups[0].unpriced_requests, 0u);
-  // Priced from the bundled list, which says so, with its date.
+  // Priced from the catalogue's Opus 4.6 preset, which says so.
   ASSERT_EQ(st.pricing.size(), 1u);
   EXPECT_EQ(st.pricing[0].model, "claude-opus-4-6");
-  EXPECT_EQ(st.pricing[0].priced_as, "claude-opus-4-6");
-  EXPECT_EQ(st.pricing[0].source, "LiteLLM price map (bundled), 2026-07-24");
+  EXPECT_EQ(st.pricing[0].priced_as, "anthropic-tier1-claude-opus-4.6");
+  EXPECT_EQ(st.pricing[0].source, "the preset catalogue");
 }
 
 // A streamed response logs one line per content block, the early ones with a partial output
@@ -247,8 +247,8 @@ TEST(Accounting, ARealClaudeCodeLogPricedToTheCent) {
   EXPECT_NEAR(st.groups.back().priced_cost_usd, 0.519593, 1e-9);
   const auto r = run_cli("--models " + test_support::models + " stats " + (traces / "claude-code-jsonl/subagent.jsonl").string());
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("priced $0.5196 (prices of claude-opus-4-6)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("prices: claude-opus-4-6 as claude-opus-4-6 (LiteLLM price map (bundled), 2026-07-24)"),
+  EXPECT_NE(r.out.find("priced $0.5196 (prices of anthropic-tier1-claude-opus-4.6)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("prices: claude-opus-4-6 as anthropic-tier1-claude-opus-4.6 (the preset catalogue)"),
             std::string::npos);
 }
 

@@ -7,6 +7,7 @@
 
 #include "test_support.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -69,9 +70,67 @@ TEST(Catalogue, AnthropicItpmIgnoresCacheReadsCerebrasTotalCountsThem) {
   EXPECT_DOUBLE_EQ(b.wait_for(charge_for(named(sonnet, "itpm"), {1000, 900000, 0, 10, 0}, 10).at_admission, 0), 2.0);
 }
 
-// OpenAI's published 429 messages, out of the preset's continuous TPM bucket.
+// Every Anthropic tier preset carries its tier's row of the published table (RPM / ITPM / OTPM; Opus
+// and Sonnet 4.x share a row, Haiku 4.5 has its own), cites the table and leaves prices to the model.
+TEST(Catalogue, AnthropicTiersOneToFourCarryThePublishedTable) {
+  struct row { int rpm, itpm, otpm; };
+  const row opus_sonnet[] = {{50, 30000, 8000}, {1000, 450000, 90000}, {2000, 800000, 160000}, {4000, 2000000, 400000}};
+  const row haiku[] = {{50, 50000, 10000}, {1000, 450000, 90000}, {2000, 1000000, 200000}, {4000, 4000000, 800000}};
+  const std::string models[] = {"claude-opus-4.5", "claude-opus-4.6",   "claude-opus-4.6-1m",   "claude-opus-4.7",
+                                "claude-opus-4.7-1m", "claude-sonnet-4.5", "claude-sonnet-4.5-1m", "claude-sonnet-4.6",
+                                "claude-sonnet-4.6-1m", "claude-haiku-4.5"};
+  for (int tier = 1; tier <= 4; ++tier)
+    for (const auto& m : models) {
+      const auto t = lib().load_target(fmt::format("anthropic-tier{}-{}", tier, m));
+      const auto& r = (m.find("haiku") != std::string::npos ? haiku : opus_sonnet)[tier - 1];
+      SCOPED_TRACE(t.name);
+      EXPECT_EQ(t.tier, fmt::format("tier-{}", tier));
+      EXPECT_EQ(named(t, "rpm").limit, r.rpm);
+      EXPECT_EQ(named(t, "itpm").limit, r.itpm);
+      EXPECT_EQ(named(t, "otpm").limit, r.otpm);
+      EXPECT_NE(t.origin.source.find("rate-limits.apis.io/rate-limits/claude/claude-rate-limits"), std::string::npos);
+      EXPECT_EQ(t.origin.read_on, "2026-12-04");
+      EXPECT_FALSE(t.origin.verified);
+      EXPECT_EQ(t.context_window_tokens, m.ends_with("-1m") ? 1000000 : 200000);
+    }
+  // Opus 4.6 writes up to 128K; its 1M window costs the standard prices: a 500K-token prompt and
+  // 1,000 output tokens at $5 / $25 per million = $2.525. Sonnet 4.5's 1M window keeps its premium:
+  // $6 / $22.50 = $3.0225.
+  const auto opus = lib().load_target("anthropic-tier4-claude-opus-4.6-1m");
+  EXPECT_EQ(opus.max_output_tokens, 128000);
+  EXPECT_NEAR(price_request(*opus.prices, {500000, 0, 0, 1000, 0}, 0).total_usd, 2.525, 1e-12);
+  const auto sonnet45 = lib().load_target("anthropic-tier4-claude-sonnet-4.5-1m");
+  EXPECT_NEAR(price_request(*sonnet45.prices, {500000, 0, 0, 1000, 0}, 0).total_usd, 3.0225, 1e-12);
+}
+
+// OpenAI's Tiers 1–5 for GPT-5 (RPM, TPM), with the TPM each tier had before the raise of
+// 2025-09-12 kept as a dated rule; a daily cap only at Tier 1.
+TEST(Catalogue, OpenAITiersOneToFiveCarryThePublishedTable) {
+  const int rpm[] = {500, 5000, 5000, 10000, 15000};
+  const int tpm[] = {500000, 1000000, 2000000, 4000000, 40000000};
+  const int before[] = {30000, 450000, 800000, 2000000, 40000000};
+  for (int tier = 1; tier <= 5; ++tier) {
+    const auto t = lib().load_target(fmt::format("openai-tier{}-gpt-5", tier));
+    SCOPED_TRACE(t.name);
+    EXPECT_EQ(named(t, "rpm").limit, rpm[tier - 1]);
+    EXPECT_EQ(named(t, "tpm").limit, tpm[tier - 1]);
+    EXPECT_NEAR(named(target_at(t, 1735689600.0), "tpm").limit, before[tier - 1], 1e-6);  // 2025-01-01
+    EXPECT_EQ(t.find_bucket("rpd") != nullptr, tier == 1);
+    EXPECT_NE(t.origin.source.find("simonwillison.net/b/9012"), std::string::npos);
+    for (const std::string v : {"gpt-5.4", "gpt-5.4-priority"}) {
+      const auto u = lib().load_target(fmt::format("openai-tier{}-{}", tier, v));
+      EXPECT_EQ(named(u, "tpm").limit, tpm[tier - 1]);
+      EXPECT_EQ(named(u, "rpm").limit, tier == 1 ? 1000 : rpm[tier - 1]);
+      EXPECT_TRUE(u.dated_limits.empty());
+    }
+  }
+}
+
+// OpenAI's published 429 messages, out of the preset's continuous TPM bucket. They date from before
+// OpenAI raised Tier 1's GPT-5 TPM from 30K to 500K on 2025-09-12, which the preset's dated rule keeps.
 TEST(Catalogue, OpenAIPublishedWaitsComeOutOfTheBucketExactly) {
-  const auto gpt5 = lib().load_target("openai-tier1-gpt-5");
+  EXPECT_EQ(named(lib().load_target("openai-tier1-gpt-5"), "tpm").limit, 500000);
+  const auto gpt5 = target_at(lib().load_target("openai-tier1-gpt-5"), 1735689600.0);  // 2025-01-01
   auto tpm = named(gpt5, "tpm");
   EXPECT_EQ(tpm.limit, 30000);  // the second published example's limit
   {
