@@ -37,8 +37,11 @@ std::filesystem::path sibling(const std::string& file, const std::string& ref) {
   return std::filesystem::path(file).parent_path() / p;
 }
 
-template <class T, class Reader, class Loader>
-T resolve(const node& n, const std::string& file, Reader read_inline, Loader load_named) {
+// A preset given inline, as a .json path beside `file`, or by name in the library (`kind`); a name
+// the library does not know is a problem at its place in the scenario.
+template <class T, class Reader, class LoadFile>
+T resolve(const node& n, const std::string& file, Reader read_inline, const preset_library& lib, preset_kind kind,
+          LoadFile load_file) {
   if (n.is_object()) return read_inline(n);
   const auto ref = n.string();
   if (ref.size() > 5 && ref.ends_with(".json")) {
@@ -47,7 +50,13 @@ T resolve(const node& n, const std::string& file, Reader read_inline, Loader loa
     const auto j = detail::parse_json(text, path);
     return read_inline(node(j, "", path));
   }
-  return load_named(ref);
+  const std::filesystem::path* found = nullptr;
+  try {
+    found = &lib.find(kind, ref);
+  } catch (const config_error& e) {
+    n.fail(e.reason());
+  }
+  return load_file(*found);
 }
 
 // Each "limits" entry of an option: `find(key, where)` names the bucket it sets (or fails).
@@ -114,7 +123,7 @@ void set_route_limits(std::vector<target>& route, const node& option) {
 
 // A target: inline, a .json path beside the file, or a preset name.
 target target_of(const node& n, const preset_library& lib) {
-  return resolve<target>(n, n.file(), read_target, [&](const std::string& name) { return lib.load_target(name); });
+  return resolve<target>(n, n.file(), read_target, lib, preset_kind::target, load_target_file);
 }
 
 // "route": {"targets": [...], "spill_after_s": s | "never", "cooldown": false | {...}} (docs/routing.md).
@@ -221,7 +230,7 @@ void read_options(const node& root, const preset_library& lib, scenario& s, prob
 
 scenario read_scenario(const node& root, const preset_library& lib) {
   check_kind(root, preset_kind::scenario);
-  // Every part is read even after another failed, and the error lists each part's first problem.
+  // Every part is read even after another failed, and the error lists the problems of each part.
   problems found(root.file());
   found.gather([&] {
     root.expect_keys({LOOPCAST_HEADER_KEYS, "seed", "start_time_utc", "workload", "sessions", "stagger_s", "arrivals",
@@ -244,23 +253,33 @@ scenario read_scenario(const node& root, const preset_library& lib) {
       s.attempt_budget = static_cast<std::uint64_t>(root.at("attempt_budget").integer(1, 1'000'000'000'000'000));
   });
   const std::string& file = root.file();
-  // One group: "workload", "sessions", "stagger_s" at the top; several: "fleet": [{…}, …].
+  // One group: "workload", "sessions", "stagger_s" at the top; several: "fleet": [{…}, …]. Each of
+  // its fields is read even after another failed; the group joins the fleet when all were read.
   auto read_group = [&](const node& n) {
+    const std::size_t before = found.count();
     fleet_group g;
-    g.wl = resolve<workload>(n.at("workload"), file, read_workload,
-                             [&](const std::string& name) { return lib.load_workload(name); });
-    g.label = n.has("label") ? n.at("label").string() : g.wl.name;
+    found.gather([&] {
+      g.wl = resolve<workload>(n.at("workload"), file, read_workload, lib, preset_kind::workload, load_workload_file);
+    });
+    found.gather([&] { g.label = n.has("label") ? n.at("label").string() : g.wl.name; });
     if (n.has("arrivals")) {
       for (const char* k : {"sessions", "start_s", "stagger_s"})
-        if (n.has(k)) n.at(k).fail("give either \"arrivals\" or \"sessions\"/\"start_s\"/\"stagger_s\", not both");
-      g.arrivals = read_arrivals(n.at("arrivals"));
-      g.sessions = arrival_cap(*g.arrivals);
-      return g;
+        found.gather([&] {
+          if (n.has(k)) n.at(k).fail("give either \"arrivals\" or \"sessions\"/\"start_s\"/\"stagger_s\", not both");
+        });
+      found.gather([&] {
+        g.arrivals = read_arrivals(n.at("arrivals"));
+        g.sessions = arrival_cap(*g.arrivals);
+      });
+    } else {
+      found.gather([&] {
+        g.sessions = in_code && !n.has("sessions") ? 1 : static_cast<std::int32_t>(n.at("sessions").integer(1, max_sessions));
+      });
+      found.gather([&] { g.start_s = n.has("start_s") ? n.at("start_s").number_in(0, 1e7) : 0.0; });
+      found.gather([&] { g.stagger_s = n.has("stagger_s") ? n.at("stagger_s").number_in(0, 1e7) : 0.0; });
     }
-    g.sessions = in_code && !n.has("sessions") ? 1 : static_cast<std::int32_t>(n.at("sessions").integer(1, max_sessions));
-    g.start_s = n.has("start_s") ? n.at("start_s").number_in(0, 1e7) : 0.0;
-    g.stagger_s = n.has("stagger_s") ? n.at("stagger_s").number_in(0, 1e7) : 0.0;
-    return g;
+    if (found.count() == before) s.fleet.push_back(std::move(g));
+    return found.count() == before;
   };
   const std::size_t before_fleet = found.count();
   if (root.has("fleet")) {
@@ -271,19 +290,19 @@ scenario read_scenario(const node& root, const preset_library& lib) {
     });
     std::vector<node> groups;
     found.gather([&] { groups = root.at("fleet").array(1); });
-    for (const auto& g : groups)
+    for (const auto& g : groups) {
+      found.gather([&] { g.expect_keys({"label", "workload", "sessions", "start_s", "stagger_s", "arrivals"}); });
+      if (!read_group(g)) continue;
       found.gather([&] {
-        g.expect_keys({"label", "workload", "sessions", "start_s", "stagger_s", "arrivals"});
-        s.fleet.push_back(read_group(g));
         for (std::size_t i = 0; i + 1 < s.fleet.size(); ++i)
           if (s.fleet[i].label == s.fleet.back().label)
             g.fail(fmt::format("fleet group label \"{}\" is used twice", s.fleet.back().label));
       });
+    }
+  } else if (root.has("workload")) {
+    read_group(root);
   } else {
-    found.gather([&] {
-      if (!root.has("workload")) root.fail("missing key \"workload\" (or \"fleet\")");
-      s.fleet.push_back(read_group(root));
-    });
+    found.gather([&] { root.fail("missing key \"workload\" (or \"fleet\")"); });
   }
   if (found.count() > before_fleet) {  // the fleet's size is not known: its checks wait
     read_options(root, lib, s, found);
@@ -314,34 +333,45 @@ scenario read_scenario(const node& root, const preset_library& lib) {
   return s;
 }
 
-// The scenario's options, each read even after another failed (its first problem each, into `found`).
+// The scenario's options, each read even after another failed, and each field of an option even
+// after another field failed (every problem into `found`); an option joins when all were read.
 void read_options(const node& root, const preset_library& lib, scenario& s, problems& found) {
   const std::string& file = root.file();
   std::vector<node> options;
   found.gather([&] { options = root.at("options").array(1); });
-  for (const auto& o : options) found.gather([&] {
-    o.expect_keys({"label", "target", "route", "client", "batch", "limits"});
+  for (const auto& o : options) {
+    const std::size_t before = found.count();
     scenario_option opt;
-    opt.label = o.at("label").string();
-    for (const auto& prev : s.options)
-      if (prev.label == opt.label) o.at("label").fail(fmt::format("option label \"{}\" is used twice", opt.label));
-    if (o.has("route")) {
-      if (o.has("target")) o.at("target").fail("give either \"target\" or \"route\", not both");
-      read_route(opt, o.at("route"), lib);
-      set_route_limits(opt.targets, o);
-    } else {
-      if (!o.has("target")) o.fail("missing key \"target\" (or \"route\")");
-      opt.targets.push_back(target_of(o.at("target"), lib));
-      set_option_limits(opt.first(), o);
-    }
-    opt.client = resolve<retry_policy>(o.at("client"), file, read_client,
-                                       [&](const std::string& name) { return lib.load_client(name); });
-    opt.batch = o.has("batch") ? o.at("batch").boolean() : false;
-    if (opt.batch && o.has("route")) o.at("batch").fail("a route runs without the batch API");
-    if (opt.batch && (!opt.first().prices || opt.first().prices->batch_discount == 0))
-      o.at("batch").fail(fmt::format("target {} has no batch discount", opt.first().name));
-    s.options.push_back(std::move(opt));
-  });
+    found.gather([&] { o.expect_keys({"label", "target", "route", "client", "batch", "limits"}); });
+    found.gather([&] {
+      opt.label = o.at("label").string();
+      for (const auto& prev : s.options)
+        if (prev.label == opt.label) o.at("label").fail(fmt::format("option label \"{}\" is used twice", opt.label));
+    });
+    bool have_targets = false;
+    found.gather([&] {
+      if (o.has("route")) {
+        if (o.has("target")) o.at("target").fail("give either \"target\" or \"route\", not both");
+        read_route(opt, o.at("route"), lib);
+      } else {
+        if (!o.has("target")) o.fail("missing key \"target\" (or \"route\")");
+        opt.targets.push_back(target_of(o.at("target"), lib));
+      }
+      have_targets = true;
+    });
+    if (have_targets)  // the limits name the targets' buckets
+      found.gather([&] { o.has("route") ? set_route_limits(opt.targets, o) : set_option_limits(opt.first(), o); });
+    found.gather([&] {
+      opt.client = resolve<retry_policy>(o.at("client"), file, read_client, lib, preset_kind::client, load_client_file);
+    });
+    found.gather([&] {
+      opt.batch = o.has("batch") ? o.at("batch").boolean() : false;
+      if (opt.batch && o.has("route")) o.at("batch").fail("a route runs without the batch API");
+      if (opt.batch && have_targets && (!opt.first().prices || opt.first().prices->batch_discount == 0))
+        o.at("batch").fail(fmt::format("target {} has no batch discount", opt.first().name));
+    });
+    if (found.count() == before) s.options.push_back(std::move(opt));
+  }
 }
 
 // A reference (name or .json path) as the referenced document (keys in file order); an inline

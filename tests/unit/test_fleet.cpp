@@ -322,6 +322,22 @@ TEST(FleetPresets, EveryProblemInOneError) {
             "  /seed: expected a whole number between 0 and 9007199254740992, found -1\n"
             "  /fleet/1/sessions: expected a whole number between 1 and 1000000, found 0\n"
             "  /options/0: unknown keys \"colour\", \"size\" (allowed here: label, target, route, client, batch, limits)");
+  // Within one part too: each field of a group and of an option is read after another failed.
+  auto within = two_groups();
+  within["fleet"][1]["sessions"] = 0;
+  within["fleet"][1]["start_s"] = -1;
+  within["options"][0]["client"] = "no-such-client";
+  within["options"][0]["limits"] = {{"no_such_bucket", 5}};
+  within["options"][0]["batch"] = "yes";
+  EXPECT_EQ(scenario_error(within),
+            "fleet.json: 5 problems:\n"
+            "  /fleet/1/sessions: expected a whole number between 1 and 1000000, found 0\n"
+            "  /fleet/1/start_s: expected a number between 0 and 10000000, found -1\n"
+            "  /options/0/limits: target cerebras-developer-qwen-3.8-27b has no bucket \"no_such_bucket\" (its buckets: "
+            "uncached_tpm, total_tpm, rpm)\n"
+            "  /options/0/client: no client preset named \"no-such-client\" (known: aider, anthropic-python-sdk, "
+            "claude-code, codex, openai-python-sdk, opencode)\n"
+            "  /options/0/batch: expected true or false, found string \"yes\"");
   auto one = two_groups();
   one["seed"] = -1;
   EXPECT_EQ(scenario_error(one), "fleet.json: /seed: expected a whole number between 0 and 9007199254740992, found -1");
