@@ -13,6 +13,36 @@
 
 namespace loopcast::detail::preset {
 
+namespace {
+// Several problems of one document as one error; an enclosing document's list takes its lines.
+class problem_list : public config_error {
+public:
+  problem_list(const std::string& file, std::vector<std::string> lines)
+      : config_error(file, "", fmt::format("{} problems:\n{}", lines.size(), fmt::join(lines, "\n"))),
+        lines_(std::move(lines)) {}
+  const std::vector<std::string>& lines() const noexcept { return lines_; }
+
+private:
+  std::vector<std::string> lines_;
+};
+} // namespace
+
+void problems::note(const config_error& e) {
+  if (lines_.empty()) first_ = std::current_exception();
+  if (const auto* list = dynamic_cast<const problem_list*>(&e); list && e.file() == file_) {
+    lines_.insert(lines_.end(), list->lines().begin(), list->lines().end());
+    return;
+  }
+  // Its place in this document, or the whole message when it came from another file.
+  const auto& r = e.reason();
+  lines_.push_back("  " + (e.file() != file_ ? std::string(e.what()) : e.pointer().empty() ? r : e.pointer() + ": " + r));
+}
+
+void problems::throw_if_any() const {
+  if (lines_.size() == 1) std::rethrow_exception(first_);
+  if (!lines_.empty()) throw problem_list(file_, lines_);
+}
+
 // ---- common header ---------------------------------------------------------------------------
 
 void check_kind(const node& root, preset_kind want) {

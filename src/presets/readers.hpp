@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <limits>
 #include <span>
@@ -50,6 +51,30 @@ std::string read_name(const node& root);
 std::string read_description(const node& root);
 std::vector<std::string> read_string_list(const node& n);
 distribution read_distribution(const node& n);
+
+// Problems found while reading a document: each part is read even after another failed. One
+// problem is thrown as it was; several as one error (`FILE: N problems:` and a line each), whose
+// lines an enclosing document's list takes over one by one (header.cpp).
+class problems {
+public:
+  explicit problems(std::string file) : file_(std::move(file)) {}
+  template <class F>
+  void gather(F&& read) {
+    try {
+      read();
+    } catch (const config_error& e) {
+      note(e);
+    }
+  }
+  std::size_t count() const noexcept { return lines_.size(); }
+  void throw_if_any() const;
+
+private:
+  void note(const config_error& e);
+  std::string file_;
+  std::exception_ptr first_;
+  std::vector<std::string> lines_;
+};
 
 // One reader per kind, each in its file.
 target read_target(const node& root);

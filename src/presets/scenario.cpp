@@ -192,40 +192,6 @@ arrival_rule read_arrivals(const node& n) {
   return a;
 }
 
-// Problems found while reading a document: each part is read even after another failed. One
-// problem is thrown as it was; several as one error that lists them.
-class problems {
-public:
-  explicit problems(std::string file) : file_(std::move(file)) {}
-  template <class F>
-  void gather(F&& read) {
-    try {
-      read();
-    } catch (const config_error& e) {
-      if (!first_) first_ = std::current_exception();
-      const auto& r = e.reason();
-      // Its place in this document, or the whole message when it came from another file.
-      list_.push_back("  " + (e.file() != file_ ? std::string(e.what()) : e.pointer().empty() ? r : e.pointer() + ": " + r));
-      ++count_;
-    }
-  }
-  std::size_t count() const noexcept { return count_; }
-  void throw_if_any() const {
-    if (count_ == 1) std::rethrow_exception(first_);
-    if (count_ > 1) {
-      std::string all;
-      for (const auto& p : list_) all += (all.empty() ? "" : "\n") + p;
-      throw config_error(file_, "", fmt::format("{} problems:\n{}", count_, all));
-    }
-  }
-
-private:
-  std::string file_;
-  std::exception_ptr first_;
-  std::vector<std::string> list_;
-  std::size_t count_ = 0;
-};
-
 void read_options(const node& root, const preset_library& lib, scenario& s, problems& found);
 
 scenario read_scenario(const node& root, const preset_library& lib) {

@@ -294,58 +294,113 @@ cache_config read_cache(const node& n) {
   return c;
 }
 
+// "limits": {"sends_retry_after", "buckets": [...], "dated": [...]}, each bucket and dated rule read
+// even after another failed.
+void read_target_limits(const node& lim, target& t, problems& found) {
+  lim.expect_keys({"sends_retry_after", "buckets", "dated"});
+  found.gather([&] { t.sends_retry_after = lim.at("sends_retry_after").boolean(); });
+  std::vector<node> buckets;
+  found.gather([&] {
+    buckets = lim.at("buckets").array();
+    if (buckets.size() > max_buckets)
+      lim.at("buckets").fail(fmt::format("expected at most {} buckets, found {}", max_buckets, buckets.size()));
+  });
+  if (buckets.size() > max_buckets) return;
+  bool all_buckets = true;
+  for (const auto& b : buckets) {
+    const std::size_t before = found.count();
+    found.gather([&] {
+      t.limits.push_back(read_bucket(b));
+      for (std::size_t i = 0; i + 1 < t.limits.size(); ++i)
+        if (t.limits[i].name == t.limits.back().name)
+          b.at("name").fail(fmt::format("bucket name \"{}\" is used twice", t.limits.back().name));
+    });
+    all_buckets = all_buckets && found.count() == before;
+  }
+  auto dated = lim.find("dated");
+  if (!dated) return;
+  std::vector<node> rules;
+  found.gather([&] { rules = dated->array(); });
+  for (const auto& d : rules) found.gather([&] {
+    d.expect_keys({"bucket", "from", "until", "factor", "source"});
+    dated_limit x;
+    x.bucket = d.at("bucket").string();
+    if (all_buckets && !t.find_bucket(x.bucket))
+      d.at("bucket").fail(fmt::format("no bucket \"{}\" in this target's limits", x.bucket));
+    if (auto f = d.find("from")) x.from_unix_s = parse_utc(*f);
+    if (auto u = d.find("until")) x.until_unix_s = parse_utc(*u);
+    if (!d.has("from") && !d.has("until")) d.fail("a dated limit needs \"from\", \"until\" or both");
+    if (!(x.from_unix_s < x.until_unix_s)) d.at("until").fail("expected \"until\" after \"from\"");
+    x.factor = d.at("factor").number_in(0.001, 1000);
+    x.source = d.at("source").string();
+    t.dated_limits.push_back(std::move(x));
+  });
+}
+
+void check_target(const node& root, target& t);
+
 // ---- the four kinds ----------------------------------------------------------------------------
 target read_target(const node& root) {
   check_kind(root, preset_kind::target);
-  root.expect_keys({LOOPCAST_HEADER_KEYS, "type", "provider", "tier", "model", "context_window_tokens",
-                    "max_output_tokens", "limits", "cache", "speed", "prices", "power", "engine", "plan", "calibration"});
+  // Each part is read even after another failed; the checks across parts wait until all were read.
+  problems found(root.file());
+  found.gather([&] {
+    root.expect_keys({LOOPCAST_HEADER_KEYS, "type", "provider", "tier", "model", "context_window_tokens",
+                      "max_output_tokens", "limits", "cache", "speed", "prices", "power", "engine", "plan", "calibration"});
+  });
   target t;
-  t.name = read_name(root);
-  t.description = read_description(root);
-  t.origin = read_provenance(root);
-  t.kind = read_enum<target_kind>(root.at("type"));
-  t.provider = root.at("provider").string();
-  t.tier = root.at("tier").string();
-  t.model = root.at("model").string();
-  t.context_window_tokens = root.at("context_window_tokens").integer(1, max_tokens_value);
-  if (auto m = root.find("max_output_tokens")) t.max_output_tokens = m->integer(1, t.context_window_tokens);
-  const auto lim = root.at("limits");
-  lim.expect_keys({"sends_retry_after", "buckets", "dated"});
-  t.sends_retry_after = lim.at("sends_retry_after").boolean();
-  const auto buckets = lim.at("buckets").array();
-  if (buckets.size() > max_buckets)
-    lim.at("buckets").fail(fmt::format("expected at most {} buckets, found {}", max_buckets, buckets.size()));
-  for (const auto& b : buckets) {
-    t.limits.push_back(read_bucket(b));
-    for (std::size_t i = 0; i + 1 < t.limits.size(); ++i)
-      if (t.limits[i].name == t.limits.back().name)
-        b.at("name").fail(fmt::format("bucket name \"{}\" is used twice", t.limits.back().name));
-  }
-  if (auto dated = lim.find("dated")) {
-    for (const auto& d : dated->array()) {
-      d.expect_keys({"bucket", "from", "until", "factor", "source"});
-      dated_limit x;
-      x.bucket = d.at("bucket").string();
-      if (!t.find_bucket(x.bucket))
-        d.at("bucket").fail(fmt::format("no bucket \"{}\" in this target's limits", x.bucket));
-      if (auto f = d.find("from")) x.from_unix_s = parse_utc(*f);
-      if (auto u = d.find("until")) x.until_unix_s = parse_utc(*u);
-      if (!d.has("from") && !d.has("until")) d.fail("a dated limit needs \"from\", \"until\" or both");
-      if (!(x.from_unix_s < x.until_unix_s)) d.at("until").fail("expected \"until\" after \"from\"");
-      x.factor = d.at("factor").number_in(0.001, 1000);
-      x.source = d.at("source").string();
-      t.dated_limits.push_back(std::move(x));
+  found.gather([&] { t.name = read_name(root); });
+  found.gather([&] { t.description = read_description(root); });
+  found.gather([&] { t.origin = read_provenance(root); });
+  bool kind_read = false;
+  found.gather([&] {
+    t.kind = read_enum<target_kind>(root.at("type"));
+    kind_read = true;
+  });
+  found.gather([&] { t.provider = root.at("provider").string(); });
+  found.gather([&] { t.tier = root.at("tier").string(); });
+  found.gather([&] { t.model = root.at("model").string(); });
+  bool window_read = false;
+  found.gather([&] {
+    t.context_window_tokens = root.at("context_window_tokens").integer(1, max_tokens_value);
+    window_read = true;
+  });
+  found.gather([&] {
+    if (auto m = root.find("max_output_tokens"))
+      t.max_output_tokens = m->integer(1, window_read ? t.context_window_tokens : max_tokens_value);
+  });
+  found.gather([&] { read_target_limits(root.at("limits"), t, found); });
+  found.gather([&] { t.cache = read_cache(root.at("cache")); });
+  found.gather([&] { t.speed = read_speed(root.at("speed")); });
+  found.gather([&] {
+    if (auto p = root.find("prices")) t.prices = read_prices(*p);
+  });
+  found.gather([&] {
+    if (auto p = root.find("power")) t.power = read_power(*p);
+  });
+  found.gather([&] {
+    if (auto p = root.find("plan")) {
+      p->expect_keys({"name", "monthly_fee_usd"});
+      t.plan = plan_terms{p->at("name").string(), p->at("monthly_fee_usd").number_in(0, 1e6)};
     }
-  }
-  t.cache = read_cache(root.at("cache"));
-  t.speed = read_speed(root.at("speed"));
-  if (auto p = root.find("prices")) t.prices = read_prices(*p);
-  if (auto p = root.find("power")) t.power = read_power(*p);
-  if (auto p = root.find("plan")) {
-    if (t.kind != target_kind::plan) p->fail("only a target of type \"plan\" has a plan");
-    p->expect_keys({"name", "monthly_fee_usd"});
-    t.plan = plan_terms{p->at("name").string(), p->at("monthly_fee_usd").number_in(0, 1e6)};
-  }
+  });
+  found.gather([&] {
+    auto e = root.find("engine");
+    if (!e) return;
+    if (kind_read && t.kind != target_kind::local) e->fail("only a local target has an engine");
+    t.engine = read_engine(*e, t.context_window_tokens);
+  });
+  found.gather([&] {
+    if (auto c = root.find("calibration")) (void)read_string_list(*c);
+  });
+  found.throw_if_any();
+  check_target(root, t);
+  return t;
+}
+
+// The checks across a target's parts, once each part was read.
+void check_target(const node& root, target& t) {
+  if (auto p = root.find("plan"); p && t.kind != target_kind::plan) p->fail("only a target of type \"plan\" has a plan");
   if (t.kind == target_kind::plan) {
     if (!t.plan) root.fail("a plan target needs \"plan\": {\"name\", \"monthly_fee_usd\"}");
     for (const char* k : {"prices", "power"})
@@ -356,8 +411,6 @@ target read_target(const node& root) {
   if (t.kind == target_kind::cloud && !t.prices) root.fail("a cloud target needs \"prices\"");
   if (t.kind == target_kind::local && !t.power) root.fail("a local target needs \"power\"");
   if (auto e = root.find("engine")) {
-    if (t.kind != target_kind::local) e->fail("only a local target has an engine");
-    t.engine = read_engine(*e, t.context_window_tokens);
     for (const auto& b : t.limits)
       if (b.algorithm == bucket_algorithm::concurrency)
         e->fail(fmt::format("a target with an engine cannot also have a concurrency bucket ({}): the engine's "
@@ -389,8 +442,6 @@ target read_target(const node& root) {
   if (t.cache.enabled && t.cache.min_tokens > t.context_window_tokens)
     root.at("cache").at("min_tokens").fail(fmt::format("the minimum cacheable prompt ({}) exceeds the context window ({})",
                                                        t.cache.min_tokens, t.context_window_tokens));
-  if (auto c = root.find("calibration")) (void)read_string_list(*c);
-  return t;
 }
 
 } // namespace loopcast::detail::preset

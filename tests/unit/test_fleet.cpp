@@ -1,5 +1,6 @@
 // Fleets: groups of sessions on one organisation's limits, fleet metrics, Monte Carlo threads.
 #include "loopcast/errors.hpp"
+#include "loopcast/files.hpp"
 #include "loopcast/limits/level_curve.hpp"
 #include "loopcast/metrics.hpp"
 #include "loopcast/montecarlo.hpp"
@@ -338,6 +339,19 @@ TEST(FleetPresets, EveryProblemInOneError) {
             "  /options/0/client: no client preset named \"no-such-client\" (known: aider, anthropic-python-sdk, "
             "claude-code, codex, openai-python-sdk, opencode)\n"
             "  /options/0/batch: expected true or false, found string \"yes\"");
+  // An inline target's own problems join the scenario's list, each at its place in the scenario.
+  auto inline_target = two_groups();
+  auto t = nlohmann::json::parse(read_text_file(models + "/targets/cerebras-developer-qwen-3.8-27b.json"));
+  t["context_window_tokens"] = 0;
+  t["speed"]["overhead_s"] = -1;
+  t.erase("prices");
+  inline_target["options"][0]["target"] = t;
+  inline_target["seed"] = -1;
+  EXPECT_EQ(scenario_error(inline_target),
+            "fleet.json: 3 problems:\n"
+            "  /seed: expected a whole number between 0 and 9007199254740992, found -1\n"
+            "  /options/0/target/context_window_tokens: expected a whole number between 1 and 1000000000000, found 0\n"
+            "  /options/0/target/speed/overhead_s: expected a number between 0 and 3600, found -1");
   auto one = two_groups();
   one["seed"] = -1;
   EXPECT_EQ(scenario_error(one), "fleet.json: /seed: expected a whole number between 0 and 9007199254740992, found -1");
