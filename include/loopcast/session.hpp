@@ -40,6 +40,7 @@ struct request_spec {
   /// A route with segments (route_policy::segments, a replay's model map): the segment of
   /// targets this request is sent to; 0 otherwise.
   std::uint8_t segment = 0;
+  std::uint8_t output_kinds = 0;      ///< replays: what the recorded response held (output_kind bits; 0: unknown)
   double recorded_ttft_s = -1;        ///< replays: the recorded time to first token, s (< 0: unknown)
   double recorded_duration_s = -1;    ///< replays: the recorded send-to-end time, s (< 0: unknown)
 };

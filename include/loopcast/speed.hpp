@@ -13,6 +13,8 @@
 // [c, c+m]. TTFT = overhead + prefill.
 #pragma once
 
+#include "loopcast/tokens.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -164,6 +166,13 @@ inline double tokens_per_second_at(const speed_curve& c, double x) noexcept {
   return 1.0 / seconds_per_token_at(c, x);
 }
 
+/// A request's time factor per kind of output (speed_model::output).
+struct output_factors {
+  double thinking = 1, text = 1, tool_use = 1;  ///< multiplied when the response held the kind
+  double unknown = 1;                           ///< the whole factor when the kinds are unknown
+  bool any() const noexcept { return thinking != 1 || text != 1 || tool_use != 1 || unknown != 1; }
+};
+
 /// How long a request takes on one deployment.
 struct speed_model {
   double overhead_s = 0;      ///< fixed time per request (network, queueing, scheduling), in seconds
@@ -187,7 +196,19 @@ struct speed_model {
   /// (hosted APIs slow down at busy hours). Empty: none; else exactly 24 factors. Fitted by
   /// `loopcast fit` from logs with clock times, when they support it.
   std::vector<double> hour_factors;
+  /// What the response held: a request whose recorded response held thinking, text or a tool
+  /// call (request_spec::output_kinds) takes the product of those kinds' factors times as long;
+  /// one whose kinds are unknown (synthetic sessions) takes `unknown`, the fitted requests'
+  /// geometric mean, so that a session of unknown kinds is as fast as the fitted mix. All 1: none.
+  output_factors output = {};
 };
+
+/// The factor of a response that held `kinds` (output_kind bits; 0: unknown).
+inline double output_factor(const output_factors& f, std::uint8_t kinds) noexcept {
+  if (kinds == 0) return f.unknown;
+  return ((kinds & output_thinking) ? f.thinking : 1.0) * ((kinds & output_text) ? f.text : 1.0) *
+         ((kinds & output_tool_use) ? f.tool_use : 1.0);
+}
 
 /// The UTC hour (0–23) of a Unix time, s.
 inline std::size_t utc_hour(double unix_s) noexcept {

@@ -48,15 +48,16 @@ struct speed_fit {
   std::vector<std::string> notes;  ///< e.g. terms dropped because they came out negative
 };
 
-/// Least squares of relative errors (Eigen; reweighted by the prediction, close to a fit in log
-/// space) of each request's duration on
-///   1, u, u·(k + u/2), k, m, m·(c + m/2)
+/// A fit of each request's duration to
+///   (1, u, u·(k + u/2), k, m, m·(c + m/2)) · terms × the output kinds' factors
 /// (u uncached prompt tokens after k cached ones, m generated at context c): exactly the
-/// speed_model with a linear prefill curve, a per-cached-token cost and a linear decode curve.
-/// Negative coefficients are dropped and the rest refitted (the model stays physical). With at
-/// least 10 requests that record a first-token time, prefill (1, u, u·(k+u/2), k) is fitted on
-/// their TTFT and decode (m, m·(c+m/2)) on every request's duration less its TTFT. The result is
-/// scaled so that its median residual is 1, and the residual spread is split into a session
+/// speed_model with a linear prefill curve, a per-cached-token cost, a linear decode curve and
+/// speed_model::output. Relative least squares (Eigen; prefill on first-token times when at least
+/// 10 requests record one; negative terms dropped and the rest refitted, so the model stays
+/// physical) gives the start; robust least squares in log space (soft-L1, Levenberg–Marquardt)
+/// refines the kept terms and the kinds' factors jointly on every duration and first-token time.
+/// The result is scaled so that its median residual is 1, and the residual spread, measured out of
+/// sample (each log predicted by a fit on the others, in up to 5 folds), is split into a session
 /// factor and per-request noise. Throws error with fewer than 5 usable requests.
 speed_fit fit_speed_model(const std::vector<recorded_trace>& traces);
 /// Only the requests whose model matches `model_pattern` (a glob; "" or "*": every model).

@@ -147,4 +147,9 @@ private:
   std::uint8_t bits_ = 0;
 };
 
+/// What a recorded response held, in the kinds of output a model writes (a bit set; 0: unknown,
+/// as in synthetic sessions). Hosted APIs answer a response that thinks or calls a tool at
+/// another pace than plain text (speed_model::output).
+enum output_kind : std::uint8_t { output_thinking = 1, output_text = 2, output_tool_use = 4 };
+
 } // namespace loopcast

@@ -61,6 +61,7 @@ struct recorded_request {
   std::int32_t model = 0;             ///< index into recorded_trace::models
   bool compaction = false;            ///< a compaction (summary) request
   bool new_context = false;           ///< the prompt does not extend the previous one (after a compaction)
+  std::uint8_t output_kinds = 0;      ///< what the response held: output_kind bits (speed.hpp); 0 unknown
   double cost_usd = unknown_time;     ///< as recorded; NaN when the log has none
   std::uint32_t runs_begin = 0;       ///< prefix runs in recorded_trace::runs (when has_prefix)
   std::uint32_t runs_count = 0;

@@ -26,7 +26,16 @@ struct row {
   std::size_t group;          // the recorded session (log and session) it belongs to
   std::size_t log;            // the log it belongs to
   double unix_send;           // Unix time of its send; NaN when the log's clock is relative
+  std::uint8_t kinds;         // what the response held (output_kind bits; 0 unknown)
 };
+
+// The output-kind indicators a request's log factor sums: thinking, text, tool use, unknown.
+constexpr std::size_t kind_terms = 4;
+std::array<double, kind_terms> kind_indicators(const row& r) {
+  if (r.kinds == 0) return {0, 0, 0, 1};
+  return {(r.kinds & output_thinking) ? 1.0 : 0.0, (r.kinds & output_text) ? 1.0 : 0.0,
+          (r.kinds & output_tool_use) ? 1.0 : 0.0, 0.0};
+}
 
 // Columns: 0 overhead, 1 u, 2 u·(k+u/2), 3 k, 4 m, 5 m·(c+m/2).
 std::array<double, 6> features(const row& r) {
@@ -99,25 +108,130 @@ Eigen::VectorXd relative_lsq(const std::vector<std::array<double, 6>>& x, const 
   return coef;
 }
 
-double predict(const Eigen::VectorXd& coef, const row& r) {
+// The model's terms (seconds per feature) and the log factors of the output kinds.
+struct coefficients {
+  Eigen::VectorXd terms = Eigen::VectorXd::Zero(6);
+  std::array<double, kind_terms> kind_log{};
+};
+
+double kind_log_factor(const coefficients& c, const row& r) {
+  const auto z = kind_indicators(r);
+  double g = 0;
+  for (std::size_t k = 0; k < kind_terms; ++k) g += c.kind_log[k] * z[k];
+  return g;
+}
+
+// The sum of the terms from `first` to `last` (exclusive): 0–6 the duration, 0–4 the first-token time.
+double term_sum(const Eigen::VectorXd& terms, const row& r, int first = 0, int last = 6) {
   const auto x = features(r);
   double p = 0;
-  for (std::size_t c = 0; c < 6; ++c) p += coef(static_cast<Eigen::Index>(c)) * x[c];
+  for (int c = first; c < last; ++c) p += terms(c) * x[static_cast<std::size_t>(c)];
   return p;
 }
 
+double predict(const coefficients& c, const row& r) { return term_sum(c.terms, r) * std::exp(kind_log_factor(c, r)); }
+
 // The model's terms from the rows: relative least squares (prefill on first-token times when
-// at least 10 requests record one), then scaled to a median residual of 1.
+// at least 10 requests record one) as a start, refined in log space with the output kinds'
+// factors (log_refine), then scaled to a median residual of 1.
 struct coef_fit {
-  Eigen::VectorXd coef;
+  coefficients coef;
   bool used_ttft = false;
 };
+
+// Robust least squares in log space (hosted-API times are log-normal; a fit of plain or relative
+// errors comes out slow): minimises the soft-L1 loss (scale 0.3, about a 35% miss) of
+//   log(duration) − log(Σ terms) − Σ kind factors
+// over every row, and of log(TTFT) − log(Σ prefill terms) − Σ kind factors over the rows that
+// record a first-token time, by Levenberg–Marquardt on the log of each term kept by the start
+// (so terms stay positive) and on the kind factors that vary among at least 10 rows each way.
+coefficients log_refine(const std::vector<row>& rows, coefficients start) {
+  std::vector<int> term_cols;
+  for (int c = 0; c < 6; ++c)
+    if (start.terms(c) > 0) term_cols.push_back(c);
+  std::array<std::size_t, kind_terms> with{};
+  for (const auto& r : rows) {
+    const auto z = kind_indicators(r);
+    for (std::size_t k = 0; k < kind_terms; ++k) with[k] += z[k] > 0;
+  }
+  std::vector<std::size_t> kind_cols;
+  for (std::size_t k = 0; k < kind_terms; ++k)
+    if (with[k] >= 10 && rows.size() - with[k] >= 10) kind_cols.push_back(k);
+  const bool prefill_terms = start.terms.head(4).maxCoeff() > 0;
+  const auto nt = term_cols.size(), np = nt + kind_cols.size();
+  if (nt == 0) return start;
+  Eigen::VectorXd p(static_cast<Eigen::Index>(np));
+  for (std::size_t i = 0; i < nt; ++i) p(static_cast<Eigen::Index>(i)) = std::log(start.terms(term_cols[i]));
+  for (std::size_t i = 0; i < kind_cols.size(); ++i) p(static_cast<Eigen::Index>(nt + i)) = start.kind_log[kind_cols[i]];
+  auto unpack = [&](const Eigen::VectorXd& v) {
+    coefficients c = start;
+    for (std::size_t i = 0; i < nt; ++i) c.terms(term_cols[i]) = std::exp(std::clamp(v(static_cast<Eigen::Index>(i)), -80.0, 20.0));
+    for (std::size_t i = 0; i < kind_cols.size(); ++i) c.kind_log[kind_cols[i]] = v(static_cast<Eigen::Index>(nt + i));
+    return c;
+  };
+  constexpr double scale = 0.3;
+  auto loss_of = [](double r) { return 2 * scale * scale * (std::sqrt(1 + (r / scale) * (r / scale)) - 1); };
+  // One residual with its gradient row: log(y) − log(Σ terms [first, last)) − kind factors.
+  auto visit = [&](const coefficients& c, auto&& each) {
+    for (const auto& r : rows) {
+      const auto x = features(r);
+      const auto z = kind_indicators(r);
+      const double g = kind_log_factor(c, r);
+      auto one = [&](double y, int last) {
+        const double sum = term_sum(c.terms, r, 0, last);
+        if (!(sum > 0) || !(y > 0)) return;
+        Eigen::VectorXd grad = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(np));
+        for (std::size_t i = 0; i < nt; ++i)
+          if (term_cols[i] < last)
+            grad(static_cast<Eigen::Index>(i)) = -c.terms(term_cols[i]) * x[static_cast<std::size_t>(term_cols[i])] / sum;
+        for (std::size_t i = 0; i < kind_cols.size(); ++i) grad(static_cast<Eigen::Index>(nt + i)) = -z[kind_cols[i]];
+        each(std::log(y) - std::log(sum) - g, grad);
+      };
+      one(r.duration, 6);
+      if (prefill_terms && r.ttft > 0) one(r.ttft, 4);
+    }
+  };
+  auto total_loss = [&](const Eigen::VectorXd& v) {
+    double l = 0;
+    visit(unpack(v), [&](double res, const Eigen::VectorXd&) { l += loss_of(res); });
+    return l;
+  };
+  double loss = total_loss(p), lambda = 1e-3;
+  for (int iter = 0; iter < 200; ++iter) {
+    Eigen::MatrixXd H = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(np), static_cast<Eigen::Index>(np));
+    Eigen::VectorXd b = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(np));
+    visit(unpack(p), [&](double res, const Eigen::VectorXd& grad) {
+      const double w = 1 / std::sqrt(1 + (res / scale) * (res / scale));  // IRLS weight of the soft-L1 loss
+      H.noalias() += w * grad * grad.transpose();
+      b.noalias() -= w * res * grad;
+    });
+    bool improved = false;
+    for (int tries = 0; tries < 20 && !improved; ++tries) {
+      Eigen::MatrixXd A = H;
+      for (Eigen::Index d = 0; d < A.rows(); ++d) A(d, d) += lambda * std::max(H(d, d), 1e-9);
+      const Eigen::VectorXd step = A.ldlt().solve(b);
+      const double next = total_loss(p + step);
+      if (std::isfinite(next) && next < loss) {
+        improved = true;
+        p += step;
+        const double gain = loss - next;
+        loss = next;
+        lambda = std::max(lambda / 3, 1e-9);
+        if (gain < 1e-10 * loss) return unpack(p);
+      } else {
+        lambda *= 4;
+      }
+    }
+    if (!improved) break;
+  }
+  return unpack(p);
+}
 
 coef_fit fit_coefficients(const std::vector<row>& rows, std::vector<std::string>& notes) {
   std::size_t with_ttft = 0;
   for (const auto& r : rows) with_ttft += r.ttft > 0;
   coef_fit out;
-  Eigen::VectorXd& coef = out.coef;
+  Eigen::VectorXd& coef = out.coef.terms;
   if (with_ttft >= 10) {
     // Every request with a first-token time separates prefill from decode: prefill on those,
     // decode on every request (its decode time: the duration less the recorded first-token time,
@@ -166,11 +280,12 @@ coef_fit fit_coefficients(const std::vector<row>& rows, std::vector<std::string>
                           "negative): the preset's prefill is a placeholder of 10^9 tokens/s, i.e. prompt time is "
                           "folded into the overhead and decode terms; do not read prefill speed from it");
   }
+  out.coef = log_refine(rows, out.coef);
   // Median-unbiased: the fitted times scaled so that half the requests ran slower than predicted.
   {
     std::vector<double> logs;
     for (const auto& r : rows) {
-      const double pred = predict(coef, r);
+      const double pred = predict(out.coef, r);
       if (pred > 0) logs.push_back(std::log(r.duration / pred));
     }
     if (!logs.empty()) coef *= std::exp(summarize(std::move(logs)).p50);
@@ -182,12 +297,14 @@ coef_fit fit_coefficients(const std::vector<row>& rows, std::vector<std::string>
 // out of sample when the rows come from at least 5 logs (each log's requests predicted by the
 // terms fitted on the other logs, in 5 folds), since in-sample residuals understate the spread a
 // replay of another log meets; else in sample.
-std::pair<std::vector<double>, std::vector<std::size_t>> residuals(const std::vector<row>& rows, const Eigen::VectorXd& coef,
+std::pair<std::vector<double>, std::vector<std::size_t>> residuals(const std::vector<row>& rows, const coefficients& coef,
                                                                    std::vector<std::string>& notes) {  // (residual, row)
   std::set<std::size_t> logs;
   for (const auto& r : rows) logs.insert(r.log);
-  std::vector<Eigen::VectorXd> fold_coef;
-  std::size_t k = logs.size() >= 5 ? 5 : 0;
+  std::vector<coefficients> fold_coef;
+  // Five folds, or one per log when there are fewer (a model seen in 3 logs: each predicted by
+  // the other two); a single log can only be measured in sample.
+  std::size_t k = logs.size() >= 2 ? std::min<std::size_t>(5, logs.size()) : 0;
   std::map<std::size_t, std::size_t> fold_of;
   for (const auto l : logs) fold_of.emplace(l, fold_of.size() % 5);
   for (std::size_t f = 0; f < k; ++f) {
@@ -210,8 +327,8 @@ std::pair<std::vector<double>, std::vector<std::size_t>> residuals(const std::ve
     out.second.push_back(i);
   }
   notes.push_back(k ? fmt::format("noise estimated out of sample: each of the {} logs predicted by the terms fitted on the "
-                                  "others (5 folds)", logs.size())
-                    : std::string("noise estimated in sample (fewer than 5 logs): a replay of another log may meet more"));
+                                  "others ({} folds)", logs.size(), k)
+                    : std::string("noise estimated in sample (one log): a replay of another log may meet more"));
   return out;
 }
 
@@ -318,6 +435,32 @@ void fit_hour_factors(const std::vector<row>& rows, std::vector<double>& logs, c
                                   f, fit.hour_p_value, n, hours, min_sessions, lo, hi));
 }
 
+// The output kinds' factors into the model. A kind no row varies on keeps 1; `unknown` is the
+// fitted one when some rows had unknown kinds, else the known rows' geometric mean factor (a
+// synthetic session of unknown kinds is then as fast as the fitted mix).
+void set_output_factors(const std::vector<row>& rows, const coefficients& c, speed_fit& fit) {
+  auto& f = fit.model.output;
+  f.thinking = std::exp(c.kind_log[0]);
+  f.text = std::exp(c.kind_log[1]);
+  f.tool_use = std::exp(c.kind_log[2]);
+  f.unknown = std::exp(c.kind_log[3]);
+  std::size_t known = 0, unknown = 0;
+  double mean = 0;
+  for (const auto& r : rows)
+    if (r.kinds != 0) {
+      ++known;
+      mean += kind_log_factor(c, r);
+    } else {
+      ++unknown;
+    }
+  if (known == 0) return;
+  if (unknown < 10) f.unknown = std::exp(mean / static_cast<double>(known));
+  fit.notes.push_back(fmt::format("output kinds ({} of {} requests record them): a response with thinking takes {:.3f}× as "
+                                  "long, with text {:.3f}×, with a tool call {:.3f}× (the factors multiply); one of unknown "
+                                  "kinds {:.3f}× (speed.output_factors)",
+                                  known, rows.size(), f.thinking, f.text, f.tool_use, f.unknown));
+}
+
 } // namespace
 
 std::vector<std::pair<std::string, std::size_t>> fittable_models(const std::vector<recorded_trace>& traces) {
@@ -351,7 +494,8 @@ speed_fit fit_speed_model(const std::vector<recorded_trace>& traces, const std::
         rows.push_back({static_cast<double>(r.tokens.input + r.tokens.cache_writes()), static_cast<double>(r.tokens.cache_read),
                         static_cast<double>(r.tokens.generated()), static_cast<double>(r.tokens.prompt()), d,
                         std::isnan(r.t_first_token) ? unknown_time : r.t_first_token - r.t_send, group,
-                        static_cast<std::size_t>(&t - traces.data()), t.absolute_clock ? r.t_send : unknown_time});
+                        static_cast<std::size_t>(&t - traces.data()), t.absolute_clock ? r.t_send : unknown_time,
+                        r.output_kinds});
       }
     }
   }
@@ -367,8 +511,9 @@ speed_fit fit_speed_model(const std::vector<recorded_trace>& traces, const std::
     fit.notes.push_back(fmt::format("{} models pooled into one curve ({}): fit each with --model for per-model speeds",
                                     models.size(), fmt::join(fit.models, ", ")));
   const auto cf = fit_coefficients(rows, fit.notes);
-  const Eigen::VectorXd& coef = cf.coef;
+  const Eigen::VectorXd& coef = cf.coef.terms;
   fit.used_ttft = cf.used_ttft;
+  set_output_factors(rows, cf.coef, fit);
   // A speed curve needs a positive per-token time: keep at least 1 ns.
   const double floor_s = 1e-9;
   fit.model.overhead_s = coef(0);
@@ -390,14 +535,14 @@ speed_fit fit_speed_model(const std::vector<recorded_trace>& traces, const std::
   for (const auto& r : rows) {
     const auto tm = time_request(fit.model, static_cast<std::int64_t>(r.k), static_cast<std::int64_t>(r.u),
                                  static_cast<std::int64_t>(r.m));
-    const double pred = tm.ttft_s + tm.decode_s;
+    const double pred = (tm.ttft_s + tm.decode_s) * output_factor(fit.model.output, r.kinds);
     ss_tot += (r.duration - mean) * (r.duration - mean);
     ss_res += (r.duration - pred) * (r.duration - pred);
     rel.push_back(std::abs(pred - r.duration) / r.duration);
   }
   fit.r_squared = ss_tot > 0 ? 1.0 - ss_res / ss_tot : 1.0;
   fit.abs_rel_error = summarize(std::move(rel));
-  auto [logs, at] = residuals(rows, coef, fit.notes);
+  auto [logs, at] = residuals(rows, cf.coef, fit.notes);
   fit_hour_factors(rows, logs, at, fit);
   std::vector<std::size_t> groups(at.size());
   for (std::size_t i = 0; i < at.size(); ++i) groups[i] = rows[at[i]].group;

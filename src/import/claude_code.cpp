@@ -41,6 +41,7 @@ struct response {
   std::uint64_t response_key = 0;
   std::string model;
   bool new_context = false;
+  std::uint8_t output_kinds = 0;  // the content blocks' types (output_kind bits)
 };
 
 const std::set<std::string, std::less<>> known_types{
@@ -163,6 +164,7 @@ void add_sessions(recorded_trace& t, const std::vector<response>& responses, boo
       q.t_send = std::min(r.t_send, r.t_first);
     }
     q.t_end = std::isnan(r.t_tool) ? r.t_last : r.t_tool;
+    q.output_kinds = r.output_kinds;
     q.tokens = {r.input, r.cache_read, r.cache_write, r.output, 0, r.cache_write_1h};
     q.response_key = r.response_key;
     q.model = model_index(t, r.model);
@@ -255,8 +257,13 @@ recorded_trace import_claude_code(const std::string& path) {
     r.t_last = std::max(r.t_last, *ts);
     merge_usage(r, *usage, *in, *out);
     if (has_content)
-      for (const dom::element block : content)
-        if (string_of(member(block, "type")) == "tool_use" && std::isnan(r.t_tool)) r.t_tool = *ts;
+      for (const dom::element block : content) {
+        const auto kind = string_of(member(block, "type")).value_or("");
+        if (kind == "tool_use" && std::isnan(r.t_tool)) r.t_tool = *ts;
+        if (kind == "thinking" || kind == "redacted_thinking") r.output_kinds |= output_thinking;
+        else if (kind == "text") r.output_kinds |= output_text;
+        else if (kind == "tool_use") r.output_kinds |= output_tool_use;
+      }
   });
 
   add_sessions(t, responses, compaction_file, log);

@@ -93,7 +93,8 @@ namespace {
 // The members of one object that the importer reads. Every member is visited once, and a key
 // given twice keeps its last value, as the JSON reader of the other formats does.
 struct members {
-  std::optional<dom::element> t, in, out, api_time, ttft, hash_ids, model, type, requests, agent_id, block_size;
+  std::optional<dom::element> t, in, out, api_time, ttft, hash_ids, model, type, requests, agent_id, block_size,
+      output_types;
 
   explicit members(dom::element e) {
     dom::object o;
@@ -111,11 +112,27 @@ struct members {
                    : k == "requests"  ? &requests
                    : k == "agent_id"  ? &agent_id
                    : k == "block_size" ? &block_size
+                   : k == "output_types" ? &output_types
                                        : nullptr;
       if (slot) *slot = field.value;
     }
   }
 };
+
+// What the response held, from output_types (["thinking", "text", "tool_use"]; others ignored).
+std::uint8_t output_kinds_of(const std::optional<dom::element>& types) {
+  dom::array a;
+  if (!types || types->get_array().get(a)) return 0;
+  std::uint8_t kinds = 0;
+  for (const dom::element e : a) {
+    const auto k = string_of(e);
+    if (!k) continue;
+    if (*k == "thinking") kinds |= output_thinking;
+    else if (*k == "text") kinds |= output_text;
+    else if (*k == "tool_use") kinds |= output_tool_use;
+  }
+  return kinds;
+}
 
 recorded_trace import_kv_cache_tester(const std::string& path) {
   recorded_trace t;
@@ -153,6 +170,7 @@ recorded_trace import_kv_cache_tester(const std::string& path) {
     // time is derived from t instead (docs/trace-format.md, "kv-cache-tester timing").
     q.model = model_index(t, string_of(r.model).value_or("unknown"));
     q.source_line = index;
+    q.output_kinds = output_kinds_of(r.output_types);
     // Walk the trie: the blocks already present are the ideal cache's hit.
     std::uint32_t node = 0;
     std::int64_t hit_blocks = 0, blocks = 0;

@@ -64,7 +64,8 @@ speed_curve read_curve(const node& n, bool prefill) {
 }
 
 speed_model read_speed(const node& n) {
-  n.expect_keys({"overhead_s", "prefill", "cached_token_s", "decode", "noise", "context_max_tokens", "hour_factors"});
+  n.expect_keys({"overhead_s", "prefill", "cached_token_s", "decode", "noise", "context_max_tokens", "hour_factors",
+                 "output_factors"});
   speed_model m;
   m.overhead_s = n.at("overhead_s").number_in(0, 3600);
   m.prefill = read_curve(n.at("prefill"), true);
@@ -76,6 +77,11 @@ speed_model read_speed(const node& n) {
     if (factors.size() != 24)
       h->fail(fmt::format("expected 24 factors, one per UTC hour 0-23, found {}", factors.size()));
     for (const auto& f : factors) m.hour_factors.push_back(f.number_in(0.05, 20));
+  }
+  if (auto o = n.find("output_factors")) {
+    o->expect_keys({"thinking", "text", "tool_use", "unknown"});
+    auto factor = [&](const char* key) { return o->at(key).number_in(0.05, 20); };
+    m.output = {factor("thinking"), factor("text"), factor("tool_use"), factor("unknown")};
   }
   if (auto z = n.find("noise")) {
     z->expect_keys({"kind", "median", "p90", "session_p90"});

@@ -82,6 +82,11 @@ nlohmann::ordered_json fit_to_target_doc(const speed_fit& f, const std::string& 
   j["speed"] = {{"overhead_s", f.model.overhead_s}, {"prefill", curve(f.model.prefill)},
                 {"cached_token_s", f.model.cached_token_s}, {"decode", curve(f.model.decode)}};
   if (!f.model.hour_factors.empty()) j["speed"]["hour_factors"] = f.model.hour_factors;
+  if (const auto& o = f.model.output; o.any()) {
+    auto round4 = [](double x) { return std::round(x * 1e4) / 1e4; };
+    j["speed"]["output_factors"] = {{"thinking", round4(o.thinking)}, {"text", round4(o.text)},
+                                    {"tool_use", round4(o.tool_use)}, {"unknown", round4(o.unknown)}};
+  }
   if (f.model.context_max_tokens > 0)
     j["speed"]["context_max_tokens"] = static_cast<std::int64_t>(std::ceil(f.model.context_max_tokens));
   if (opt.noise && f.noise_sigma > 0) {

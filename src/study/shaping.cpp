@@ -191,6 +191,7 @@ private:
     q.delay_before_s = i == 0 ? 0.0 : agent_delay(s_.requests[i - 1], r);
     q.turn = static_cast<std::int32_t>(i + 1);
     q.compaction = r.compaction;
+    q.output_kinds = r.output_kinds;
     if (!std::isnan(r.t_end)) q.recorded_duration_s = r.t_end - r.t_send;
     if (!std::isnan(r.t_first_token)) q.recorded_ttft_s = r.t_first_token - r.t_send;
     return q;

@@ -689,6 +689,7 @@ TEST(Validate, FittedSpeedsBeatAWrongPresetOutOfSample) {
   for (auto& r : wrong.entries) {
     r.option.first().speed.decode = constant_curve{0.2};  // 5 tokens/s
     r.option.first().speed.noise_sigma = 0;
+    r.option.first().speed.session_sigma = 0;
   }
   const auto bad = validate_replay(held, wrong, vo);
   EXPECT_EQ(bad.seeds, 1);  // no noise: one replay per log
@@ -813,6 +814,38 @@ TEST(Validate, HourFactorsScaleEachRequestByItsUtcHour) {
   } catch (const config_error& e) {
     EXPECT_NE(std::string(e.what()).find("expected 24 factors, one per UTC hour 0-23, found 3"), std::string::npos) << e.what();
   }
+}
+
+// Output kinds: with factors 2 for thinking, 3 for text and 5 for a tool call, each replayed
+// request of trace_0291 takes the product of its recorded kinds' factors times as long (its 32
+// timed requests: 12 thinking + tool call = 10×, 10 text + tool call = 15×, 5 all three = 30×,
+// 3 text + thinking = 6×, 2 text = 3×); the kinds come from kv-cache-tester's output_types. A
+// preset names the four factors.
+TEST(Validate, OutputKindsScaleEachReplayedRequest) {
+  const std::vector<recorded_trace> t{import_trace(traces / "claude-code-weka/trace_0291.json")};
+  auto plain = unlimited();
+  plain.first().speed.decode = constant_curve{0.01};
+  auto kinds = plain;
+  kinds.first().speed.output = {2, 3, 5, 7};
+  const auto p = run_replay(t, std::vector<scenario_option>{plain}, {}).options[0].sim.requests;
+  const auto k = run_replay(t, std::vector<scenario_option>{kinds}, {}).options[0].sim.requests;
+  ASSERT_EQ(p.size(), k.size());
+  // Each session's i-th request against its i-th (later sends when earlier requests took longer).
+  std::map<std::uint32_t, std::vector<double>> plain_time;
+  for (const auto& r : p) plain_time[r.session].push_back(r.t_end - r.t_send);
+  std::map<std::uint32_t, std::size_t> seen;
+  std::map<long, int> ratios;
+  for (const auto& r : k) ratios[std::lround((r.t_end - r.t_send) / plain_time.at(r.session).at(seen[r.session]++) * 1000)]++;
+  EXPECT_EQ(ratios, (std::map<long, int>{{3000, 2}, {6000, 3}, {10000, 12}, {15000, 10}, {30000, 5}}));
+  const auto tgt = parse_target(R"({"kind":"target","name":"n","source":"s","read_on":"2026-11-30","type":"local","provider":"p",
+    "tier":"t","model":"m","context_window_tokens":1000,"limits":{"sends_retry_after":false,"buckets":[]},
+    "cache":{"enabled":false},"speed":{"overhead_s":0,"prefill":{"kind":"constant","tokens_per_second":1000},
+    "cached_token_s":0,"decode":{"kind":"constant","tokens_per_second":50},
+    "output_factors":{"thinking":1.2,"text":0.9,"tool_use":1,"unknown":1.05}},
+    "power":{"load_power_w":0,"idle_power_w":0,"usd_per_kwh":0}})", "n.json");
+  EXPECT_EQ(tgt.speed.output.thinking, 1.2);
+  EXPECT_EQ(tgt.speed.output.unknown, 1.05);
+  EXPECT_EQ(output_factor(tgt.speed.output, output_thinking | output_text), 1.2 * 0.9);
 }
 
 // Speeds fitted up to a context: a replay says how many requests reach past it (counted here from

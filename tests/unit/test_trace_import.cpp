@@ -82,6 +82,11 @@ TEST(ImportClaudeCode, KeepsTheLargestStreamingCounts) {
   EXPECT_EQ(last.tokens.output, 173);
   // Sent at line 33 (22:59:33.333), its first tool_use at line 34 (22:59:36.157).
   EXPECT_NEAR(last.t_end - last.t_send, 2.824, 1e-6);
+  // What each response held, from its content blocks' types over all its lines: a tool call; text
+  // and a tool call; text, thinking and two tool calls; two tool calls.
+  const std::uint8_t kinds[] = {output_tool_use, output_text | output_tool_use,
+                                output_text | output_thinking | output_tool_use, output_tool_use};
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(t.sessions[0].requests[i].output_kinds, kinds[i]) << i;
 }
 
 TEST(ImportClaudeCode, SubagentAndCompactionFilesAreTheirOwnSessions) {

@@ -183,7 +183,8 @@ private:
       // A target's speed noise draws from its own stream per session (the client's jitter is
       // unchanged); seeded only when a target has noise (seeding a generator is not free).
       d.has_noise = !opt_.recorded_speed && (d.tgt->speed.noise_sigma > 0 || d.tgt->speed.noise_median != 1 ||
-                                             d.tgt->speed.session_sigma > 0 || !d.tgt->speed.hour_factors.empty());
+                                             d.tgt->speed.session_sigma > 0 || !d.tgt->speed.hour_factors.empty() ||
+                                             d.tgt->speed.output.any());
       any_noise = any_noise || d.has_noise;
       d.counts_refusals = std::any_of(d.tgt->limits.begin(), d.tgt->limits.end(),
                                       [](const bucket_config& c) { return c.count_rejected; });
@@ -691,11 +692,12 @@ private:
     const request_timing tm = d.speed.time(cached, req.prompt_tokens - cached, generated);
     if (!d.has_noise) return tm;
     // A request's times under the target's speed noise (a log-normal factor per request and one
-    // per session) and its time-of-day factor (the UTC hour it is sent in).
+    // per session), its time-of-day factor (the UTC hour it is sent in) and its output kinds' factor.
     const auto& sp = d.tgt->speed;
     double f = sp.noise_median * std::exp(sp.noise_sigma * standard_normal(noise_g_[si]) +
                                           sp.session_sigma * session_z_[si]);
     if (!sp.hour_factors.empty()) f *= sp.hour_factors[utc_hour(opt_.start_unix_s + t)];
+    f *= output_factor(sp.output, req.output_kinds);
     return {tm.ttft_s * f, tm.decode_s * f};
   }
 
