@@ -139,6 +139,24 @@ struct coef_fit {
   bool used_ttft = false;
 };
 
+// A term the log-space fit drove towards 0 (its log has no floor) is 0 when it adds less than
+// 1e-6 of any row's time: a preset then says 0, not 1e-35.
+coefficients negligible_terms_dropped(const std::vector<row>& rows, coefficients c) {
+  for (int t = 0; t < 6; ++t) {
+    if (c.terms(t) == 0) continue;
+    bool matters = false;
+    for (const auto& r : rows) {
+      const double whole = term_sum(c.terms, r);
+      if (c.terms(t) * features(r)[static_cast<std::size_t>(t)] >= 1e-6 * whole) {
+        matters = true;
+        break;
+      }
+    }
+    if (!matters) c.terms(t) = 0;
+  }
+  return c;
+}
+
 // Robust least squares in log space (hosted-API times are log-normal; a fit of plain or relative
 // errors comes out slow): minimises the soft-L1 loss (scale 0.3, about a 35% miss) of
 //   log(duration) − log(Σ terms) − Σ kind factors
@@ -217,14 +235,14 @@ coefficients log_refine(const std::vector<row>& rows, coefficients start) {
         const double gain = loss - next;
         loss = next;
         lambda = std::max(lambda / 3, 1e-9);
-        if (gain < 1e-10 * loss) return unpack(p);
+        if (gain < 1e-10 * loss) return negligible_terms_dropped(rows, unpack(p));
       } else {
         lambda *= 4;
       }
     }
     if (!improved) break;
   }
-  return unpack(p);
+  return negligible_terms_dropped(rows, unpack(p));
 }
 
 coef_fit fit_coefficients(const std::vector<row>& rows, std::vector<std::string>& notes) {
