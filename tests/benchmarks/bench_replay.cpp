@@ -3,6 +3,7 @@
 #include <loopcast/loopcast.hpp>
 
 #include <benchmark/benchmark.h>
+#include <simdjson.h>
 
 #include <filesystem>
 
@@ -69,6 +70,25 @@ void BM_ImportKvCacheTrainingTraces(benchmark::State& state) {
   import_files(state, files_in(dir, ".json"), loopcast::trace_format::kv_cache_tester);
 }
 BENCHMARK(BM_ImportKvCacheTrainingTraces)->ArgName("detect")->Arg(1)->Unit(benchmark::kMillisecond);
+
+// The yardstick for the import: the same 141 files read and parsed by simdjson alone (its DOM, no
+// walk), one parser reused, as the importer does (issue 42: the import at >= 0.8x this).
+void BM_SimdjsonParseTrainingTraces(benchmark::State& state) {
+  const auto dir = std::filesystem::path(LOOPCAST_BENCH_TRACES_DIR) / "../../../../shared/data/traces/kv-cache-tester-train";
+  const auto files = files_in(dir, ".json");
+  if (files.empty()) return state.SkipWithError("no trace files (the training traces are beside the checkout)");
+  std::int64_t bytes = 0;
+  for (const auto& p : files) bytes += static_cast<std::int64_t>(std::filesystem::file_size(p));
+  simdjson::dom::parser parser;
+  for (auto _ : state)
+    for (const auto& p : files) {
+      simdjson::dom::element doc;
+      if (parser.load(p.string()).get(doc)) return state.SkipWithError("simdjson refused a training trace");
+      benchmark::DoNotOptimize(doc);
+    }
+  state.SetBytesProcessed(bytes * static_cast<std::int64_t>(state.iterations()));
+}
+BENCHMARK(BM_SimdjsonParseTrainingTraces)->Unit(benchmark::kMillisecond);
 
 // The Claude Code JSONL logs of tests/data (0.4 MB).
 void BM_ImportClaudeCodeLogs(benchmark::State& state) {
