@@ -846,6 +846,17 @@ TEST(Validate, OutputKindsScaleEachReplayedRequest) {
   EXPECT_EQ(tgt.speed.output.thinking, 1.2);
   EXPECT_EQ(tgt.speed.output.unknown, 1.05);
   EXPECT_EQ(output_factor(tgt.speed.output, output_thinking | output_text), 1.2 * 0.9);
+  try {
+    (void)parse_target(R"({"kind":"target","name":"n","source":"s","read_on":"2026-11-30","type":"local","provider":"p",
+      "tier":"t","model":"m","context_window_tokens":1000,"limits":{"sends_retry_after":false,"buckets":[]},
+      "cache":{"enabled":false},"speed":{"overhead_s":0,"prefill":{"kind":"constant","tokens_per_second":1000},
+      "cached_token_s":0,"decode":{"kind":"constant","tokens_per_second":50},
+      "output_factors":{"thinking":0,"text":1,"tool_use":1,"unknown":1}},
+      "power":{"load_power_w":0,"idle_power_w":0,"usd_per_kwh":0}})", "n.json");
+    FAIL() << "expected a config_error";
+  } catch (const config_error& e) {
+    EXPECT_EQ(std::string(e.what()), "n.json: /speed/output_factors/thinking: expected a number between 0.05 and 20, found 0");
+  }
 }
 
 // Speeds fitted up to a context: a replay says how many requests reach past it (counted here from
