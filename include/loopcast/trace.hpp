@@ -193,6 +193,13 @@ inline constexpr std::string_view repeated_response_reason = "a response already
 /// goes, and a log left with none stays with no session. Returns the responses dropped.
 std::int64_t drop_repeated_responses(std::vector<recorded_trace>& traces);
 
+/// Several logs of one account as one trace: every session that feeds a plan's windows, from
+/// each machine and agent, on one clock (Unix seconds). Sessions keep their order (log by log),
+/// models are merged by name, and each log keeps its own prefix structure (the lineages of two
+/// logs never meet). `file` lists the logs. Throws trace_error, naming the log, for one with
+/// relative times (kv-cache-tester), totals only, or a prefix structure the others lack.
+recorded_trace merge_logs(const std::vector<recorded_trace>& logs);
+
 /// A place where an agent keeps its logs.
 struct log_location {
   std::string agent;             ///< "claude-code", "codex", "opencode"

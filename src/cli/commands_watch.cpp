@@ -13,7 +13,9 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <thread>
@@ -32,31 +34,34 @@ struct watch_args {
   double pace_sigma = forecast_options{}.pace_sigma;
   std::int64_t work_budget = forecast_options{}.work_budget;
   std::uint64_t seed = 1;
-  bool once = false, as_json = false, backtest = false;
+  bool once = false, as_json = false, backtest = false, account = false;
 };
 
-// The newest .jsonl under the default Claude Code and Codex folders.
-std::filesystem::path newest_session_log() {
+// The session logs that feed the target's account from this machine: every .jsonl under the
+// default folders of the agent that uses the target's provider (Claude Code for Anthropic, Codex
+// for OpenAI, both otherwise) written within its longest window (at most 366 days); a usage
+// window holds every session sent in it, not only the newest one.
+std::vector<std::filesystem::path> account_logs(const target& tgt) {
   namespace fs = std::filesystem;
-  fs::path best;
-  fs::file_time_type best_time{};
+  double window_s = 0;
+  for (const auto& b : tgt.limits) window_s = std::max(window_s, b.period_s);
+  window_s = std::clamp(window_s, 3600.0, 366 * 86400.0);
+  const auto since = fs::file_time_type::clock::now() -
+                     std::chrono::duration_cast<fs::file_time_type::duration>(std::chrono::duration<double>(window_s));
+  const std::string agent = tgt.provider == "anthropic" ? "claude-code" : tgt.provider == "openai" ? "codex" : "";
+  std::vector<fs::path> logs;
   for (const auto& place : default_log_locations()) {
-    if (place.agent == "opencode") continue;
+    if (place.agent == "opencode" || (!agent.empty() && place.agent != agent)) continue;
     std::error_code ec;
     for (fs::recursive_directory_iterator it(place.path, fs::directory_options::skip_permission_denied, ec), end;
          !ec && it != end; it.increment(ec)) {
       if (!it->is_regular_file(ec) || it->path().extension() != ".jsonl") continue;
       const auto t = it->last_write_time(ec);
-      if (!ec && (best.empty() || t > best_time)) {
-        best = it->path();
-        best_time = t;
-      }
+      if (!ec && t >= since) logs.push_back(it->path());
     }
   }
-  if (best.empty())
-    throw std::invalid_argument("watch: no Claude Code or Codex session log in the default places "
-                                "(~/.claude/projects, ~/.codex/sessions, $CLAUDE_CONFIG_DIR, $CODEX_HOME): name one");
-  return best;
+  std::sort(logs.begin(), logs.end());
+  return logs;
 }
 
 // What `tail -F` looks at: which file the name points to, its size and its last change.
@@ -127,56 +132,98 @@ forecast_options forecast_options_of(const watch_args& a) {
   return fo;
 }
 
-// Follows the log as `tail -F` does: a new forecast whenever its requests change; a log replaced
-// (another file under the name) or truncated is read afresh; a log that vanishes is waited for.
-// Quits after quit_after_s seconds without a change (0: never), counted from the end of the last
-// forecast.
-int follow(const watch_args& a, const std::filesystem::path& log, const target& tgt, const preset_library& lib,
-           trace_format format) {
-  if (!a.as_json) fmt::print("watching {} on {} (Ctrl-C to stop)\n", log.string(), tgt.name);
-  std::optional<log_fingerprint> seen;
+// The logs as one account: each imported on its own (a log with no complete request yet is left
+// out until it has one), each API response counted once across them (a resumed session's copied
+// transcript), then merged on one clock (merge_logs refuses logs that cannot share one).
+std::optional<recorded_trace> account_trace(const std::vector<std::filesystem::path>& logs, trace_format format) {
+  std::vector<recorded_trace> traces;
+  for (const auto& p : logs) {
+    try {
+      traces.push_back(import_trace(p, format));
+    } catch (const trace_error&) {
+      // Not a usable log yet: wait for more lines.
+    }
+  }
+  if (traces.empty()) return std::nullopt;
+  drop_repeated_responses(traces);
+  std::erase_if(traces, [](const recorded_trace& t) { return t.request_count() == 0; });
+  if (traces.empty()) return std::nullopt;
+  return merge_logs(traces);
+}
+
+// One followed file as `tail -F` sees it.
+struct followed {
+  std::filesystem::path path;
   file_look last;
   bool vanished = false;
+};
+
+// Follows the logs as `tail -F` does: a new forecast whenever the requests of the account change;
+// a log replaced (another file under the name) or truncated is read afresh; a log that vanishes is
+// waited for. With `rescan` (the account's default logs), new session logs join as they appear.
+// Quits after quit_after_s seconds without a change (0: never), counted from the end of the last
+// forecast.
+int follow(const watch_args& a, std::vector<std::filesystem::path> logs, const std::function<std::vector<std::filesystem::path>()>& rescan,
+           const target& tgt, const preset_library& lib, trace_format format) {
+  if (!a.as_json)
+    fmt::print("watching {} on {} (Ctrl-C to stop)\n",
+               logs.size() == 1 ? logs.front().string() : fmt::format("{} logs", logs.size()), tgt.name);
+  std::vector<followed> files;
+  for (auto& p : logs) files.push_back({std::move(p), {}, false});
+  log_fingerprint seen;  // what the last forecast was of (with has_seen)
+  bool has_seen = false;
   auto last_change = std::chrono::steady_clock::now();
   for (;;) {
-    const auto now = look_at(log);
-    if (!now.exists && !vanished && last.exists) {
-      vanished = true;
-      say(a, log.string(), "vanished", "the log is gone; waiting for it to come back");
-    }
-    if (now.exists && !(now == last)) {
-      if (vanished || (last.exists && (now.ino != last.ino || now.dev != last.dev))) {
-        say(a, log.string(), "replaced", "a new file under the log's name; reading it afresh");
-        seen.reset();
-      } else if (last.exists && now.size < last.size) {
-        say(a, log.string(), "truncated", "the log was truncated; reading it afresh");
-        seen.reset();
+    if (rescan)
+      for (auto& p : rescan())
+        if (std::none_of(files.begin(), files.end(), [&](const followed& f) { return f.path == p; }))
+          files.push_back({p, {}, false});
+    bool changed = false;
+    for (auto& f : files) {
+      const auto now = look_at(f.path);
+      if (!now.exists && !f.vanished && f.last.exists) {
+        f.vanished = true;
+        say(a, f.path.string(), "vanished", "the log is gone; waiting for it to come back");
       }
-      vanished = false;
-      last = now;
-      try {
-        const auto t = import_trace(log, format);
-        const auto fp = fingerprint_of(t);
-        if (!seen || !(*seen == fp)) {
+      if (now.exists && !(now == f.last)) {
+        if (f.vanished || (f.last.exists && (now.ino != f.last.ino || now.dev != f.last.dev))) {
+          say(a, f.path.string(), "replaced", "a new file under the log's name; reading it afresh");
+          has_seen = false;
+        } else if (f.last.exists && now.size < f.last.size) {
+          say(a, f.path.string(), "truncated", "the log was truncated; reading it afresh");
+          has_seen = false;
+        }
+        f.vanished = false;
+        changed = true;
+      }
+      f.last = now;
+    }
+    if (changed) {
+      std::vector<std::filesystem::path> present;
+      for (const auto& f : files)
+        if (f.last.exists) present.push_back(f.path);
+      if (const auto t = account_trace(present, format)) {
+        const auto fp = fingerprint_of(*t);
+        if (!has_seen || !(seen == fp)) {
           auto fo = forecast_options_of(a);
-          fo.agent = lib.load_client(default_client_for({t}));
-          const auto f = forecast_next_wall(t, tgt, fo);
-          if (a.as_json) std::cout << forecast_to_json(f, -1) << "\n";
-          else write_forecast_text(std::cout, f, a.horizon_s);
+          fo.agent = lib.load_client(default_client_for({*t}));
+          const auto fc = forecast_next_wall(*t, tgt, fo);
+          if (a.as_json) std::cout << forecast_to_json(fc, -1) << "\n";
+          else write_forecast_text(std::cout, fc, a.horizon_s);
           std::cout.flush();
           seen = fp;
+          has_seen = true;
         }
-      } catch (const trace_error&) {
-        // Not a usable log yet (no complete request): wait for more lines.
       }
       last_change = std::chrono::steady_clock::now();
-    } else if (!now.exists) {
-      last = now;
     }
     if (a.quit_after_s > 0 &&
         std::chrono::duration<double>(std::chrono::steady_clock::now() - last_change).count() >= a.quit_after_s) {
-      if (!seen) throw trace_error(log.string(), 0, vanished ? "the log vanished and did not come back"
-                                                             : "no usable request while watching");
+      if (!has_seen) {
+        const bool gone = std::all_of(files.begin(), files.end(), [](const followed& f) { return f.vanished; });
+        throw trace_error(files.size() == 1 ? files.front().path.string() : fmt::format("{} logs", files.size()), 0,
+                          gone && !files.empty() ? "the log vanished and did not come back" : "no usable request while watching");
+      }
       return ok;
     }
     std::this_thread::sleep_for(std::chrono::duration<double>(a.poll_s));
@@ -244,30 +291,49 @@ int cmd_backtest(const globals& g, const watch_args& a) {
 int cmd_watch(const globals& g, const watch_args& a) {
   if (a.backtest) return cmd_backtest(g, a);
   if (!a.caps.empty()) throw std::invalid_argument("--cap sets a backtest's caps: give it with --backtest");
-  if (a.logs.size() > 1) throw std::invalid_argument("watch follows one log; --backtest reads several");
-  const std::string named = a.logs.empty() ? newest_session_log().string() : a.logs.front();
   const auto lib = library(g);
   target tgt = target_ref(lib, a.on);
   target* tp = &tgt;
   set_bucket_limits({&tp, 1}, a.limits);
   check_limits_set({&tp, 1});
   const auto format = format_of(a.format);
-  const bool stream = is_stream(named);
-  if (!a.once && stream)
-    throw std::invalid_argument(fmt::format("watch {}: a stream can be read once (--once), not followed: give a file", named));
+  // The logs: those named; with none named (or --account), every log of this machine that feeds
+  // the target's account within its longest window, new ones joining as they appear.
+  const bool account = a.account || a.logs.empty();
+  std::vector<std::filesystem::path> logs(a.logs.begin(), a.logs.end());
+  if (account)
+    for (auto& p : account_logs(tgt))
+      if (std::find(logs.begin(), logs.end(), p) == logs.end()) logs.push_back(std::move(p));
+  if (logs.empty())
+    throw std::invalid_argument(fmt::format("watch: no {} session log written within the target's longest window in the "
+                                            "default places (~/.claude/projects, ~/.codex/sessions, $CLAUDE_CONFIG_DIR, "
+                                            "$CODEX_HOME): name one",
+                                            tgt.provider == "anthropic" ? "Claude Code" : tgt.provider == "openai" ? "Codex"
+                                                                                                                  : "Claude Code or Codex"));
+  for (const auto& p : logs)
+    if (is_stream(p.string()) && (!a.once || logs.size() > 1))
+      throw std::invalid_argument(a.once ? fmt::format("watch {}: a stream is read alone: give it as the only log", p.string())
+                                         : fmt::format("watch {}: a stream can be read once (--once), not followed: give a file",
+                                                       p.string()));
   if (a.once) {
     // import_traces reads standard input, a FIFO or a device once (a FIFO without a writer is empty).
-    auto traces = import_traces({std::filesystem::path(named)}, format);
-    if (traces.size() != 1)
-      throw std::invalid_argument(fmt::format("watch {}: {} logs there; watch reads one (name a file)", named, traces.size()));
+    auto traces = import_traces(logs, format);
+    if (a.logs.size() == 1 && !account && traces.size() != 1)
+      throw std::invalid_argument(fmt::format("watch {}: {} logs there; watch reads one (name a file)", a.logs.front(),
+                                              traces.size()));
+    std::erase_if(traces, [](const recorded_trace& t) { return t.request_count() == 0; });
+    if (traces.empty()) throw trace_error(logs.front().string(), 0, "no usable request in the logs");
+    const auto t = merge_logs(traces);
     auto fo = forecast_options_of(a);
-    fo.agent = lib.load_client(default_client_for(traces));
-    const auto f = forecast_next_wall(traces.front(), tgt, fo);
+    fo.agent = lib.load_client(default_client_for({t}));
+    const auto f = forecast_next_wall(t, tgt, fo);
     if (a.as_json) std::cout << forecast_to_json(f, 2) << "\n";
     else write_forecast_text(std::cout, f, a.horizon_s);
     return ok;
   }
-  return follow(a, named, tgt, lib, format);
+  std::function<std::vector<std::filesystem::path>()> rescan;
+  if (account) rescan = [&tgt] { return account_logs(tgt); };
+  return follow(a, std::move(logs), rescan, tgt, lib, format);
 }
 
 } // namespace
@@ -276,8 +342,10 @@ void add_watch_command(CLI::App& app, const globals& g, const std::string& forma
   auto wa = std::make_shared<watch_args>();
   auto* watch = app.add_subcommand("watch", "Follow a running session's log and forecast its next 429 or plan cut-off "
                                             "on a target (median and P10-P90); --backtest scores such forecasts");
-  watch->add_option("logs", wa->logs, "The session's log (default: the newest Claude Code or Codex session); "
-                                      "with --backtest, the logs to backtest on");
+  watch->add_option("logs", wa->logs, "The account's logs, one clock (default: this machine's Claude Code or Codex logs "
+                                      "written within the target's longest window); with --backtest, the logs to backtest on");
+  watch->add_flag("--account", wa->account, "Add this machine's logs of the account (the default places) to those named: "
+                                            "logs copied from other machines join them");
   watch->add_option("--on", wa->on, "Target or plan preset (name or .json)")->required();
   watch->add_option("--limit", wa->limits, "Set a bucket's limit, BUCKET=N (repeatable): a plan's unpublished cap");
   watch->add_flag("--once", wa->once, "Forecast once from the log as it is, and exit (reads a stream too: - for stdin)");

@@ -6,6 +6,7 @@
 #include "json/writer.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -450,6 +451,59 @@ std::vector<std::string> models_of(const std::vector<recorded_trace>& traces) {
       if (used[m] && std::find(out.begin(), out.end(), t.models[m]) == out.end()) out.push_back(t.models[m]);
   }
   return out;
+}
+
+recorded_trace merge_logs(const std::vector<recorded_trace>& logs) {
+  if (logs.empty()) throw std::invalid_argument("merge_logs: no log to merge");
+  if (logs.size() == 1) return logs.front();
+  recorded_trace m;
+  m.format = logs.front().format;
+  m.absolute_clock = true;
+  m.has_prefix = logs.front().has_prefix;
+  m.project = logs.front().project;
+  std::vector<std::string> files;
+  for (const auto& t : logs) {
+    if (t.totals) throw trace_error(t.file, 0, "per-task totals only: no requests to put on one account's clock");
+    if (!t.absolute_clock)
+      throw trace_error(t.file, 0, "its times are relative to its start (as kv-cache-tester's): it cannot be put on one "
+                                   "clock with other logs");
+    if (t.has_prefix != m.has_prefix)
+      throw trace_error(t.file, 0, fmt::format("it {} the prefix structure (hash ids) that {} {}: such logs are not merged",
+                                               t.has_prefix ? "records" : "lacks", logs.front().file,
+                                               m.has_prefix ? "records" : "lacks"));
+    files.push_back(t.file);
+    if (t.format != m.format) m.format = trace_format::automatic;
+    if (t.project != m.project) m.project.clear();
+    m.has_ttft = m.has_ttft || t.has_ttft;
+    std::vector<std::int32_t> model_at(t.models.size());
+    for (std::size_t i = 0; i < t.models.size(); ++i) model_at[i] = model_index(m, t.models[i]);
+    const auto session_base = static_cast<std::int32_t>(m.sessions.size());
+    const auto run_base = static_cast<std::uint32_t>(m.runs.size());
+    for (auto s : t.sessions) {
+      if (s.parent >= 0) s.parent += session_base;
+      for (auto& r : s.requests) {
+        r.model = model_at.at(static_cast<std::size_t>(r.model));
+        r.runs_begin += run_base;
+      }
+      m.sessions.push_back(std::move(s));
+    }
+    for (auto run : t.runs) {
+      run.lineage += m.lineages;
+      m.runs.push_back(run);
+    }
+    m.lineages += t.lineages;
+    m.rate_limits.insert(m.rate_limits.end(), t.rate_limits.begin(), t.rate_limits.end());
+    m.cutoffs.insert(m.cutoffs.end(), t.cutoffs.begin(), t.cutoffs.end());
+    m.summary.records_read += t.summary.records_read;
+    m.summary.requests += t.summary.requests;
+    for (const auto& [reason, n] : t.summary.skipped) m.summary.skipped[reason] += n;
+    m.summary.issues.insert(m.summary.issues.end(), t.summary.issues.begin(), t.summary.issues.end());
+    m.summary.issues_total += t.summary.issues_total;
+  }
+  std::stable_sort(m.rate_limits.begin(), m.rate_limits.end(), [](const auto& a, const auto& b) { return a.t < b.t; });
+  std::stable_sort(m.cutoffs.begin(), m.cutoffs.end(), [](const auto& a, const auto& b) { return a.t < b.t; });
+  m.file = fmt::format("{} logs ({})", logs.size(), fmt::join(files, ", "));
+  return m;
 }
 
 std::int64_t drop_repeated_responses(std::vector<recorded_trace>& traces) {

@@ -206,6 +206,59 @@ def test_watch_quits_after_a_quiet_spell_and_refuses_to_follow_a_stream(traces, 
     assert "empty" in r.stderr, r.stderr
 
 
+def test_watch_reads_every_log_of_the_account(traces, cli, models, tmp_path):
+    """A plan's windows hold every session of the account: watch reads several logs on one clock, a copied
+    transcript (a resumed session) counts once, and with no log named it reads this machine's logs of the
+    plan's agent (Claude Code for an Anthropic plan; the Codex log beside them is not the account's)."""
+    import os
+    import shutil
+    src = traces / "claude-code-jsonl"
+    on = ["--on", "claude-max-5x-opus-4.5", "--limit", "five_hour=2000000", "--limit", "weekly=20000000",
+          "--draws", "50", "--once", "--json"]
+
+    def once(*logs, env=None):
+        r = subprocess.run([cli, "--models", models, "watch", *map(str, logs), *on], capture_output=True, text=True,
+                           env=env, timeout=120)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    def used(doc):
+        return {b["name"]: b["used"] for b in doc["buckets"]}
+
+    def without_log(doc):
+        return {k: v for k, v in doc.items() if k != "log"}
+
+    heavy, short = once(src / "tool_heavy.jsonl"), once(src / "short.jsonl")
+    copy = tmp_path / "resumed.jsonl"
+    shutil.copy(src / "tool_heavy.jsonl", copy)
+    assert without_log(once(src / "tool_heavy.jsonl", copy)) == without_log(heavy)
+    # short.jsonl (21:11-21:16 UTC) and tool_heavy.jsonl (22:57-22:59) share the five-hour window opened at
+    # 21:00: it holds both, and short's last request, in flight when it was watched alone, has completed.
+    two = once(src / "short.jsonl", src / "tool_heavy.jsonl")
+    assert two["requests"] == short["requests"] + heavy["requests"]
+    assert two["log"] == f"2 logs ({src / 'short.jsonl'}, {src / 'tool_heavy.jsonl'})"
+    assert used(two)["five_hour"] > used(short)["five_hour"] + used(heavy)["five_hour"]
+    assert without_log(once(src / "tool_heavy.jsonl", src / "short.jsonl")) == without_log(two)
+    # No log named: this machine's logs of the account, found in the default places.
+    home = tmp_path / "home"
+    (home / ".claude" / "projects" / "p").mkdir(parents=True)
+    (home / ".codex" / "sessions").mkdir(parents=True)
+    shutil.copy(src / "short.jsonl", home / ".claude" / "projects" / "p" / "a.jsonl")
+    shutil.copy(src / "tool_heavy.jsonl", home / ".claude" / "projects" / "p" / "b.jsonl")
+    codex = next((traces / "codex").glob("rollout-*.jsonl"))
+    shutil.copy(codex, home / ".codex" / "sessions" / codex.name)
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME")}
+    env["HOME"] = str(home)
+    assert without_log(once(env=env)) == without_log(two)
+    # A kv-cache-tester trace has no clock to share.
+    r = subprocess.run([cli, "--models", models, "watch", str(src / "short.jsonl"),
+                        str(traces / "claude-code-weka" / "trace_0291.json"), *on], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 3
+    assert r.stderr.strip() == (f"loopcast: {traces / 'claude-code-weka' / 'trace_0291.json'}: its times are relative "
+                                "to its start (as kv-cache-tester's): it cannot be put on one clock with other logs")
+
+
 def test_backtest_matches_the_cli_and_tables(traces, cli, models):
     logs = [str(traces / "claude-code-weka" / f) for f in ("trace_0527.json", "trace_0729.json")]
     r = loopcast.backtest(logs, "claude-max-5x-opus-4.5", caps={"five_hour": 0.9}, limits={"weekly": 10**12},

@@ -376,3 +376,47 @@ TEST(ImportOpencode, StorageFolder) {
   EXPECT_EQ(t.summary.skipped.at("unreadable message file"), 1);
   fs::remove_all(root);
 }
+
+// Several logs of one account as one trace: subagent.jsonl (a main session and its sidechain) and
+// tool_heavy.jsonl side by side, each session with its requests, models merged by name, the
+// sidechain's parent moved with it; a copied transcript of tool_heavy counts once; a log with
+// relative times is refused by name.
+TEST(MergeLogs, PutsAnAccountsLogsOnOneClock) {
+  const auto sub = import_trace(traces / "claude-code-jsonl/subagent.jsonl");
+  const auto heavy = import_trace(traces / "claude-code-jsonl/tool_heavy.jsonl");
+  const auto m = merge_logs({sub, heavy});
+  ASSERT_EQ(m.sessions.size(), sub.sessions.size() + heavy.sessions.size());
+  EXPECT_EQ(m.request_count(), sub.request_count() + heavy.request_count());
+  EXPECT_TRUE(m.absolute_clock);
+  EXPECT_EQ(m.file, "2 logs (" + sub.file + ", " + heavy.file + ")");
+  for (std::size_t i = 0; i < heavy.sessions.size(); ++i) {
+    const auto& s = m.sessions[sub.sessions.size() + i];
+    ASSERT_EQ(s.requests.size(), heavy.sessions[i].requests.size());
+    for (std::size_t k = 0; k < s.requests.size(); ++k) {
+      EXPECT_EQ(s.requests[k].tokens, heavy.sessions[i].requests[k].tokens);
+      EXPECT_EQ(m.models.at(static_cast<std::size_t>(s.requests[k].model)),
+                heavy.models.at(static_cast<std::size_t>(heavy.sessions[i].requests[k].model)));
+    }
+    EXPECT_EQ(s.parent, heavy.sessions[i].parent < 0 ? -1 : heavy.sessions[i].parent + static_cast<std::int32_t>(sub.sessions.size()));
+  }
+  for (std::size_t i = 0; i < sub.sessions.size(); ++i) EXPECT_EQ(m.sessions[i].parent, sub.sessions[i].parent);
+  // Each model once, by name.
+  std::vector<std::string> names = m.models;
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
+  // A transcript copied into another file (a resumed session) counts once.
+  const auto copy = scratch("merge", "resumed.jsonl");
+  fs::copy_file(traces / "claude-code-jsonl/tool_heavy.jsonl", copy, fs::copy_options::overwrite_existing);
+  auto both = import_traces({traces / "claude-code-jsonl/tool_heavy.jsonl", copy});
+  std::erase_if(both, [](const recorded_trace& t) { return t.request_count() == 0; });
+  EXPECT_EQ(merge_logs(both).request_count(), heavy.request_count());
+  // kv-cache-tester times are relative to each trace's start: no common clock.
+  const auto kv = import_trace(traces / "claude-code-weka/trace_0291.json");
+  try {
+    (void)merge_logs({heavy, kv});
+    FAIL() << "expected a trace_error";
+  } catch (const trace_error& e) {
+    EXPECT_EQ(std::string(e.what()), kv.file + ": its times are relative to its start (as kv-cache-tester's): it cannot be "
+                                               "put on one clock with other logs");
+  }
+}
