@@ -53,6 +53,10 @@ struct bucket_now {
   double used = 0;       ///< units in use just after the last request's send, as the target counts them
   double limit = 0;
   double period_s = 0;
+  /// From the last send until the bucket holds nothing again: for a plan's window, when it resets
+  /// (the next window opens with the next use); for a token bucket, when it has drained. 0: it
+  /// is empty (an expired window holds nothing of the sessions before it).
+  double resets_in_s = 0;
 };
 
 struct wall_forecast {

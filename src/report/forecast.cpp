@@ -44,7 +44,8 @@ namespace detail {
 nlohmann::ordered_json forecast_doc(const wall_forecast& f) {
   nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
   for (const auto& b : f.buckets)
-    buckets.push_back({{"name", b.name}, {"used", b.used}, {"limit", b.limit}, {"period_s", b.period_s}});
+    buckets.push_back({{"name", b.name}, {"used", b.used}, {"limit", b.limit}, {"period_s", b.period_s},
+                       {"resets_in_s", b.resets_in_s}});
   const bool hit = f.hit_share > 0;
   return {{"log", f.log},
           {"requests", f.requests},
@@ -123,9 +124,11 @@ std::string pace(const wall_forecast& f) {
 
 void write_forecast_text(std::ostream& os, const wall_forecast& f, double horizon_s) {
   fmt::print(os, "{}, the last sent at {}", detail::count_of(f.requests, "request"), when(f, f.last_send_s));
-  for (const auto& b : f.buckets)
+  for (const auto& b : f.buckets) {
     fmt::print(os, "; {} {} of {} ({:.0f}%)", b.name, detail::grouped(b.used), detail::grouped(b.limit),
                b.limit > 0 ? 100 * b.used / b.limit : 0.0);
+    if (b.resets_in_s > 0) fmt::print(os, ", empty again at {}", when(f, f.last_send_s + b.resets_in_s));
+  }
   fmt::print(os, "\n");
   if (f.refused_at_s) {
     fmt::print(os, "  at the wall: this target would already have refused the request sent at {} ({})\n",

@@ -233,7 +233,9 @@ wall_forecast forecast_next_wall(const recorded_trace& trace, const target& tgt,
     const auto& cfg = tgt.limits[b];
     const double times[1] = {just_after};
     const auto used = replay_levels(bucket(cfg, so_far.start_unix_s), so_far.bucket_ops, b, times);
-    f.buckets.push_back({cfg.name, used[0], cfg.limit, cfg.period_s});
+    // The wait for a whole limit's room is the wait until the bucket is empty.
+    const double reset = used[0] > 0 ? replay_wait(bucket(cfg, so_far.start_unix_s), so_far.bucket_ops, b, just_after, cfg.limit) : 0.0;
+    f.buckets.push_back({cfg.name, used[0], cfg.limit, cfg.period_s, std::isfinite(reset) ? std::max(0.0, reset) : 0.0});
   }
   if (tgt.limits.empty()) return f;
   if (so_far.first_429) {

@@ -239,6 +239,11 @@ def test_watch_reads_every_log_of_the_account(traces, cli, models, tmp_path):
     assert two["log"] == f"2 logs ({src / 'short.jsonl'}, {src / 'tool_heavy.jsonl'})"
     assert used(two)["five_hour"] > used(short)["five_hour"] + used(heavy)["five_hour"]
     assert without_log(once(src / "tool_heavy.jsonl", src / "short.jsonl")) == without_log(two)
+    # The five-hour window opened on the hour of the first use (21:11 -> 21:00) and is empty again at 02:00;
+    # the last send was at 22:59:33.333 (tool_heavy.jsonl line 33): 3 h 0 min 26.667 s before the reset.
+    five = next(b for b in two["buckets"] if b["name"] == "five_hour")
+    assert five["resets_in_s"] == pytest.approx(10826.667, abs=1e-3)
+    assert two["last_send_s"] + five["resets_in_s"] == pytest.approx(1770775200.0, abs=1e-3)  # 2026-02-11 02:00 UTC
     # No log named: this machine's logs of the account, found in the default places.
     home = tmp_path / "home"
     (home / ".claude" / "projects" / "p").mkdir(parents=True)

@@ -61,6 +61,7 @@ public:
   }
 
   double used(double t) { return bucket_.used(t); }
+  double wait_for(double q, double t) { return bucket_.wait_for(q, t); }
 
 private:
   Bucket bucket_;
@@ -89,6 +90,16 @@ std::vector<double> replay_levels(Bucket fresh, std::span<const bucket_op> ops, 
     out.push_back(r.used(t));
   }
   return out;
+}
+
+/// After the operations on bucket `b` strictly before `t`: how long from `t` until it would take
+/// `q` units (for a window, until it resets; for a token bucket, until it has drained enough);
+/// 0 when it would now.
+template <bucket_law Bucket>
+double replay_wait(Bucket fresh, std::span<const bucket_op> ops, std::size_t b, double t, double q) {
+  detail::level_replay<Bucket> r(std::move(fresh), ops, b);
+  while (r.next_time() < t) r.apply_next();
+  return r.wait_for(q, t);
 }
 
 /// The level of bucket `b` from t = 0 to `t_end`: just before and just after each of its
