@@ -264,6 +264,26 @@ def test_watch_reads_every_log_of_the_account(traces, cli, models, tmp_path):
                                 "to its start (as kv-cache-tester's): it cannot be put on one clock with other logs")
 
 
+def test_the_current_models_plans_are_their_templates_with_the_models_api_speed(models):
+    """Each plan preset for Opus 4.6/4.7 and Sonnet 4.6 is the 4.5 plan of its tier with the model, its
+    maximum output and its speed from the model's API preset; the windows and dated rules are the same."""
+    import pathlib
+    root = pathlib.Path(models) / "targets"
+    pairs = {"claude-max-5x-opus-4.7": "claude-max-5x-opus-4.5", "claude-max-20x-opus-4.7": "claude-max-20x-opus-4.5",
+             "claude-max-5x-opus-4.6": "claude-max-5x-opus-4.5", "claude-max-5x-sonnet-4.6": "claude-max-5x-sonnet-4.5",
+             "claude-pro-sonnet-4.6": "claude-pro-sonnet-4.5"}
+    for name, template in pairs.items():
+        new = json.loads((root / "plans" / f"{name}.json").read_text())
+        old = json.loads((root / "plans" / f"{template}.json").read_text())
+        model = new["model"].removeprefix("claude-")
+        assert name.endswith(model) and model != template.rsplit("-", 2)[-2] + "-4.5"
+        api = json.loads((root / "anthropic" / f"anthropic-tier1-claude-{model}.json").read_text())
+        assert new["limits"] == old["limits"] and new["plan"] == old["plan"] and new["cache"] == old["cache"]
+        assert new["context_window_tokens"] == 200_000
+        assert new["speed"] == api["speed"] and new["max_output_tokens"] == api["max_output_tokens"]
+        assert loopcast.Target.load(name, models=models).name == name
+
+
 def test_backtest_matches_the_cli_and_tables(traces, cli, models):
     logs = [str(traces / "claude-code-weka" / f) for f in ("trace_0527.json", "trace_0729.json")]
     r = loopcast.backtest(logs, "claude-max-5x-opus-4.5", caps={"five_hour": 0.9}, limits={"weekly": 10**12},
