@@ -34,8 +34,10 @@ struct request_spec {
   std::uint32_t runs_count = 0;
   std::int32_t turn = 0;              ///< the agent turn (1-based); compaction requests share the next turn's number
   bool compaction = false;            ///< a request that replaces the history by a summary
-  bool inserted = false;              ///< added by a replay's context policy (not in the recording)
-  bool write_1h = false;              ///< the client asks for 1-hour cache writes (a replay: the recording
+  // (Two one-bit flags: with the segment and the output kinds they fill the 8 bytes after `turn`,
+  // so a request stays 72 bytes.)
+  bool inserted : 1 = false;          ///< added by a replay's context policy (not in the recording)
+  bool write_1h : 1 = false;          ///< the client asks for 1-hour cache writes (a replay: the recording
                                       ///< wrote to the 1-hour cache); a target that sells them keeps them an hour
   /// A route with segments (route_policy::segments, a replay's model map): the segment of
   /// targets this request is sent to; 0 otherwise.
