@@ -37,7 +37,7 @@ void register_traces(py::module_& m) {
 
   m.def(
       "forecast",
-      [](const std::string& log, const std::string& target_json, const std::string& format, std::uint64_t seed,
+      [](const std::vector<std::string>& logs, const std::string& target_json, const std::string& format, std::uint64_t seed,
          std::int32_t draws, double horizon_s, std::int32_t recent, std::int64_t work_budget,
          std::optional<std::string> models_dir) {
         const auto tgt = parse_target(target_json, "<target>");
@@ -52,15 +52,21 @@ void register_traces(py::module_& m) {
         wall_forecast f;
         {
           py::gil_scoped_release release;
-          auto traces = import_traces({std::filesystem::path(log)}, fmt_);
-          if (traces.size() != 1)
-            throw std::invalid_argument(log + ": " + std::to_string(traces.size()) + " logs there; a forecast reads one");
-          o.agent = lib->load_client(default_client_for(traces));
-          f = forecast_next_wall(traces.front(), tgt, o);
+          if (logs.empty()) throw std::invalid_argument("forecast: no log given");
+          auto traces = import_traces({logs.begin(), logs.end()}, fmt_);
+          if (logs.size() == 1 && traces.size() != 1)
+            throw std::invalid_argument(logs.front() + ": " + std::to_string(traces.size()) +
+                                        " logs there; a forecast reads one, or a list of an account's logs");
+          // Several logs are one account on one clock (watch.md), each response counted once.
+          std::erase_if(traces, [](const recorded_trace& t) { return t.request_count() == 0; });
+          if (traces.empty()) throw trace_error(logs.front(), 0, "no usable request in the logs");
+          const auto account = merge_logs(traces);
+          o.agent = lib->load_client(default_client_for({account}));
+          f = forecast_next_wall(account, tgt, o);
         }
         return to_python(forecast_document(f));
       },
-      py::arg("log"), py::arg("target_json"), py::arg("format"), py::arg("seed"), py::arg("draws"), py::arg("horizon_s"),
+      py::arg("logs"), py::arg("target_json"), py::arg("format"), py::arg("seed"), py::arg("draws"), py::arg("horizon_s"),
       py::arg("recent") = 0, py::arg("work_budget") = 0, py::arg("models_dir") = py::none(),
       "`loopcast watch --once --json` as a dict.");
   m.def(

@@ -312,7 +312,8 @@ def validate(held_out: "Logs | str | Sequence[str]", *, fit_on: "Logs | str | Se
         _logs(held_out)._handle, None if fit_on is None else _logs(fit_on)._handle, target_json, seeds, seed, noise))
 
 
-def forecast(log: "str | os.PathLike", on: "Target | str", *, limits: "Mapping[str, int] | None" = None,
+def forecast(log: "str | os.PathLike | Sequence[str | os.PathLike]", on: "Target | str", *,
+             limits: "Mapping[str, int] | None" = None,
              format: str = "auto", seed: int = 1, draws: int = 200, horizon_s: float = 7 * 86400.0,
              recent: int | None = None, work_budget: int | None = None,
              models: "str | os.PathLike | None" = None) -> dict:
@@ -326,7 +327,8 @@ def forecast(log: "str | os.PathLike", on: "Target | str", *, limits: "Mapping[s
     366 days); a quantile that a draw stopped by ``work_budget`` (requests simulated over all draws,
     default 20,000,000) could move is flagged ``p50_at_least``. ``["buckets"]`` is each bucket's use
     now. ``limits`` sets bucket limits by name (a plan's unpublished caps). ``log`` may be ``"-"``
-    or a FIFO, read once. See docs/watch.md.
+    or a FIFO, read once; a list of logs is one account on one clock (``watch LOG...``): every
+    session of every log, each API response counted once. See docs/watch.md.
     """
     draws = _whole(draws, "draws")
     recent = _whole(recent, "recent")
@@ -334,7 +336,8 @@ def forecast(log: "str | os.PathLike", on: "Target | str", *, limits: "Mapping[s
     tg = on if isinstance(on, Target) else Target.load(on, models=models)
     for bucket, limit in (limits or {}).items():
         tg = tg.with_bucket_limit(bucket, limit)
-    return _core.forecast(os.fspath(log), tg._text, format, int(seed), draws, float(horizon_s),
+    logs = [os.fspath(log)] if isinstance(log, (str, os.PathLike)) else [os.fspath(x) for x in log]
+    return _core.forecast(logs, tg._text, format, int(seed), draws, float(horizon_s),
                           recent or 0, work_budget or 0, models_dir(models))
 
 

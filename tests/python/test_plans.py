@@ -239,6 +239,9 @@ def test_watch_reads_every_log_of_the_account(traces, cli, models, tmp_path):
     assert two["log"] == f"2 logs ({src / 'short.jsonl'}, {src / 'tool_heavy.jsonl'})"
     assert used(two)["five_hour"] > used(short)["five_hour"] + used(heavy)["five_hour"]
     assert without_log(once(src / "tool_heavy.jsonl", src / "short.jsonl")) == without_log(two)
+    py = loopcast.forecast([src / "short.jsonl", src / "tool_heavy.jsonl"], "claude-max-5x-opus-4.5",
+                           limits={"five_hour": 2_000_000, "weekly": 20_000_000}, draws=50, models=models)
+    assert py == two
     # The five-hour window opened on the hour of the first use (21:11 -> 21:00) and is empty again at 02:00;
     # the last send was at 22:59:33.333 (tool_heavy.jsonl line 33): 3 h 0 min 26.667 s before the reset.
     five = next(b for b in two["buckets"] if b["name"] == "five_hour")
