@@ -231,11 +231,10 @@ wall_forecast forecast_next_wall(const recorded_trace& trace, const target& tgt,
   const double just_after = std::nextafter(cut, std::numeric_limits<double>::infinity());
   for (std::size_t b = 0; b < tgt.limits.size(); ++b) {
     const auto& cfg = tgt.limits[b];
-    const double times[1] = {just_after};
-    const auto used = replay_levels(bucket(cfg, so_far.start_unix_s), so_far.bucket_ops, b, times);
     // The wait for a whole limit's room is the wait until the bucket is empty.
-    const double reset = used[0] > 0 ? replay_wait(bucket(cfg, so_far.start_unix_s), so_far.bucket_ops, b, just_after, cfg.limit) : 0.0;
-    f.buckets.push_back({cfg.name, used[0], cfg.limit, cfg.period_s, std::isfinite(reset) ? std::max(0.0, reset) : 0.0});
+    const auto now = replay_level_and_wait(bucket(cfg, so_far.start_unix_s), so_far.bucket_ops, b, just_after, cfg.limit);
+    const double reset = now.used > 0 && std::isfinite(now.wait_s) ? std::max(0.0, now.wait_s) : 0.0;
+    f.buckets.push_back({cfg.name, now.used, cfg.limit, cfg.period_s, reset});
   }
   if (tgt.limits.empty()) return f;
   if (so_far.first_429) {

@@ -92,14 +92,19 @@ std::vector<double> replay_levels(Bucket fresh, std::span<const bucket_op> ops, 
   return out;
 }
 
-/// After the operations on bucket `b` strictly before `t`: how long from `t` until it would take
-/// `q` units (for a window, until it resets; for a token bucket, until it has drained enough);
-/// 0 when it would now.
+/// Bucket `b` after its operations strictly before `t`, in one replay: its level at `t`, and how
+/// long from `t` until it would take `q` units (for a window, until it resets; for a token bucket,
+/// until it has drained enough; 0 when it would now).
+struct level_and_wait {
+  double used = 0;
+  double wait_s = 0;
+};
 template <bucket_law Bucket>
-double replay_wait(Bucket fresh, std::span<const bucket_op> ops, std::size_t b, double t, double q) {
+level_and_wait replay_level_and_wait(Bucket fresh, std::span<const bucket_op> ops, std::size_t b, double t, double q) {
   detail::level_replay<Bucket> r(std::move(fresh), ops, b);
   while (r.next_time() < t) r.apply_next();
-  return r.wait_for(q, t);
+  const double used = r.used(t);
+  return {used, r.wait_for(q, t)};
 }
 
 /// The level of bucket `b` from t = 0 to `t_end`: just before and just after each of its
