@@ -189,8 +189,10 @@ coefficients log_refine(const std::vector<row>& rows, coefficients start) {
   };
   constexpr double scale = 0.3;
   auto loss_of = [](double r) { return 2 * scale * scale * (std::sqrt(1 + (r / scale) * (r / scale)) - 1); };
-  // One residual with its gradient row: log(y) − log(Σ terms [first, last)) − kind factors.
-  auto visit = [&](const coefficients& c, auto&& each) {
+  // Each residual log(y) − log(Σ terms [0, last)) − kind factors, with its gradient row when
+  // `with_grad` (one buffer for all rows; the loss alone needs none).
+  Eigen::VectorXd grad(static_cast<Eigen::Index>(np));
+  auto visit = [&](const coefficients& c, bool with_grad, auto&& each) {
     for (const auto& r : rows) {
       const auto x = features(r);
       const auto z = kind_indicators(r);
@@ -198,12 +200,14 @@ coefficients log_refine(const std::vector<row>& rows, coefficients start) {
       auto one = [&](double y, int last) {
         const double sum = term_sum(c.terms, r, 0, last);
         if (!(sum > 0) || !(y > 0)) return;
-        Eigen::VectorXd grad = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(np));
-        for (std::size_t i = 0; i < nt; ++i)
-          if (term_cols[i] < last)
-            grad(static_cast<Eigen::Index>(i)) = -c.terms(term_cols[i]) * x[static_cast<std::size_t>(term_cols[i])] / sum;
-        for (std::size_t i = 0; i < kind_cols.size(); ++i) grad(static_cast<Eigen::Index>(nt + i)) = -z[kind_cols[i]];
-        each(std::log(y) - std::log(sum) - g, grad);
+        if (with_grad) {
+          grad.setZero();
+          for (std::size_t i = 0; i < nt; ++i)
+            if (term_cols[i] < last)
+              grad(static_cast<Eigen::Index>(i)) = -c.terms(term_cols[i]) * x[static_cast<std::size_t>(term_cols[i])] / sum;
+          for (std::size_t i = 0; i < kind_cols.size(); ++i) grad(static_cast<Eigen::Index>(nt + i)) = -z[kind_cols[i]];
+        }
+        each(std::log(y) - std::log(sum) - g);
       };
       one(r.duration, 6);
       if (prefill_terms && r.ttft > 0) one(r.ttft, 4);
@@ -211,14 +215,14 @@ coefficients log_refine(const std::vector<row>& rows, coefficients start) {
   };
   auto total_loss = [&](const Eigen::VectorXd& v) {
     double l = 0;
-    visit(unpack(v), [&](double res, const Eigen::VectorXd&) { l += loss_of(res); });
+    visit(unpack(v), false, [&](double res) { l += loss_of(res); });
     return l;
   };
   double loss = total_loss(p), lambda = 1e-3;
   for (int iter = 0; iter < 200; ++iter) {
     Eigen::MatrixXd H = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(np), static_cast<Eigen::Index>(np));
     Eigen::VectorXd b = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(np));
-    visit(unpack(p), [&](double res, const Eigen::VectorXd& grad) {
+    visit(unpack(p), true, [&](double res) {
       const double w = 1 / std::sqrt(1 + (res / scale) * (res / scale));  // IRLS weight of the soft-L1 loss
       H.noalias() += w * grad * grad.transpose();
       b.noalias() -= w * res * grad;
