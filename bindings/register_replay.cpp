@@ -58,8 +58,6 @@ void register_traces(py::module_& m) {
             throw std::invalid_argument(logs.front() + ": " + std::to_string(traces.size()) +
                                         " logs there; a forecast reads one, or a list of an account's logs");
           // Several logs are one account on one clock (watch.md), each response counted once.
-          std::erase_if(traces, [](const recorded_trace& t) { return t.request_count() == 0; });
-          if (traces.empty()) throw trace_error(logs.front(), 0, "no usable request in the logs");
           const auto account = merge_logs(traces);
           o.agent = lib->load_client(default_client_for({account}));
           f = forecast_next_wall(account, tgt, o);

@@ -196,8 +196,9 @@ std::int64_t drop_repeated_responses(std::vector<recorded_trace>& traces);
 /// Several logs of one account as one trace: every session that feeds a plan's windows, from
 /// each machine and agent, on one clock (Unix seconds). Sessions keep their order (log by log),
 /// models are merged by name, and each log keeps its own prefix structure (the lineages of two
-/// logs never meet). `file` lists the logs. Throws trace_error, naming the log, for one with
-/// relative times (kv-cache-tester), totals only, or a prefix structure the others lack.
+/// logs never meet). `file` lists the logs. A log without requests (drop_repeated_responses can
+/// leave one so) is passed over. Throws trace_error, naming the log, when none has a request, and
+/// for one with relative times (kv-cache-tester), totals only, or a prefix structure the others lack.
 recorded_trace merge_logs(const std::vector<recorded_trace>& logs);
 
 /// A place where an agent keeps its logs.

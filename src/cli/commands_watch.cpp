@@ -145,9 +145,7 @@ std::optional<recorded_trace> account_trace(const std::vector<std::filesystem::p
     }
   }
   if (traces.empty()) return std::nullopt;
-  drop_repeated_responses(traces);
-  std::erase_if(traces, [](const recorded_trace& t) { return t.request_count() == 0; });
-  if (traces.empty()) return std::nullopt;
+  drop_repeated_responses(traces);  // (the first copy of a response stays: some log keeps requests)
   return merge_logs(traces);
 }
 
@@ -321,8 +319,6 @@ int cmd_watch(const globals& g, const watch_args& a) {
     if (a.logs.size() == 1 && !account && traces.size() != 1)
       throw std::invalid_argument(fmt::format("watch {}: {} logs there; watch reads one (name a file)", a.logs.front(),
                                               traces.size()));
-    std::erase_if(traces, [](const recorded_trace& t) { return t.request_count() == 0; });
-    if (traces.empty()) throw trace_error(logs.front().string(), 0, "no usable request in the logs");
     const auto t = merge_logs(traces);
     auto fo = forecast_options_of(a);
     fo.agent = lib.load_client(default_client_for({t}));

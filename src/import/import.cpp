@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -453,23 +454,28 @@ std::vector<std::string> models_of(const std::vector<recorded_trace>& traces) {
   return out;
 }
 
-recorded_trace merge_logs(const std::vector<recorded_trace>& logs) {
-  if (logs.empty()) throw std::invalid_argument("merge_logs: no log to merge");
+recorded_trace merge_logs(const std::vector<recorded_trace>& all) {
+  if (all.empty()) throw std::invalid_argument("merge_logs: no log to merge");
+  // A log left without requests (each of its responses counted in another) adds nothing.
+  std::vector<std::reference_wrapper<const recorded_trace>> logs;
+  for (const auto& t : all)
+    if (t.request_count() > 0) logs.emplace_back(t);
+  if (logs.empty()) throw trace_error(all.front().file, 0, "no usable request in the logs");
   if (logs.size() == 1) return logs.front();
   recorded_trace m;
-  m.format = logs.front().format;
+  m.format = logs.front().get().format;
   m.absolute_clock = true;
-  m.has_prefix = logs.front().has_prefix;
-  m.project = logs.front().project;
+  m.has_prefix = logs.front().get().has_prefix;
+  m.project = logs.front().get().project;
   std::vector<std::string> files;
-  for (const auto& t : logs) {
+  for (const recorded_trace& t : logs) {
     if (t.totals) throw trace_error(t.file, 0, "per-task totals only: no requests to put on one account's clock");
     if (!t.absolute_clock)
       throw trace_error(t.file, 0, "its times are relative to its start (as kv-cache-tester's): it cannot be put on one "
                                    "clock with other logs");
     if (t.has_prefix != m.has_prefix)
       throw trace_error(t.file, 0, fmt::format("it {} the prefix structure (hash ids) that {} {}: such logs are not merged",
-                                               t.has_prefix ? "records" : "lacks", logs.front().file,
+                                               t.has_prefix ? "records" : "lacks", logs.front().get().file,
                                                m.has_prefix ? "records" : "lacks"));
     files.push_back(t.file);
     if (t.format != m.format) m.format = trace_format::automatic;
