@@ -80,15 +80,18 @@ struct target {
   }
 };
 
-/// The target as its rules stood at Unix time `unix_s`: each bucket's limit times the factor of
-/// every dated limit of it in force then; the result has no dated limits left (applying it twice
-/// changes nothing). A run is simulated under the rules in force at its start.
+/// The target as its rules stand from Unix time `unix_s` on: each bucket's limit is its limit then
+/// (times the factor of every dated limit of it in force then), and each later date where one of
+/// its dated limits begins or ends becomes a limit step (bucket_config::limit_steps), which a run
+/// that crosses it takes when it happens. The result has no dated limits left; applied again at a
+/// later date, it takes the steps up to it. A NaN date (a log on a relative clock) gives the
+/// preset's own limits and no steps.
 target target_at(const target& t, double unix_s);
-/// Forgets one bucket's dated limits: a limit the user sets (a scenario's "limits", `--limit`) is
-/// that bucket's limit at any date.
+/// Forgets one bucket's dated limits and limit steps: a limit the user sets (a scenario's
+/// "limits", `--limit`) is that bucket's limit at any date.
 void drop_dated_limits(target& t, std::string_view bucket);
-/// The dated limits of `t` that begin or end strictly inside (from, until): a run over that span
-/// meets a change of rule that target_at(t, from) does not apply.
+/// The dated limits of `t` that begin or end strictly inside (from, until): the rule changes a run
+/// over that span meets (and takes, as limit steps of target_at(t, from)).
 std::vector<dated_limit> rule_changes_within(const target& t, double from, double until);
 
 /// Most buckets a target may have (the simulator keeps per-request bucket state in fixed arrays).

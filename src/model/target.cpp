@@ -1,20 +1,57 @@
 // A target's rules at a date: its dated limits applied (include/loopcast/target.hpp).
 #include "loopcast/target.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace loopcast {
+
+namespace {
+// The bucket's limit at Unix time `unix_s`: `base` times the factor of each of its dated limits in
+// force then (none at a NaN time: a clock without a date).
+double limit_on(const target& t, const bucket_config& b, double base, double unix_s) {
+  double limit = base;
+  for (const auto& d : t.dated_limits)
+    if (d.bucket == b.name && unix_s >= d.from_unix_s && unix_s < d.until_unix_s) limit *= d.factor;
+  return limit;
+}
+} // namespace
 
 target target_at(const target& t, double unix_s) {
   target out = t;
   out.dated_limits.clear();
-  for (const auto& d : t.dated_limits) {
-    if (!(unix_s >= d.from_unix_s && unix_s < d.until_unix_s)) continue;
-    if (auto* b = out.find_bucket(d.bucket)) b->limit *= d.factor;
+  for (auto& b : out.limits) {
+    const bool dated = std::any_of(t.dated_limits.begin(), t.dated_limits.end(),
+                                   [&](const dated_limit& d) { return d.bucket == b.name; });
+    if (!dated) {  // (a target resolved before: its steps up to unix_s taken)
+      b.limit = b.limit_at(unix_s);
+      std::erase_if(b.limit_steps, [&](const limit_step& s) { return s.at_unix_s <= unix_s; });
+      continue;
+    }
+    const double base = b.limit;
+    b.limit = limit_on(t, b, base, unix_s);
+    // Each later date where a rule of this bucket begins or ends: the limit from then on.
+    std::vector<double> dates;
+    for (const auto& d : t.dated_limits)
+      if (d.bucket == b.name)
+        for (const double at : {d.from_unix_s, d.until_unix_s})
+          if (at > unix_s && std::isfinite(at)) dates.push_back(at);
+    std::sort(dates.begin(), dates.end());
+    dates.erase(std::unique(dates.begin(), dates.end()), dates.end());
+    b.limit_steps.clear();
+    double last = b.limit;
+    for (const double at : dates) {
+      const double limit = limit_on(t, b, base, at);
+      if (limit != last) b.limit_steps.push_back({at, limit});
+      last = limit;
+    }
   }
   return out;
 }
 
 void drop_dated_limits(target& t, std::string_view bucket) {
   std::erase_if(t.dated_limits, [&](const dated_limit& d) { return d.bucket == bucket; });
+  if (auto* b = t.find_bucket(bucket)) b->limit_steps.clear();
 }
 
 std::vector<dated_limit> rule_changes_within(const target& t, double from, double until) {

@@ -53,6 +53,9 @@ forecast_replay::forecast_replay(const recorded_trace& trace, const target& tgt,
   for (const auto& s : trace.sessions)
     if (!s.requests.empty()) origin_ = std::min(origin_, s.requests.front().t_send);
   if (!std::isfinite(origin_)) origin_ = 0;
+  // The rules in force at the log's start, and their changes after it (a relative clock has no
+  // date: the preset's own limits).
+  tgt_ = trace.absolute_clock ? target_at(tgt, origin_) : target_at(tgt, std::numeric_limits<double>::quiet_NaN());
 }
 
 std::vector<recorded_trace> forecast_replay::input(const recorded_trace& t) {
@@ -229,12 +232,13 @@ wall_forecast forecast_next_wall(const recorded_trace& trace, const target& tgt,
   const double cut = last_send - replay.origin();
   const auto so_far = replay.run(trace, true, f.requests_simulated);
   const double just_after = std::nextafter(cut, std::numeric_limits<double>::infinity());
-  for (std::size_t b = 0; b < tgt.limits.size(); ++b) {
-    const auto& cfg = tgt.limits[b];
+  for (std::size_t b = 0; b < replay.tgt().limits.size(); ++b) {
+    const auto& cfg = replay.tgt().limits[b];
     // The wait for a whole limit's room is the wait until the bucket is empty.
-    const auto now = replay_level_and_wait(bucket(cfg, so_far.start_unix_s), so_far.bucket_ops, b, just_after, cfg.limit);
+    const double limit = cfg.limit_at(so_far.start_unix_s + just_after);
+    const auto now = replay_level_and_wait(bucket(cfg, so_far.start_unix_s), so_far.bucket_ops, b, just_after, limit);
     const double reset = now.used > 0 && std::isfinite(now.wait_s) ? std::max(0.0, now.wait_s) : 0.0;
-    f.buckets.push_back({cfg.name, now.used, cfg.limit, cfg.period_s, reset});
+    f.buckets.push_back({cfg.name, now.used, limit, cfg.period_s, reset});
   }
   if (tgt.limits.empty()) return f;
   if (so_far.first_429) {

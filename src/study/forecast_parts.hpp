@@ -31,9 +31,12 @@ public:
   }
   /// The log's clock at simulated t = 0: the first send.
   double origin() const noexcept { return origin_; }
+  /// The target as the replay runs it: on a log with clock times, its rules in force at the log's
+  /// start, with the dated changes after it as limit steps (target_at).
+  const target& tgt() const noexcept { return tgt_; }
 
 private:
-  const target& tgt_;
+  target tgt_;
   retry_policy no_retry_;
   session_shaping shaping_;
   double origin_ = 0;

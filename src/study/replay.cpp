@@ -207,17 +207,28 @@ std::shared_ptr<scenario_option> merged_option(const model_map& tg, const std::v
   return o;
 }
 
-// A plan's rules that change within the logs' span: the replay runs under those in force at its
-// start, and says which change it did not apply.
+// A plan's rules that change within the logs' span: the replay starts under those in force at its
+// start and takes each change when it comes (target_at's limit steps), which the summary says.
 void note_rule_changes(const scenario_option& o, double start_unix_s, double span_s, replay_shaping_summary& summary) {
-  for (const auto& t : o.targets)
-    for (const auto& d : rule_changes_within(t, start_unix_s, start_unix_s + span_s)) {
-      const double at = d.from_unix_s > start_unix_s ? d.from_unix_s : d.until_unix_s;
-      summary.notes.push_back(fmt::format(
-          "{}: the limit of {} changes on {:%Y-%m-%d} within the logs' span ({}): the replay keeps the limit in force at "
-          "its start throughout",
-          t.name, d.bucket, fmt::gmtime(static_cast<std::time_t>(at)), d.source));
+  for (const auto& t : o.targets) {
+    const target now = target_at(t, start_unix_s);
+    for (const auto& b : now.limits) {
+      double before = b.limit;
+      for (const auto& step : b.limit_steps) {
+        if (step.at_unix_s >= start_unix_s + span_s) break;
+        std::string source;
+        for (const auto& d : rule_changes_within(t, start_unix_s, start_unix_s + span_s))
+          if (d.bucket == b.name && (d.from_unix_s == step.at_unix_s || d.until_unix_s == step.at_unix_s))
+            source += fmt::format("{}{}", source.empty() ? "" : "; ", d.source);
+        summary.notes.push_back(fmt::format(
+            "{}: the limit of {} changes from {} to {} at {:%Y-%m-%d %H:%M} UTC, within the logs' span ({}): the replay "
+            "takes the new limit then",
+            t.name, b.name, detail::grouped(before), detail::grouped(step.limit),
+            fmt::gmtime(static_cast<std::time_t>(step.at_unix_s)), source));
+        before = step.limit;
+      }
     }
+  }
 }
 
 // Requests whose context goes past what a target's speeds were fitted on (speed.context_max_tokens):

@@ -314,3 +314,19 @@ TEST(RunStorage, ARunOnAnotherRunsBuffersIsTheSame) {
   // have been one session's).
   EXPECT_GE(storage.sessions.capacity(), 40u);
 }
+
+// Limits that step within the run (a plan's dated rules crossed): the token buckets' reads by value
+// would miss a step, so a batch reads them through the buckets, which take it at its time. The
+// Developer tier's limits halve at 60 s and come back tripled at 150 s.
+TEST(CoalescedRefusals, LimitsThatStepWithinTheRun) {
+  const auto f = reference_fleet(40, 25, 12, [](target& t) {
+    for (auto& b : t.limits) b.limit_steps = {{60, b.limit / 2}, {150, 3 * b.limit}};
+  });
+  const auto r = expect_both_ways_same(f);
+  EXPECT_GT(refusals(r), 1000);
+  auto flat = f;
+  for (auto& b : flat.tgt.limits) b.limit_steps.clear();
+  const auto without = run(flat, true);
+  EXPECT_NE(refusals(r), refusals(without));
+  EXPECT_NE(r.wall_s, without.wall_s);
+}

@@ -171,6 +171,69 @@ TEST(Plans, SimulatedSessionWaitsForTheWindowItOpened) {
   EXPECT_DOUBLE_EQ(c->fee_share_usd, r.cost_usd);
 }
 
+// A bucket whose limit steps within a run takes the new limit as of the step's time, whenever it is
+// first asked after it. Token bucket of 10 refilled in 10 s (1 unit/s), emptied at 0, stepping to
+// 20 (2 units/s) at 5 s: at 5 s it holds 5, and the 10 more capacity make 15; at 7 s, 15 + 2 × 2 = 19,
+// so 20 units wait 0.5 s — the same whether or not it was asked at 5 s.
+TEST(Plans, LimitStepsTakeEffectAtTheirTime) {
+  bucket_config c;
+  c.name = "tpm";
+  c.limit = 10;
+  c.period_s = 10;
+  c.limit_steps = {{1000 + 5.0, 20}};  // Unix times; t = 0 is Unix 1,000
+  bucket asked(c, 1000), unasked(c, 1000);
+  for (bucket* b : {&asked, &unasked}) b->charge(10, 0, 0);
+  EXPECT_DOUBLE_EQ(asked.wait_for(20, 5), 2.5);  // (20 − 15) / 2
+  EXPECT_DOUBLE_EQ(asked.used(5), 5.0);
+  EXPECT_DOUBLE_EQ(asked.wait_for(20, 7), 0.5);
+  EXPECT_DOUBLE_EQ(unasked.wait_for(20, 7), 0.5);
+  EXPECT_EQ(asked.wait_for(21, 100), bucket::never);  // above the new capacity
+  // A lower limit: what is used stays used, the level goes below zero (5 units used of a new 4:
+  // refilled at 0.4/s, 2 units wait (2 + 1) / 0.4 = 7.5 s).
+  bucket_config d = c;
+  d.limit_steps = {{1000 + 5.0, 4}};
+  bucket lower(d, 1000);
+  lower.charge(10, 0, 0);
+  EXPECT_DOUBLE_EQ(lower.used(5), 5.0);
+  EXPECT_DOUBLE_EQ(lower.wait_for(2, 5), 7.5);
+  // A window keeps its count: 3 of 3 in a 5-hour window, stepping to 6 at 1 hour admits 3 more.
+  bucket_config w = requests_window(3, window_anchor::first_use);
+  w.limit_steps = {{3600, 6}};
+  bucket win(w, 0);
+  for (int k = 0; k < 3; ++k) win.charge(1, 100 + k, 100 + k);
+  EXPECT_DOUBLE_EQ(win.wait_for(1, 200), five_hours - 100);
+  EXPECT_EQ(win.wait_for(3, 3600), 0.0);
+  EXPECT_EQ(win.used(3600), 3.0);
+  EXPECT_DOUBLE_EQ(win.wait_for(4, 3600), five_hours + 100 - 3600);
+}
+
+// The session above, on a plan whose 5-hour cap doubles on 2026-05-06 (a dated rule) and a run
+// that crosses the date: starting 1,003 s before it, the cap is 2 from 1,003 s on, and r2 at
+// 1,004.5 s is admitted (its first 1,000 tokens cached: TTFT 0.5 + 0.5 s, decode 1 s, it ends at
+// 1,006.5 s); starting 1,013 s
+// before, r2 comes under the old cap of 1 and waits for the window as before.
+TEST(Plans, ARunCrossingADatedRuleTakesItWhenItComes) {
+  const auto script = two_requests();
+  const session_plan plan{&script, 1000, 1, 0};
+  auto j = plan_json();
+  j["limits"]["buckets"][0]["limit"] = 2;
+  j["limits"]["dated"] = nlohmann::json::parse(R"([
+    {"bucket": "five_hour", "until": "2026-05-06T00:00:00Z", "factor": 0.5, "source": "doubled on 2026-05-06"}])");
+  const auto t = plan_target(j);
+  const double may6 = 1'778'025'600.0;
+  sim_options so;
+  so.start_unix_s = may6 - 1003;
+  const auto crossing = simulate(target_at(t, so.start_unix_s), honour_forever(), {&plan, 1}, so);
+  ASSERT_EQ(crossing.attempts.size(), 2u);
+  EXPECT_EQ(crossing.attempts[1].status, attempt_status::ok);
+  EXPECT_DOUBLE_EQ(crossing.attempts[1].t_end, 1006.5);
+  so.start_unix_s = may6 - 1013;
+  const auto before = simulate(target_at(t, so.start_unix_s), honour_forever(), {&plan, 1}, so);
+  ASSERT_EQ(before.attempts.size(), 3u);
+  EXPECT_DOUBLE_EQ(before.attempts[1].retry_after_s, 17995.5);
+  EXPECT_DOUBLE_EQ(before.attempts[2].t_send, 19000.0);
+}
+
 // A cap the source does not publish is null in the preset; a run needs it set.
 TEST(Plans, UnpublishedCapMustBeSetBeforeARun) {
   auto j = plan_json();
@@ -221,12 +284,35 @@ TEST(Plans, DatedLimitsApplyAtTheirDates) {
   const auto once = target_at(t, may6 - 1);
   EXPECT_TRUE(once.dated_limits.empty());
   EXPECT_EQ(target_at(once, may6 - 1).limits[0].limit, 5.0);
+  // The changes after that date are the bucket's limit steps: 10 from May 6, 30 from May 13, 10
+  // again from July 13; resolved again later, the steps up to then are taken.
+  const double may13 = may6 + 7 * 86400.0, jul13 = 1'783'900'800.0;
+  ASSERT_EQ(once.limits[0].limit_steps.size(), 3u);
+  EXPECT_EQ(once.limits[0].limit_steps[0].at_unix_s, may6);
+  EXPECT_EQ(once.limits[0].limit_steps[0].limit, 10.0);
+  EXPECT_EQ(once.limits[0].limit_steps[1].at_unix_s, may13);
+  EXPECT_EQ(once.limits[0].limit_steps[1].limit, 30.0);
+  EXPECT_EQ(once.limits[0].limit_steps[2].at_unix_s, jul13);
+  EXPECT_EQ(once.limits[0].limit_steps[2].limit, 10.0);
+  EXPECT_EQ(once.limits[0].limit_at(may13 + 1), 30.0);
+  const auto later = target_at(once, may13);
+  EXPECT_EQ(later.limits[0].limit, 30.0);
+  ASSERT_EQ(later.limits[0].limit_steps.size(), 1u);
+  EXPECT_EQ(later.limits[0].limit_steps[0].at_unix_s, jul13);
+  EXPECT_TRUE(target_at(t, jul13).limits[0].limit_steps.empty());
+  // A clock without a date: the preset's own limit, no steps.
+  const auto undated = target_at(t, std::numeric_limits<double>::quiet_NaN());
+  EXPECT_EQ(undated.limits[0].limit, 10.0);
+  EXPECT_TRUE(undated.limits[0].limit_steps.empty());
   EXPECT_EQ(rule_changes_within(t, may6 - 86400, may6 + 86400).size(), 1u);
   EXPECT_TRUE(rule_changes_within(t, may6, may6 + 86400).empty());
   // A limit the user sets holds at any date (a scenario's "limits", --limit): its rules go.
   auto user = t;
   drop_dated_limits(user, "five_hour");
   EXPECT_EQ(target_at(user, may6 - 1).limits[0].limit, 10.0);
+  auto user_later = once;  // (and its steps, when the target was resolved before)
+  drop_dated_limits(user_later, "five_hour");
+  EXPECT_TRUE(user_later.limits[0].limit_steps.empty());
   // A scenario that starts on 2026-05-04 runs, and says it ran, under the limit of 5.
   const preset_library lib({LOOPCAST_TEST_MODELS_DIR});
   scenario scn = lib.load_scenario("reference");
@@ -237,8 +323,8 @@ TEST(Plans, DatedLimitsApplyAtTheirDates) {
   EXPECT_EQ(r.options[0].option->first().limits[0].limit, 5.0);
   ASSERT_TRUE(r.options[0].sim.first_429.has_value());
   EXPECT_EQ(r.options[0].sim.first_429->request, 6);  // the 6th request of the window meets the cap of 5
-  // A replay of logs from 2026-02-10 to 02-23 on a rule that changes on 02-11: it runs under the
-  // rule in force at the start (factor 0.5 until 02-11), and says which change it did not apply.
+  // A replay of logs from 2026-02-10 to 02-23 on a rule that changes on 02-11: it starts under the
+  // rule in force at the start (factor 0.5 until 02-11), takes the change when it comes, and says so.
   auto k = plan_json();
   k["limits"]["buckets"][0]["limit"] = 1000;
   k["limits"]["dated"] = nlohmann::json::parse(R"([
@@ -251,8 +337,8 @@ TEST(Plans, DatedLimitsApplyAtTheirDates) {
   const auto rr = run_replay(logs, std::vector<scenario_option>{o});
   EXPECT_EQ(rr.options[0].option->first().limits[0].limit, 500.0);
   EXPECT_NE(std::find(rr.shaping[0].notes.begin(), rr.shaping[0].notes.end(),
-                      "test-plan: the limit of five_hour changes on 2026-02-11 within the logs' span (a test rule): the "
-                      "replay keeps the limit in force at its start throughout"),
+                      "test-plan: the limit of five_hour changes from 500 to 1,000 at 2026-02-11 00:00 UTC, within the "
+                      "logs' span (a test rule): the replay takes the new limit then"),
             rr.shaping[0].notes.end())
       << fmt::format("{}", fmt::join(rr.shaping[0].notes, " | "));
   // Errors name the place.

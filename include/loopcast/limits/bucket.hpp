@@ -4,7 +4,10 @@
 // oversize rule: a charge larger than the whole capacity is refused for good (`refuse`,
 // `rate_limited`: wait_for returns never_admitted) or admitted once the bucket is empty (`debt`:
 // the level goes below zero and refill repays it). Each wait is monotone: once a charge is
-// admissible without other traffic, it stays so. Operations allocate nothing once warm.
+// admissible without other traffic, it stays so — except where the limit itself changes: a bucket
+// whose configuration has limit steps (a plan's dated rule that changes within the run) takes the
+// new limit when an operation first asks at or after the step's time, as of that time, so its state
+// depends on the times asked, never on how often. Operations allocate nothing once warm.
 #pragma once
 
 #include "loopcast/limits/bucket_config.hpp"
@@ -28,14 +31,17 @@ public:
 
   /// A fixed window anchored at the epoch needs the Unix time of simulated t = 0.
   explicit bucket(bucket_config cfg, double start_unix_s = 0)
-      : cfg_(std::move(cfg)), state_(make(cfg_, start_unix_s)), oversize_above_(oversize_above(cfg_)),
-        debt_(cfg_.oversize == oversize_rule::debt) {}
+      : cfg_(std::move(cfg)), state_(make(cfg_, start_unix_s)), oversize_above_(oversize_above(cfg_, cfg_.limit)),
+        debt_(cfg_.oversize == oversize_rule::debt), start_unix_s_(start_unix_s) {
+    if (!cfg_.limit_steps.empty()) next_step_t_ = cfg_.limit_steps.front().at_unix_s - start_unix_s_;
+  }
 
   const bucket_config& config() const noexcept { return cfg_; }
 
   /// Seconds to wait from t until a charge of q could be admitted (0 = now, never_admitted = a
   /// charge above the capacity that the oversize rule does not admit).
   double wait_for(double q, double t) noexcept {
+    if (t >= next_step_t_) [[unlikely]] step_to(t);
     return std::visit([this, q, t](auto& s) noexcept { return wait_in(s, q, t, oversize_above_, debt_); }, state_);
   }
 
@@ -48,7 +54,8 @@ public:
     bool debt;              // ... which is debt (else never admitted)
     double wait_for(double q, double t) const noexcept { return wait_in(state, q, t, oversize_above, debt); }
   };
-  /// For a bucket whose algorithm is bucket_algorithm::token_bucket.
+  /// For a bucket whose algorithm is bucket_algorithm::token_bucket and whose limit does not change
+  /// before the reading's last use (limit_changes_before).
   token_reading read_token_bucket() const noexcept {
     return {std::get_if<limits::token_bucket>(&state_)->read(), oversize_above_, debt_};
   }
@@ -56,6 +63,7 @@ public:
   /// Charges q units at time t; `t_release` is when the request completes (concurrency only).
   /// Returns the ticket adjust() takes.
   std::uint64_t charge(double q, double t, double t_release) {
+    if (t >= next_step_t_) [[unlikely]] step_to(t);
     return std::visit([=](auto& s) { return s.charge(q, t, t_release); }, state_);
   }
 
@@ -64,16 +72,36 @@ public:
   /// positive.
   void adjust(double delta, double t, double t_admit, std::uint64_t ticket) {
     if (delta == 0.0) return;
+    if (t >= next_step_t_) [[unlikely]] step_to(t);
     std::visit([=](auto& s) { s.adjust(delta, t, t_admit, ticket); }, state_);
   }
 
   /// Units in use at time t, in the bucket's unit: limit − available for a token bucket, the
   /// window's count for the window algorithms, requests in flight for concurrency.
   double used(double t) noexcept {
+    if (t >= next_step_t_) [[unlikely]] step_to(t);
     return std::visit([t](auto& s) noexcept { return s.used(t); }, state_);
   }
 
+  /// Whether the limit changes at or before simulated time t (a step not yet taken).
+  bool limit_changes_before(double t) const noexcept { return next_step_t_ <= t; }
+  /// Whether a step of the limit is still to come.
+  bool limit_steps_ahead() const noexcept { return next_step_t_ < std::numeric_limits<double>::infinity(); }
+
 private:
+  // Takes every limit step due at or before t, each as of its own time.
+  void step_to(double t) noexcept {
+    const auto& steps = cfg_.limit_steps;
+    while (step_ < steps.size() && steps[step_].at_unix_s - start_unix_s_ <= t) {
+      const double at = std::max(0.0, steps[step_].at_unix_s - start_unix_s_);
+      const double limit = steps[step_].limit;
+      std::visit([&](auto& s) noexcept { s.set_limit(limit, at, cfg_.period_s); }, state_);
+      oversize_above_ = oversize_above(cfg_, limit);
+      ++step_;
+    }
+    next_step_t_ = step_ < steps.size() ? steps[step_].at_unix_s - start_unix_s_ : std::numeric_limits<double>::infinity();
+  }
+
   // A charge above the capacity follows the oversize rule (never admitted, or debt: admitted once
   // the bucket is full); a concurrency limit has none (oversize_above is infinite).
   template <class State>
@@ -94,15 +122,18 @@ private:
   }
 
   // The capacity and the admission tolerance against rounding (infinite for a concurrency limit).
-  static double oversize_above(const bucket_config& c) noexcept {
+  static double oversize_above(const bucket_config& c, double limit) noexcept {
     if (c.algorithm == bucket_algorithm::concurrency) return std::numeric_limits<double>::infinity();
-    return c.limit + 1e-9 * std::max(1.0, c.limit);
+    return limit + 1e-9 * std::max(1.0, limit);
   }
 
   bucket_config cfg_;
   state state_;
   double oversize_above_;
   bool debt_;              // the oversize rule is debt
+  double start_unix_s_;    // Unix time of simulated t = 0 (the limit steps are in Unix time)
+  double next_step_t_ = std::numeric_limits<double>::infinity();  // the next limit step, simulated s
+  std::size_t step_ = 0;   // limit steps taken
 };
 static_assert(bucket_law<bucket>);
 

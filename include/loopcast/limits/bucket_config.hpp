@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace loopcast {
 
@@ -93,6 +94,13 @@ struct enum_names<oversize_rule> {
                                     enum_entry{oversize_rule::debt, "debt"}};
 };
 
+/// From Unix time `at_unix_s` on, a bucket's limit is `limit` (a plan's rule that changes within a
+/// run: target_at in target.hpp turns a preset's dated limits into these steps).
+struct limit_step {
+  double at_unix_s = 0;
+  double limit = 0;
+};
+
 /// Configuration of one bucket. Plain data; validated when loaded.
 struct bucket_config {
   std::string name;                   ///< e.g. "total_tpm"
@@ -114,7 +122,17 @@ struct bucket_config {
   /// The source publishes no figure for this limit ("limit": null in a preset): it must be set
   /// (a scenario option's "limits", --limit, Target.with_bucket_limit) before a run; `limit` is 0.
   bool limit_unpublished = false;
+  /// Later limits, in time order: from each step's time on, the bucket's limit is the step's (a run
+  /// that crosses a dated rule change meets it when it happens; `limit` holds before the first).
+  std::vector<limit_step> limit_steps;
 
+  /// The limit in force at Unix time `unix_s`.
+  double limit_at(double unix_s) const noexcept {
+    double l = limit;
+    for (const auto& s : limit_steps)
+      if (unix_s >= s.at_unix_s) l = s.limit;
+    return l;
+  }
   double class_weight(token_class c) const noexcept { return class_weights[static_cast<std::size_t>(counted_as(c))]; }
   /// Every weight is 1: a charge is a whole number of units.
   bool unweighted() const noexcept {

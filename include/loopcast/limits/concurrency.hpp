@@ -33,6 +33,11 @@ public:
     return 0;
   }
   void adjust(double, double, double, std::uint64_t) noexcept {}
+  /// From t on at most `limit` requests are in flight; those in flight stay.
+  void set_limit(double limit, double /*t*/, double /*period_s*/) noexcept {
+    limit_ = limit;
+    eps_ = 1e-9 * std::max(1.0, limit);
+  }
   double used(double t) noexcept {
     release(t);
     return static_cast<double>(heap_.size());

@@ -52,6 +52,12 @@ public:
     roll(t);
     return count_;
   }
+  /// From t on the limit is `limit`; what the open window counted stays counted.
+  void set_limit(double limit, double t, double /*period_s*/) noexcept {
+    roll(t);
+    limit_ = limit;
+    eps_ = 1e-9 * std::max(1.0, limit);
+  }
 
 private:
   std::int64_t window_index(double t) const noexcept {

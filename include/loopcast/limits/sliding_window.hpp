@@ -35,6 +35,11 @@ public:
       if (log_[i].amount > 0) return log_[i].t + period_s_ - t;
     return 0.0;
   }
+  /// From t on the limit is `limit`; the charges in the window stay in it.
+  void set_limit(double limit, double /*t*/, double /*period_s*/) noexcept {
+    limit_ = limit;
+    eps_ = 1e-9 * std::max(1.0, limit);
+  }
   /// The ticket is the charge's sequence number, which a refund uses to find it.
   std::uint64_t charge(double q, double t, double /*t_release*/) {
     expire(t);

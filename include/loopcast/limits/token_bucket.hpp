@@ -54,6 +54,15 @@ public:
     r_.level = std::min(r_.limit, r_.level - delta);
   }
   double used(double t) const noexcept { return r_.limit - r_.level_at(t); }
+  /// From t on the capacity is `limit`, refilled at limit/period: what was used stays used (the
+  /// level moves by the change in capacity, below zero when the new capacity is under what is used).
+  void set_limit(double limit, double t, double period_s) noexcept {
+    refill(t);
+    r_.level += limit - r_.limit;
+    r_.limit = limit;
+    r_.rate = limit / period_s;
+    r_.eps = 1e-9 * std::max(1.0, limit);
+  }
 
 private:
   void refill(double t) noexcept {

@@ -30,8 +30,10 @@ template <>
 struct herd_reader<bucket> {
   static constexpr bool batches = true;
   herd_reader(std::vector<bucket>& b, std::size_t nb) : buckets_(b), nb_(nb) {
-    by_value_ = std::all_of(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(nb),
-                            [](const bucket& x) { return x.config().algorithm == bucket_algorithm::token_bucket; });
+    // (A limit that steps within the run is read through its bucket, which takes the step.)
+    by_value_ = std::all_of(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(nb), [](const bucket& x) {
+      return x.config().algorithm == bucket_algorithm::token_bucket && !x.limit_steps_ahead();
+    });
     if (by_value_)
       for (std::size_t i = 0; i < nb; ++i) readings_[i] = b[i].read_token_bucket();
   }

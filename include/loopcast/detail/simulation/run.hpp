@@ -446,7 +446,7 @@ private:
           remember_cache(s, cached);
           if (spill(s, t)) return schedule(t, si, detail::event_kind::send);
         }
-        note_stop(s, d, bi, charge[bi].at_admission, true);
+        note_stop(s, d, bi, charge[bi].at_admission, true, opt_.start_unix_s + t);
         finish(s, session_outcome::request_too_large, t);
         return;
       }
@@ -503,7 +503,7 @@ private:
                                         s.attempt + 1 >= detail::max_attempts_per_request);
     if (!dec.retry || hopeless) {
       const auto bi = static_cast<std::size_t>(worst);
-      note_stop(s, d, bi, charge[bi].at_admission, refused_forever);
+      note_stop(s, d, bi, charge[bi].at_admission, refused_forever, opt_.start_unix_s + t);
       finish(s, refused_forever && dec.retry ? session_outcome::request_too_large : session_outcome::died_after_retries,
              t);
       return;
@@ -532,12 +532,13 @@ private:
   // The retries a batch set aside, sorted, merged into scheduled_.
   [[gnu::noinline]] void merge_aside();
 
-  // The bucket that stopped the session: what it needed of the bucket, its capacity, and whether
-  // the bucket can never admit it.
-  static void note_stop(session_state& s, const deployment& d, std::size_t bi, double need, bool never) noexcept {
+  // The bucket that stopped the session: what it needed of the bucket, its capacity (at Unix time
+  // `unix_t`, when the stop came), and whether the bucket can never admit it.
+  static void note_stop(session_state& s, const deployment& d, std::size_t bi, double need, bool never,
+                        double unix_t) noexcept {
     s.res.stop_bucket = static_cast<std::int16_t>(d.bucket_base + bi);
     s.res.stop_need = need;
-    s.res.stop_capacity = d.tgt->limits[bi].limit;
+    s.res.stop_capacity = d.tgt->limits[bi].limit_at(unix_t);
     s.res.stop_never_admitted = never;
   }
 
