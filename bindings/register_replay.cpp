@@ -39,9 +39,10 @@ void register_traces(py::module_& m) {
       "forecast",
       [](const std::vector<std::string>& logs, const std::string& target_json, const std::string& format, std::uint64_t seed,
          std::int32_t draws, double horizon_s, std::int32_t recent, std::int64_t work_budget,
-         std::optional<std::string> models_dir) {
+         std::optional<std::string> models_dir, bool each_window) {
         const auto tgt = parse_target(target_json, "<target>");
         forecast_options o;
+        o.each_window = each_window;
         o.seed = seed;
         o.draws = draws;
         o.horizon_s = horizon_s;
@@ -65,7 +66,7 @@ void register_traces(py::module_& m) {
         return to_python(forecast_document(f));
       },
       py::arg("logs"), py::arg("target_json"), py::arg("format"), py::arg("seed"), py::arg("draws"), py::arg("horizon_s"),
-      py::arg("recent") = 0, py::arg("work_budget") = 0, py::arg("models_dir") = py::none(),
+      py::arg("recent") = 0, py::arg("work_budget") = 0, py::arg("models_dir") = py::none(), py::arg("each_window") = true,
       "`loopcast watch --once --json` as a dict.");
   m.def(
       "backtest",

@@ -8,7 +8,9 @@
 // that sent last with requests resampled from its own recent ones — each one's prompt growth,
 // output, reasoning, agent time and duration, together — and replays the whole until a bucket
 // refuses a request (the client gives up at the first 429) or the horizon passes. The forecast is
-// the P10 / P50 / P90 of the time from the last send to that refusal over the draws.
+// the P10 / P50 / P90 of the time from the last send to that refusal over the draws. With
+// each_window, the draws go on past that wall (the client waits for the window to reset) and give
+// each bucket's own first refusal too.
 //
 // Work is bounded: a forecast simulates at most `work_budget` requests over all its draws. A draw
 // the budget stops before a wall or the horizon is censored (the wall is later than it got), never
@@ -46,6 +48,21 @@ struct forecast_options {
   /// The agent that wrote the log: its max_tokens and compaction point shape the replay (empty: a
   /// 32,000-token max_tokens and compaction at 83% of the window, Claude Code's).
   std::optional<retry_policy> agent;
+  /// Each bucket's own wall too (bucket_now::wall): a draw goes on past its first wall — the
+  /// session waits for the window that refused it to reset, as a user of a plan does, and
+  /// continues at its pace — until every bucket has refused it once, the horizon passes or its
+  /// share of the work budget is spent.
+  bool each_window = true;
+};
+
+/// P10 / P50 / P90 of a time over the draws (infinite: beyond the horizon); a quantile that draws
+/// the work budget stopped could move is a lower bound (its flag).
+struct wall_quantiles {
+  double p10_s = std::numeric_limits<double>::infinity();
+  double p50_s = std::numeric_limits<double>::infinity();
+  double p90_s = std::numeric_limits<double>::infinity();
+  bool p10_at_least = false, p50_at_least = false, p90_at_least = false;
+  double hit_share = 0;  ///< draws in which the wall came within the horizon
 };
 
 struct bucket_now {
@@ -57,6 +74,10 @@ struct bucket_now {
   /// (the next window opens with the next use); for a token bucket, when it has drained. 0: it
   /// is empty (an expired window holds nothing of the sessions before it).
   double resets_in_s = 0;
+  /// Seconds from the last send to this bucket's first refusal, over the draws, the session waiting
+  /// out the other windows' walls (forecast_options::each_window; none when the forecast made no
+  /// draws or was not asked for it).
+  std::optional<wall_quantiles> wall;
 };
 
 struct wall_forecast {

@@ -87,7 +87,7 @@ def fit(traces: Traces, name: str, model: str = ..., context_window: int = ..., 
 def fit_workload(traces: Traces, name: str, model: str = ..., context_window: int = ..., max_tokens: int = ..., points: int = ..., sources: list[str] = ...) -> Any:
     """A workload preset (as a dict) fitted to the logs' sessions."""
 
-def forecast(logs: list[str], target_json: str, format: str, seed: int, draws: int, horizon_s: float, recent: int = ..., work_budget: int = ..., models_dir: str | None = ...) -> Any:
+def forecast(logs: list[str], target_json: str, format: str, seed: int, draws: int, horizon_s: float, recent: int = ..., work_budget: int = ..., models_dir: str | None = ..., each_window: bool = ...) -> Any:
     """`loopcast watch --once --json` as a dict."""
 
 def import_default_logs() -> Traces:

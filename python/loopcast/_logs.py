@@ -316,7 +316,7 @@ def forecast(log: "str | os.PathLike | Sequence[str | os.PathLike]", on: "Target
              limits: "Mapping[str, int] | None" = None,
              format: str = "auto", seed: int = 1, draws: int = 200, horizon_s: float = 7 * 86400.0,
              recent: int | None = None, work_budget: int | None = None,
-             models: "str | os.PathLike | None" = None) -> dict:
+             models: "str | os.PathLike | None" = None, each_window: bool = True) -> dict:
     """The next wall of a (running) session on a target or plan: ``loopcast watch --once --json`` as a dict.
 
     The log so far is replayed on the target as ``loopcast replay --speed recorded`` replays it
@@ -326,7 +326,10 @@ def forecast(log: "str | os.PathLike | Sequence[str | os.PathLike]", on: "Target
     P50 / P90 of the seconds from the last send to that refusal (None: beyond ``horizon_s``, at most
     366 days); a quantile that a draw stopped by ``work_budget`` (requests simulated over all draws,
     default 20,000,000) could move is flagged ``p50_at_least``. ``["buckets"]`` is each bucket's use
-    now. ``limits`` sets bucket limits by name (a plan's unpublished caps). ``log`` may be ``"-"``
+    now and, with ``each_window`` (the default), ``["wall"]``: the same quantiles of its own first
+    refusal, the session waiting out the other windows' resets (``each_window=False`` stops each draw
+    at its first wall: faster, and ``["wall"]`` is None). ``limits`` sets bucket limits by name (a
+    plan's unpublished caps). ``log`` may be ``"-"``
     or a FIFO, read once; a list of logs is one account on one clock (``watch LOG...``): every
     session of every log, each API response counted once. See docs/watch.md.
     """
@@ -338,7 +341,7 @@ def forecast(log: "str | os.PathLike | Sequence[str | os.PathLike]", on: "Target
         tg = tg.with_bucket_limit(bucket, limit)
     logs = [os.fspath(log)] if isinstance(log, (str, os.PathLike)) else [os.fspath(x) for x in log]
     return _core.forecast(logs, tg._text, format, int(seed), draws, float(horizon_s),
-                          recent or 0, work_budget or 0, models_dir(models))
+                          recent or 0, work_budget or 0, models_dir(models), bool(each_window))
 
 
 def backtest(logs: "Logs | str | Sequence[str]", on: "Target | str", *, caps: "Mapping[str, float] | None" = None,

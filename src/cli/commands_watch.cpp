@@ -34,7 +34,7 @@ struct watch_args {
   double pace_sigma = forecast_options{}.pace_sigma;
   std::int64_t work_budget = forecast_options{}.work_budget;
   std::uint64_t seed = 1;
-  bool once = false, as_json = false, backtest = false, account = false;
+  bool once = false, as_json = false, backtest = false, account = false, first_wall_only = false;
 };
 
 // The session logs that feed the target's account from this machine: every .jsonl under the
@@ -129,6 +129,7 @@ forecast_options forecast_options_of(const watch_args& a) {
   fo.block_requests = a.block;
   fo.pace_sigma = a.pace_sigma;
   fo.work_budget = a.work_budget;
+  fo.each_window = !a.first_wall_only;
   return fo;
 }
 
@@ -360,6 +361,8 @@ void add_watch_command(CLI::App& app, const globals& g, const std::string& forma
       ->capture_default_str()->check(finite_range(0, 5));
   watch->add_option("--work-budget", wa->work_budget, "Requests simulated over all draws at most")
       ->capture_default_str()->check(CLI::Range(std::int64_t{1}, std::int64_t{10'000'000'000}));
+  watch->add_flag("--first-wall-only", wa->first_wall_only,
+                  "Stop each draw at its first wall: no wall per window (faster)");
   watch->add_option("--seed", wa->seed, "Seed of the draws")->capture_default_str()->check(seed_digits());
   watch->add_option("--format", wa->format, "Log format (default: detected): " + formats);
   watch->add_flag("--backtest", wa->backtest, "Cut each log at --cuts, forecast from before the cut and score it "

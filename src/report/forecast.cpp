@@ -43,9 +43,16 @@ namespace detail {
 
 nlohmann::ordered_json forecast_doc(const wall_forecast& f) {
   nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
-  for (const auto& b : f.buckets)
+  for (const auto& b : f.buckets) {
+    nlohmann::ordered_json wall = nullptr;
+    if (b.wall)
+      wall = {{"p10_s", finite_or_null(b.wall->p10_s)}, {"p50_s", finite_or_null(b.wall->p50_s)},
+              {"p90_s", finite_or_null(b.wall->p90_s)}, {"p10_at_least", b.wall->p10_at_least},
+              {"p50_at_least", b.wall->p50_at_least}, {"p90_at_least", b.wall->p90_at_least},
+              {"hit_share", b.wall->hit_share}};
     buckets.push_back({{"name", b.name}, {"used", b.used}, {"limit", b.limit}, {"period_s", b.period_s},
-                       {"resets_in_s", b.resets_in_s}});
+                       {"resets_in_s", b.resets_in_s}, {"wall", wall}});
+  }
   const bool hit = f.hit_share > 0;
   return {{"log", f.log},
           {"requests", f.requests},
@@ -122,6 +129,25 @@ std::string pace(const wall_forecast& f) {
 }
 } // namespace
 
+namespace {
+// Each bucket's own wall, the session waiting out the others' (forecast_options::each_window): one
+// line, when there is more than one bucket.
+void write_each_window(std::ostream& os, const wall_forecast& f, double horizon_s) {
+  if (f.buckets.size() < 2 || !f.buckets.front().wall) return;
+  std::string parts;
+  for (const auto& b : f.buckets) {
+    const auto& w = *b.wall;
+    parts += parts.empty() ? "" : "; ";
+    if (w.hit_share == 0)
+      parts += fmt::format("{} none within {}", b.name, span(horizon_s));
+    else
+      parts += fmt::format("{} in {} (P10 {}, P90 {}; {:.0f}% of draws)", b.name, bound(w.p50_s, w.p50_at_least),
+                           bound(w.p10_s, w.p10_at_least), bound(w.p90_s, w.p90_at_least), 100 * w.hit_share);
+  }
+  fmt::print(os, "  each window, the session waiting out the others' resets: {}\n", parts);
+}
+} // namespace
+
 void write_forecast_text(std::ostream& os, const wall_forecast& f, double horizon_s) {
   fmt::print(os, "{}, the last sent at {}", detail::count_of(f.requests, "request"), when(f, f.last_send_s));
   for (const auto& b : f.buckets) {
@@ -160,6 +186,7 @@ void write_forecast_text(std::ostream& os, const wall_forecast& f, double horizo
              f.bucket, bound(f.p50_s, f.p50_at_least), bound(f.p10_s, f.p10_at_least), bound(f.p90_s, f.p90_at_least),
              std::isfinite(f.p50_s) ? (f.p50_at_least ? "≥ " : "") + when(f, f.last_send_s + f.p50_s) : std::string("—"),
              f.requests_p50, 100 * f.hit_share, f.draws, span(horizon_s), pace(f), censored);
+  write_each_window(os, f, horizon_s);
 }
 
 void write_backtest_text(std::ostream& os, const backtest_result& r, const backtest_options& opt) {

@@ -138,6 +138,9 @@ backtest_result backtest_forecasts(const std::vector<recorded_trace>& traces, co
     if (!(share > 0 && share <= 10))
       throw std::invalid_argument(fmt::format("--cap {}={}: expected a share of the first window's use in (0, 10]", name, share));
   backtest_result out;
+  // The backtest scores the next wall: the draws stop there (each window's own wall is not scored).
+  forecast_options next_wall_only = opt.forecast;
+  next_wall_only.each_window = false;
   std::vector<double> errors, crps, base_errors, base_crps;
   for (const auto& trace : traces) {
     if (trace.totals || trace.request_count() < 2) {
@@ -156,7 +159,7 @@ backtest_result backtest_forecasts(const std::vector<recorded_trace>& traces, co
     for (double share : opt.cuts) {
       const auto k = std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(share * static_cast<double>(n))), 1, n - 1);
       const auto cut = cut_trace(trace, k);
-      const auto f = forecast_next_wall(cut, tg, opt.forecast);
+      const auto f = forecast_next_wall(cut, tg, next_wall_only);
       const double cut_s = f.last_send_s - whole_replay.origin();
       if (!(whole.first_429->time_s > cut_s)) {
         out.notes.push_back(fmt::format("{} cut at {:.0f}%: the wall came before the cut, left out", trace.file, 100 * share));

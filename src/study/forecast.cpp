@@ -42,6 +42,9 @@ forecast_replay::forecast_replay(const recorded_trace& trace, const target& tgt,
     : tgt_(tgt), no_retry_() {
   no_retry_.name = "gives up at the first 429";
   no_retry_.max_retries = 0;
+  waits_.name = "waits for each window to reset";
+  waits_.max_retries = -1;
+  waits_.honour_retry_after = true;
   const retry_policy agent = opt.agent.value_or(retry_policy{});
   shaping_.agent_max_tokens = agent.agent_max_tokens > 0 ? agent.agent_max_tokens : 32000;
   shaping_.max_output_tokens = tgt.max_output_tokens;
@@ -65,18 +68,18 @@ std::vector<recorded_trace> forecast_replay::input(const recorded_trace& t) {
 }
 
 simulation_result forecast_replay::run(const std::vector<recorded_trace>& one, bool timeline,
-                                       std::int64_t& simulated) const {
+                                       std::int64_t& simulated, bool wait_out) const {
   const auto& t = one.front();
   const auto sessions = make_replay_sessions(one, shaping_);
   const auto plans = sessions.plans(1);
   simulated += static_cast<std::int64_t>(t.request_count());  // (a compaction counts with its request)
   sim_options so;
   so.recorded_speed = true;
-  so.record_attempts = timeline;
+  so.record_attempts = timeline || wait_out;
   so.record_charges = false;
   so.peak_demand = false;
   so.start_unix_s = t.absolute_clock ? origin_ : 0.0;
-  return simulate(tgt_, no_retry_, plans, so);
+  return simulate(tgt_, wait_out ? waits_ : no_retry_, plans, so);
 }
 
 // The recent requests of the trace (by send), each as a step of its session: its prompt growth
@@ -238,7 +241,7 @@ wall_forecast forecast_next_wall(const recorded_trace& trace, const target& tgt,
     const double limit = cfg.limit_at(so_far.start_unix_s + just_after);
     const auto now = replay_level_and_wait(bucket(cfg, so_far.start_unix_s), so_far.bucket_ops, b, just_after, limit);
     const double reset = now.used > 0 && std::isfinite(now.wait_s) ? std::max(0.0, now.wait_s) : 0.0;
-    f.buckets.push_back({cfg.name, now.used, limit, cfg.period_s, reset});
+    f.buckets.push_back({cfg.name, now.used, limit, cfg.period_s, reset, std::nullopt});
   }
   if (tgt.limits.empty()) return f;
   if (so_far.first_429) {
@@ -271,9 +274,16 @@ wall_forecast forecast_next_wall(const recorded_trace& trace, const target& tgt,
   const detail::continuation_shape shape{opt.block_requests, opt.pace_sigma};
   std::vector<double> times, counts, censored;
   std::map<std::string, int> by_bucket;
+  const std::size_t nb = replay.tgt().limits.size();
+  std::vector<std::vector<double>> bucket_walls(nb), bucket_censored(nb);
   for (std::int32_t d = 0; d < opt.draws; ++d) {
     const auto outcome = detail::run_draw(replay, trace, active, steps, derive_seed(opt.seed, static_cast<std::uint64_t>(d)),
-                                          cut, opt.horizon_s, per_draw, shape, f.requests_simulated);
+                                          cut, opt.horizon_s, per_draw, shape, f.requests_simulated, opt.each_window);
+    for (std::size_t b = 0; b < outcome.buckets.size(); ++b) {
+      const auto [kind, after] = outcome.buckets[b];
+      if (kind == detail::draw_outcome::wall) bucket_walls[b].push_back(after);
+      if (kind == detail::draw_outcome::censored) bucket_censored[b].push_back(after);
+    }
     switch (outcome.kind) {
     case detail::draw_outcome::wall:
       times.push_back(outcome.after_s);
@@ -288,8 +298,18 @@ wall_forecast forecast_next_wall(const recorded_trace& trace, const target& tgt,
     case detail::draw_outcome::beyond_horizon: f.draws_s.push_back(std::numeric_limits<double>::infinity()); break;
     }
   }
-  detail::summarise_draws(f, times, censored, opt.draws);
-  f.hit_share = static_cast<double>(times.size()) / static_cast<double>(opt.draws);
+  const wall_quantiles q = detail::summarise_draws(times, censored, opt.draws);
+  f.draws_censored = static_cast<std::int32_t>(censored.size());
+  for (double c : censored) f.censored_at_s = std::min(f.censored_at_s, c);
+  f.p10_s = q.p10_s;
+  f.p50_s = q.p50_s;
+  f.p90_s = q.p90_s;
+  f.p10_at_least = q.p10_at_least;
+  f.p50_at_least = q.p50_at_least;
+  f.p90_at_least = q.p90_at_least;
+  f.hit_share = q.hit_share;
+  if (opt.each_window)
+    for (std::size_t b = 0; b < nb; ++b) f.buckets[b].wall = detail::summarise_draws(bucket_walls[b], bucket_censored[b], opt.draws);
   if (!counts.empty()) {
     std::sort(counts.begin(), counts.end());
     f.requests_p50 = sorted_quantile(counts, 0.5);
@@ -307,49 +327,84 @@ namespace detail {
 
 draw_outcome run_draw(const forecast_replay& replay, const recorded_trace& trace, std::size_t active,
                       std::span<const continuation_step> steps, std::uint64_t seed, double cut, double horizon_s,
-                      std::int64_t per_draw, const continuation_shape& shape, std::int64_t& simulated) {
+                      std::int64_t per_draw, const continuation_shape& shape, std::int64_t& simulated,
+                      bool each_window) {
   const auto n = static_cast<std::int64_t>(trace.request_count());
   const std::size_t recorded = trace.sessions[active].requests.size();
+  const std::size_t nb = replay.tgt().limits.size();
   const double stop_at = cut + horizon_s + replay.origin();  // on the log's clock
   draw_outcome out;
   // Continue in growing chunks, replaying the whole each time: the continuation's first requests
   // are the same whatever its length (one stream, drawn in order), and so is the replay of them.
-  // The draw's runs together simulate at most per_draw requests.
+  // The draw's runs together simulate at most per_draw requests. With each_window the client waits
+  // out each wall (the run is the same up to the first one) and the draw goes on until every
+  // bucket has refused once; a chunk's continuation is then as long in simulated time as the
+  // waits make it, so the horizon is judged on the simulated clock.
   std::int64_t spent = 0;
   std::int64_t length = std::min<std::int64_t>(64, per_draw - n);
+  bool first_known = false;
   for (;;) {
     auto one = forecast_replay::input(trace);  // the trace, to continue (copied once a chunk)
     rng g(seed);
-    append_continuation(one.front(), active, steps, g, static_cast<std::size_t>(length), stop_at, shape);
+    append_continuation(one.front(), active, steps, g, static_cast<std::size_t>(length),
+                        each_window ? std::numeric_limits<double>::infinity() : stop_at, shape);
     std::int64_t used = 0;
-    const auto r = replay.run(one, false, used);
+    const auto r = replay.run(one, false, used, each_window);
     spent += used;
     simulated += used;
     const auto& reqs = one.front().sessions[active].requests;
-    const double reached = reqs.back().t_send - replay.origin() - cut;
-    if (r.first_429 && r.first_429->time_s > cut) {
+    double reached = reqs.back().t_send - replay.origin() - cut;
+    if (each_window) {
+      reached = -std::numeric_limits<double>::infinity();  // the simulated clock: waits included
+      for (const auto& q : r.requests) reached = std::max(reached, q.t_send - cut);
+    }
+    if (!first_known && r.first_429 && r.first_429->time_s > cut) {
+      first_known = true;
       out.after_s = r.first_429->time_s - cut;
       out.kind = out.after_s > horizon_s ? draw_outcome::beyond_horizon : draw_outcome::wall;
       out.bucket = r.first_429->bucket_name;
       for (std::size_t k = recorded; k < reqs.size(); ++k)  // continued requests sent before it
         if (reqs[k].t_send - replay.origin() < r.first_429->time_s) ++out.requests;
-      return out;
+      if (!each_window) return out;
     }
-    if (reached > horizon_s) return out;  // beyond the horizon
+    bool all = first_known;
+    if (each_window) {
+      // Each bucket's first refusal after the cut (a refusal before it ended the forecast earlier).
+      out.buckets.assign(nb, {draw_outcome::beyond_horizon, 0.0});
+      std::vector<bool> met(nb, false);
+      for (const auto& a : r.attempts) {
+        if (a.refused_by < 0 || a.status == attempt_status::ok || !(a.t_send > cut)) continue;
+        const auto b = static_cast<std::size_t>(a.refused_by);
+        if (b >= nb || met[b]) continue;
+        met[b] = true;
+        const double after = a.t_send - cut;
+        out.buckets[b] = {after > horizon_s ? draw_outcome::beyond_horizon : draw_outcome::wall, after};
+      }
+      for (std::size_t b = 0; b < nb; ++b) all = all && met[b];
+      if (all) return out;
+    }
+    if (reached > horizon_s) {
+      return out;  // beyond the horizon (each bucket not met: beyond it too)
+    }
     const std::int64_t affordable = per_draw - spent - n;  // the longest next continuation
     if (affordable <= length) {
-      out.kind = draw_outcome::censored;
-      out.after_s = reached;
+      if (!first_known) {
+        out.kind = draw_outcome::censored;
+        out.after_s = reached;
+      }
+      for (auto& [kind, after] : out.buckets)
+        if (kind != draw_outcome::wall) {
+          kind = draw_outcome::censored;
+          after = reached;
+        }
       return out;
     }
     length = std::min(4 * length, affordable);
   }
 }
 
-void summarise_draws(wall_forecast& f, const std::vector<double>& walls, const std::vector<double>& censored,
-                     std::int32_t draws) {
-  f.draws_censored = static_cast<std::int32_t>(censored.size());
-  for (double c : censored) f.censored_at_s = std::min(f.censored_at_s, c);
+wall_quantiles summarise_draws(const std::vector<double>& walls, const std::vector<double>& censored,
+                               std::int32_t draws) {
   // Each quantile twice: censored draws at their stop (the earliest the wall can be) and at
   // infinity (the latest); where the two differ, the quantile is known only from below.
   const double inf = std::numeric_limits<double>::infinity();
@@ -360,14 +415,17 @@ void summarise_draws(wall_forecast& f, const std::vector<double>& walls, const s
   high.resize(static_cast<std::size_t>(draws), inf);
   std::sort(low.begin(), low.end());
   std::sort(high.begin(), high.end());
+  wall_quantiles out;
   auto q = [&](double p, double& value, bool& at_least) {
     const double lo = sorted_quantile(low, p), hi = sorted_quantile(high, p);
     value = lo;
     at_least = !(lo == hi);
   };
-  q(0.1, f.p10_s, f.p10_at_least);
-  q(0.5, f.p50_s, f.p50_at_least);
-  q(0.9, f.p90_s, f.p90_at_least);
+  q(0.1, out.p10_s, out.p10_at_least);
+  q(0.5, out.p50_s, out.p50_at_least);
+  q(0.9, out.p90_s, out.p90_at_least);
+  out.hit_share = static_cast<double>(walls.size()) / static_cast<double>(draws);
+  return out;
 }
 
 } // namespace detail

@@ -25,7 +25,10 @@ public:
   static std::vector<recorded_trace> input(const recorded_trace& t);
   /// The run of input(t) (the trace, or the trace and a continuation); adds its requests to
   /// `simulated`.
-  simulation_result run(const std::vector<recorded_trace>& one, bool timeline, std::int64_t& simulated) const;
+  /// With `wait_out`, the client waits for each refusal's retry-after (a window's reset) instead
+  /// of giving up, and the attempts are recorded.
+  simulation_result run(const std::vector<recorded_trace>& one, bool timeline, std::int64_t& simulated,
+                        bool wait_out = false) const;
   simulation_result run(const recorded_trace& t, bool timeline, std::int64_t& simulated) const {
     return run(input(t), timeline, simulated);
   }
@@ -38,6 +41,7 @@ public:
 private:
   target tgt_;
   retry_policy no_retry_;
+  retry_policy waits_;  // honours every retry-after, forever
   session_shaping shaping_;
   double origin_ = 0;
 };
@@ -66,15 +70,18 @@ struct draw_outcome {
   double after_s = 0;           ///< wall: its time after the cut; censored: how far the draw got
   std::string bucket;
   std::int64_t requests = 0;    ///< continued requests sent before the wall
+  /// With each_window, per bucket: its first refusal (kind, after_s as above).
+  std::vector<std::pair<kind_t, double>> buckets;
 };
-/// One continuation, replayed in chunks that grow until it meets a wall, passes the horizon or
-/// reaches `per_draw` simulated requests.
+/// One continuation, replayed in chunks that grow until it meets a wall (with `each_window`, every
+/// bucket's), passes the horizon or reaches `per_draw` simulated requests.
 draw_outcome run_draw(const forecast_replay& replay, const recorded_trace& trace, std::size_t active,
                       std::span<const continuation_step> steps, std::uint64_t seed, double cut, double horizon_s,
-                      std::int64_t per_draw, const continuation_shape& shape, std::int64_t& simulated);
+                      std::int64_t per_draw, const continuation_shape& shape, std::int64_t& simulated,
+                      bool each_window = false);
 /// The quantiles of the draws: walls, censored stops (lower bounds) and, for the rest, infinity.
-void summarise_draws(wall_forecast& f, const std::vector<double>& walls, const std::vector<double>& censored,
-                     std::int32_t draws);
+wall_quantiles summarise_draws(const std::vector<double>& walls, const std::vector<double>& censored,
+                               std::int32_t draws);
 /// CRPS of an ensemble against y.
 double crps_of(std::vector<double> x, double y);
 

@@ -242,6 +242,17 @@ def test_watch_reads_every_log_of_the_account(traces, cli, models, tmp_path):
     py = loopcast.forecast([src / "short.jsonl", src / "tool_heavy.jsonl"], "claude-max-5x-opus-4.5",
                            limits={"five_hour": 2_000_000, "weekly": 20_000_000}, draws=50, models=models)
     assert py == two
+    # Each window's own wall (the draws wait out the others' resets); without it, the draws stop at
+    # the first wall, which is the same.
+    assert all(set(b["wall"]) == {"p10_s", "p50_s", "p90_s", "p10_at_least", "p50_at_least", "p90_at_least",
+                                  "hit_share"} for b in two["buckets"])
+    first = loopcast.forecast([src / "short.jsonl", src / "tool_heavy.jsonl"], "claude-max-5x-opus-4.5",
+                              limits={"five_hour": 2_000_000, "weekly": 20_000_000}, draws=50, models=models,
+                              each_window=False)
+    assert all(b["wall"] is None for b in first["buckets"])
+    same = {k: v for k, v in first["next_wall"].items() if k != "requests_simulated"}
+    assert same == {k: v for k, v in two["next_wall"].items() if k != "requests_simulated"}
+    assert first["next_wall"]["requests_simulated"] < two["next_wall"]["requests_simulated"]
     # The five-hour window opened on the hour of the first use (21:11 -> 21:00) and is empty again at 02:00;
     # the last send was at 22:59:33.333 (tool_heavy.jsonl line 33): 3 h 0 min 26.667 s before the reset.
     five = next(b for b in two["buckets"] if b["name"] == "five_hour")

@@ -640,6 +640,52 @@ TEST(Forecast, NextWallOfALinearlyGrowingSessionIsComputableByHand) {
   EXPECT_EQ(f.requests_p50, 3.0);
 }
 
+// Each window's own wall: the session above on the same 5-hour window and a weekly cap of 150,000
+// counting the same. Request 14 meets the 5-hour wall at 780 s (240 s after the last send; the week
+// then holds 92,300 + 14,000, room enough), waits until the window that opened at 0 s closes at
+// 18,000 s and is sent again, opening the next window; then 15 at 18,060 s (after its 10 s and 50 s
+// of agent time) and 16 at 18,120 s fit the week (92,300 + 14,100 + 15,100 + 16,000 = 137,500),
+// and 17 at 18,180 s needs 17,000 more than 137,600: the weekly wall, 17,640 s after the last send.
+TEST(Forecast, EachWindowsWallWaitsOutTheOthersResets) {
+  forecast_options o;
+  o.pace_sigma = 0;
+  o.draws = 20;
+  auto plan = window_plan(100000);
+  auto weekly = plan.limits[0];
+  weekly.name = "weekly";
+  weekly.limit = 150000;
+  weekly.period_s = 7 * 86400.0;
+  plan.limits.push_back(weekly);
+  const auto f = forecast_next_wall(ten_growing_requests(), plan, o);
+  EXPECT_EQ(f.bucket, "five_hour");
+  EXPECT_DOUBLE_EQ(f.p50_s, 240.0);
+  ASSERT_EQ(f.buckets.size(), 2u);
+  ASSERT_TRUE(f.buckets[0].wall && f.buckets[1].wall);
+  for (const double q : {f.buckets[0].wall->p10_s, f.buckets[0].wall->p50_s, f.buckets[0].wall->p90_s})
+    EXPECT_DOUBLE_EQ(q, 240.0);
+  for (const double q : {f.buckets[1].wall->p10_s, f.buckets[1].wall->p50_s, f.buckets[1].wall->p90_s})
+    EXPECT_DOUBLE_EQ(q, 17640.0);
+  EXPECT_EQ(f.buckets[1].wall->hit_share, 1.0);
+  EXPECT_FALSE(f.buckets[1].wall->p50_at_least);
+  std::ostringstream text;
+  write_forecast_text(text, f, o.horizon_s);
+  EXPECT_NE(text.str().find("  each window, the session waiting out the others' resets: five_hour in 4.0 min (P10 4.0 "
+                            "min, P90 4.0 min; 100% of draws); weekly in 4.9 h (P10 4.9 h, P90 4.9 h; 100% of draws)\n"),
+            std::string::npos)
+      << text.str();
+  const auto j = nlohmann::json::parse(forecast_to_json(f, -1));
+  EXPECT_EQ(j.at("buckets").at(1).at("wall").at("p50_s"), 17640.0);
+  // Not asked for: the draws stop at the first wall, which is the same.
+  o.each_window = false;
+  const auto g = forecast_next_wall(ten_growing_requests(), plan, o);
+  EXPECT_DOUBLE_EQ(g.p50_s, 240.0);
+  EXPECT_FALSE(g.buckets[1].wall.has_value());
+  // (Both walls come within the first chunk: 10 requests replayed and 64 continued, in each of 20 draws.)
+  EXPECT_EQ(f.requests_simulated, 10 + 20 * 74);
+  EXPECT_EQ(g.requests_simulated, 10 + 20 * 74);
+  EXPECT_TRUE(nlohmann::json::parse(forecast_to_json(g, -1)).at("buckets").at(1).at("wall").is_null());
+}
+
 // A smaller window would already have refused request 10 (45,900 used + 10,000 > 50,000); a larger
 // one beyond the horizon is never met; a window that opened at the first request closes 5 hours
 // later, so with a 2-hour horizon a 10^9 window is never met either.
