@@ -341,6 +341,28 @@ TEST(Plans, DatedLimitsApplyAtTheirDates) {
                       "logs' span (a test rule): the replay takes the new limit then"),
             rr.shaping[0].notes.end())
       << fmt::format("{}", fmt::join(rr.shaping[0].notes, " | "));
+  // The change is taken where it comes: with 1 request a window before 02-11 and 1,000 after, every
+  // 429 comes before it (the logs of 02-10 wait for their window, which closes after the change, and
+  // are served then) and the logs of 02-12 meet none; held at 1 throughout, they would.
+  const double feb11 = 1'770'768'000.0;  // 2026-02-11T00:00:00Z
+  k["limits"]["dated"][0]["factor"] = 0.001;
+  o.targets = {plan_target(k)};
+  const auto stepped = run_replay(logs, std::vector<scenario_option>{o});
+  auto held = plan_target(k);
+  held.limits[0].limit = 1;
+  drop_dated_limits(held, "five_hour");
+  o.targets = {held};
+  const auto flat = run_replay(logs, std::vector<scenario_option>{o});
+  auto refusals = [](const replay_result& x, double t0, bool before) {
+    int n = 0;
+    for (const auto& a : x.options[0].sim.attempts)
+      if (a.status == attempt_status::rate_limited && (x.options[0].sim.start_unix_s + a.t_send < t0) == before) ++n;
+    return n;
+  };
+  EXPECT_GT(refusals(stepped, feb11, true), 0);
+  EXPECT_EQ(refusals(stepped, feb11, false), 0);
+  EXPECT_GT(refusals(flat, feb11, false), 0);
+  for (const auto& q : stepped.options[0].sim.requests) EXPECT_TRUE(std::isfinite(q.t_end));
   // Errors name the place.
   j["limits"]["dated"][0]["bucket"] = "weekly";
   EXPECT_EQ(error_of([&] { (void)plan_target(j); }), "plan.json: /limits/dated/0/bucket: no bucket \"weekly\" in this target's limits");
