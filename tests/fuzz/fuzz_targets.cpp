@@ -249,7 +249,20 @@ void forecast(const std::uint8_t* data, std::size_t size) {
       b.anchor = window_anchor::first_use;
       b.period_s = 18000;
     }
+    // A second bucket whose limit steps down and back up within the day (a dated rule crossed),
+    // on logs with a clock or without one.
+    if (data[1] & 0x04) {
+      bucket_config w = b;
+      w.name = "stepping";
+      w.limit = 3 * b.limit;
+      const double origin = t.absolute_clock && !t.sessions.empty() && !t.sessions[0].requests.empty()
+                                ? t.sessions[0].requests.front().t_send
+                                : 0.0;
+      w.limit_steps = {{origin + 600.0 * (1 + data[0] % 4), b.limit / 2}, {origin + 7200.0, 4 * b.limit}};
+      tgt.limits.push_back(w);
+    }
     forecast_options o;
+    o.each_window = (data[1] & 0x02) != 0;
     o.draws = 1 + data[1] % 8;
     o.horizon_s = (data[1] & 0x80) ? 86400.0 : 3600.0;
     o.recent_requests = 1 + (data[1] >> 3) % 16;
@@ -263,7 +276,14 @@ void forecast(const std::uint8_t* data, std::size_t size) {
     LC_FUZZ_CHECK(!std::isnan(f.p10_s) && !std::isnan(f.p50_s) && !std::isnan(f.p90_s));
     LC_FUZZ_CHECK(f.steps == 0 || f.refused_at_s || f.draws_s.size() == static_cast<std::size_t>(o.draws));
     LC_FUZZ_CHECK(f.draws_s.size() == static_cast<std::size_t>(f.draws));  // the draws it reports, it ran
-    for (const auto& x : f.buckets) LC_FUZZ_CHECK(std::isfinite(x.used) && x.used >= 0);
+    for (const auto& x : f.buckets) {
+      LC_FUZZ_CHECK(std::isfinite(x.used) && x.used >= 0);
+      if (!x.wall) continue;  // each window's own wall: ordered quantiles, a share
+      LC_FUZZ_CHECK(o.each_window);
+      LC_FUZZ_CHECK(!(x.wall->p10_s > x.wall->p50_s) && !(x.wall->p50_s > x.wall->p90_s));
+      LC_FUZZ_CHECK(!std::isnan(x.wall->p10_s) && !std::isnan(x.wall->p50_s) && !std::isnan(x.wall->p90_s));
+      LC_FUZZ_CHECK(x.wall->hit_share >= 0 && x.wall->hit_share <= 1);
+    }
     (void)forecast_to_json(f);
   } catch (const error&) {
   } catch (const std::invalid_argument&) {  // a log too long for the work budget: a reported refusal
