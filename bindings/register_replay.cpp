@@ -72,9 +72,10 @@ void register_traces(py::module_& m) {
       "backtest",
       [](const traces_holder& h, const std::string& target_json, std::vector<double> cuts,
          std::vector<std::pair<std::string, double>> caps, std::uint64_t seed, std::int32_t draws, double horizon_s,
-         std::int32_t recent, std::int64_t work_budget, std::optional<std::string> models_dir) {
+         std::int32_t recent, std::int64_t work_budget, std::optional<std::string> models_dir, bool each_window) {
         auto tgt = parse_target(target_json, "<target>");
         backtest_options bo;
+        bo.each_window = each_window;
         bo.cuts = std::move(cuts);
         bo.caps = std::move(caps);
         bo.forecast.seed = seed;
@@ -93,7 +94,7 @@ void register_traces(py::module_& m) {
       },
       py::arg("traces"), py::arg("target_json"), py::arg("cuts"), py::arg("caps"), py::arg("seed"), py::arg("draws"),
       py::arg("horizon_s"), py::arg("recent") = 0, py::arg("work_budget") = 0, py::arg("models_dir") = py::none(),
-      "`loopcast watch --backtest --json` as a dict.");
+      py::arg("each_window") = false, "`loopcast watch --backtest --json` as a dict.");
   m.def(
       "import_traces",
       [](const std::vector<std::string>& paths, const std::string& format) {

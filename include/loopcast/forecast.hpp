@@ -128,6 +128,24 @@ struct backtest_options {
   /// Buckets whose limit is set per log: `share` × the most the whole log's replay held in the
   /// bucket's first window (with share < 1 the log meets that wall).
   std::vector<std::pair<std::string, double>> caps;
+  /// Each window's own wall scored too (forecast_options::each_window): its truth is the bucket's
+  /// first refusal in a replay of the whole log whose client waits for each window to reset.
+  bool each_window = false;
+};
+/// One bucket's own wall in one forecast, against the truth.
+struct window_score {
+  std::string bucket;
+  double truth_s = 0;                 ///< from the last send before the cut to the bucket's first refusal
+  double p10_s = 0, p50_s = 0, p90_s = 0;
+  bool covered = false;
+  double p50_error = 0;               ///< |P50 − truth| / truth (the horizon stands in for an infinite P50)
+};
+/// One bucket's own walls over the backtest.
+struct window_summary {
+  std::string bucket;
+  std::int32_t forecasts = 0;
+  double coverage = std::numeric_limits<double>::quiet_NaN();
+  double median_p50_error = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// One forecast against what the rest of the log did.
@@ -146,6 +164,8 @@ struct backtest_row {
   double baseline_s = 0;              ///< the straight-line burn rate's wall
   double baseline_error = 0;          ///< |baseline − truth| / truth
   double baseline_crps = 0;           ///< the baseline's (a point: |ln baseline − ln truth|)
+  /// With backtest_options::each_window: the buckets whose wall the whole log met after the cut.
+  std::vector<window_score> windows;
 };
 
 struct backtest_result {
@@ -158,6 +178,7 @@ struct backtest_result {
   double mean_crps = std::numeric_limits<double>::quiet_NaN();
   double median_baseline_error = std::numeric_limits<double>::quiet_NaN();
   double mean_baseline_crps = std::numeric_limits<double>::quiet_NaN();
+  std::vector<window_summary> windows;  ///< with backtest_options::each_window, per bucket
 };
 
 /// Cuts each log at `cuts`, forecasts from what came before and compares with the replay of the

@@ -69,7 +69,7 @@ class Traces:
     def session_parent(self, arg0: int, arg1: int) -> int: ...
     def skipped(self, arg0: int) -> dict[str, int]: ...
 
-def backtest(traces: Traces, target_json: str, cuts: list[float], caps: list[tuple[str, float]], seed: int, draws: int, horizon_s: float, recent: int = ..., work_budget: int = ..., models_dir: str | None = ...) -> Any:
+def backtest(traces: Traces, target_json: str, cuts: list[float], caps: list[tuple[str, float]], seed: int, draws: int, horizon_s: float, recent: int = ..., work_budget: int = ..., models_dir: str | None = ..., each_window: bool = ...) -> Any:
     """`loopcast watch --backtest --json` as a dict."""
 
 def compare(workload_json: str, file: str, models_dir: str, targets: list[tuple[str, str]], client_json: str, options: dict[str, Any]) -> Any:

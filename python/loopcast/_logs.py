@@ -347,7 +347,8 @@ def forecast(log: "str | os.PathLike | Sequence[str | os.PathLike]", on: "Target
 def backtest(logs: "Logs | str | Sequence[str]", on: "Target | str", *, caps: "Mapping[str, float] | None" = None,
              limits: "Mapping[str, int] | None" = None, cuts: "Sequence[float]" = (0.25, 0.5, 0.75), seed: int = 1,
              draws: int = 200, horizon_s: float = 7 * 86400.0, recent: int | None = None,
-             work_budget: int | None = None, models: "str | os.PathLike | None" = None) -> "Report":
+             work_budget: int | None = None, models: "str | os.PathLike | None" = None,
+             each_window: bool = False) -> "Report":
     """``loopcast watch --backtest --json`` as a dict (``.to_pandas()``: a row per forecast).
 
     Each log is cut at ``cuts`` (shares of its requests); the forecast from before each cut is scored
@@ -355,6 +356,9 @@ def backtest(logs: "Logs | str | Sequence[str]", on: "Target | str", *, caps: "M
     error and the CRPS as shares of the time remaining, beside a straight-line burn-rate baseline.
     ``caps`` sets a bucket's limit per log to that share of what the whole log used in the bucket's
     first window (``{"five_hour": 0.9}``: the log meets that wall); ``limits`` sets the others.
+    ``each_window=True`` scores each window's own wall too (``["windows"]``, and per row), against a
+    replay of the whole log whose client waits for each window to reset (``watch --backtest
+    --each-window``).
     """
     tg = on if isinstance(on, Target) else Target.load(on, models=models)
     caps = dict(caps or {})
@@ -367,4 +371,4 @@ def backtest(logs: "Logs | str | Sequence[str]", on: "Target | str", *, caps: "M
     return Report("backtest", _core.backtest(
         _logs(logs)._handle, tg._text, [float(c) for c in cuts], [(str(k), float(v)) for k, v in caps.items()],
         int(seed), _whole(draws, "draws"), float(horizon_s), _whole(recent, "recent") or 0,
-        _whole(work_budget, "work_budget") or 0, models_dir(models)))
+        _whole(work_budget, "work_budget") or 0, models_dir(models), bool(each_window)))

@@ -34,7 +34,7 @@ struct watch_args {
   double pace_sigma = forecast_options{}.pace_sigma;
   std::int64_t work_budget = forecast_options{}.work_budget;
   std::uint64_t seed = 1;
-  bool once = false, as_json = false, backtest = false, account = false, first_wall_only = false;
+  bool once = false, as_json = false, backtest = false, account = false, first_wall_only = false, each_window = false;
 };
 
 // The session logs that feed the target's account from this machine: every .jsonl under the
@@ -270,6 +270,7 @@ int cmd_backtest(const globals& g, const watch_args& a) {
   target tgt = target_ref(lib, a.on);
   backtest_options bo;
   bo.forecast = forecast_options_of(a);
+  bo.each_window = a.each_window;
   bo.cuts = parse_cuts(a.cuts);
   bo.caps = parse_caps(a.caps);
   // The capped buckets' limits are the backtest's own; the rest are the --limit settings.
@@ -290,6 +291,9 @@ int cmd_backtest(const globals& g, const watch_args& a) {
 int cmd_watch(const globals& g, const watch_args& a) {
   if (a.backtest) return cmd_backtest(g, a);
   if (!a.caps.empty()) throw std::invalid_argument("--cap sets a backtest's caps: give it with --backtest");
+  if (a.each_window)
+    throw std::invalid_argument("--each-window scores a backtest's forecasts of each window: give it with --backtest "
+                                "(watch forecasts each window's wall unless --first-wall-only)");
   const auto lib = library(g);
   target tgt = target_ref(lib, a.on);
   target* tp = &tgt;
@@ -363,6 +367,8 @@ void add_watch_command(CLI::App& app, const globals& g, const std::string& forma
       ->capture_default_str()->check(CLI::Range(std::int64_t{1}, std::int64_t{10'000'000'000}));
   watch->add_flag("--first-wall-only", wa->first_wall_only,
                   "Stop each draw at its first wall: no wall per window (faster)");
+  watch->add_flag("--each-window", wa->each_window,
+                  "With --backtest: score each window's own wall too (the truth: a replay waiting out each reset)");
   watch->add_option("--seed", wa->seed, "Seed of the draws")->capture_default_str()->check(seed_digits());
   watch->add_option("--format", wa->format, "Log format (default: detected): " + formats);
   watch->add_flag("--backtest", wa->backtest, "Cut each log at --cuts, forecast from before the cut and score it "

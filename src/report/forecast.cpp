@@ -81,6 +81,16 @@ nlohmann::ordered_json forecast_doc(const wall_forecast& f) {
             {"requests_simulated", f.requests_simulated}}}};
 }
 
+// Each window's own wall in one backtest row.
+nlohmann::ordered_json windows_doc(const std::vector<window_score>& ws) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& w : ws)
+    out.push_back({{"bucket", w.bucket}, {"truth_s", w.truth_s}, {"p10_s", finite_or_null(w.p10_s)},
+                   {"p50_s", finite_or_null(w.p50_s)}, {"p90_s", finite_or_null(w.p90_s)}, {"covered", w.covered},
+                   {"p50_error", w.p50_error}});
+  return out;
+}
+
 nlohmann::ordered_json backtest_doc(const backtest_result& r, const backtest_options& opt) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const auto& x : r.rows)
@@ -89,9 +99,14 @@ nlohmann::ordered_json backtest_doc(const backtest_result& r, const backtest_opt
                     {"p90_s", finite_or_null(x.p90_s)}, {"censored", x.censored}, {"covered", x.covered},
                     {"missed", x.missed}, {"p50_error", x.p50_error}, {"crps", x.crps},
                     {"baseline_s", std::isnan(x.baseline_s) ? nlohmann::ordered_json(nullptr) : finite_or_null(x.baseline_s)},
-                    {"baseline_error", nan_or(x.baseline_error)}, {"baseline_crps", nan_or(x.baseline_crps)}});
+                    {"baseline_error", nan_or(x.baseline_error)}, {"baseline_crps", nan_or(x.baseline_crps)},
+                    {"windows", windows_doc(x.windows)}});
   nlohmann::ordered_json caps = nlohmann::ordered_json::object();
   for (const auto& [name, share] : opt.caps) caps[name] = share;
+  nlohmann::ordered_json summaries = nlohmann::ordered_json::array();
+  for (const auto& w : r.windows)
+    summaries.push_back({{"bucket", w.bucket}, {"forecasts", w.forecasts}, {"coverage_p10_p90", nan_or(w.coverage)},
+                         {"median_p50_error", nan_or(w.median_p50_error)}});
   return {{"cuts", opt.cuts},
           {"caps", caps},
           {"draws", opt.forecast.draws},
@@ -106,6 +121,7 @@ nlohmann::ordered_json backtest_doc(const backtest_result& r, const backtest_opt
            {{"method", "straight-line burn rate in the current window"},
             {"median_error", nan_or(r.median_baseline_error)},
             {"mean_crps", nan_or(r.mean_baseline_crps)}}},
+          {"windows", summaries},
           {"notes", r.notes},
           {"rows", rows}};
 }
@@ -211,6 +227,10 @@ void write_backtest_text(std::ostream& os, const backtest_result& r, const backt
              r.forecasts, pct(r.coverage), r.missed, r.missed == 1 ? "" : "s", pct(r.median_p50_error), num(r.mean_crps));
   fmt::print(os, "  straight-line burn rate: median error {}, mean CRPS {}\n", pct(r.median_baseline_error),
              num(r.mean_baseline_crps));
+  for (const auto& w : r.windows)
+    fmt::print(os, "  {}'s own wall (the session waiting out the other windows): {} forecasts, truth inside P10–P90 in {}; "
+                   "median P50 error {}\n",
+               w.bucket, w.forecasts, pct(w.coverage), pct(w.median_p50_error));
   for (const auto& n : r.notes) fmt::print(os, "  note: {}\n", n);
 }
 

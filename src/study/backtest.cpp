@@ -138,9 +138,11 @@ backtest_result backtest_forecasts(const std::vector<recorded_trace>& traces, co
     if (!(share > 0 && share <= 10))
       throw std::invalid_argument(fmt::format("--cap {}={}: expected a share of the first window's use in (0, 10]", name, share));
   backtest_result out;
-  // The backtest scores the next wall: the draws stop there (each window's own wall is not scored).
-  forecast_options next_wall_only = opt.forecast;
-  next_wall_only.each_window = false;
+  // The draws stop at the next wall unless each window's own wall is scored too.
+  forecast_options fo = opt.forecast;
+  fo.each_window = opt.each_window;
+  std::vector<std::vector<double>> window_errors;
+  std::vector<std::int32_t> window_covered;
   std::vector<double> errors, crps, base_errors, base_crps;
   for (const auto& trace : traces) {
     if (trace.totals || trace.request_count() < 2) {
@@ -155,11 +157,21 @@ backtest_result backtest_forecasts(const std::vector<recorded_trace>& traces, co
       out.notes.push_back(fmt::format("{}: the whole log meets no wall on {}, left out", trace.file, tg.name));
       continue;
     }
+    // Each bucket's first refusal in the whole log, the client waiting out each window's reset.
+    std::vector<double> first_refusal(tg.limits.size(), inf);
+    if (opt.each_window) {
+      const auto waiting = whole_replay.run(trace, false, simulated, true);
+      for (const auto& a : waiting.attempts)
+        if (a.refused_by >= 0 && a.status != attempt_status::ok) {
+          auto& x = first_refusal[static_cast<std::size_t>(a.refused_by)];
+          x = std::min(x, a.t_send);
+        }
+    }
     const auto n = trace.request_count();
     for (double share : opt.cuts) {
       const auto k = std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(share * static_cast<double>(n))), 1, n - 1);
       const auto cut = cut_trace(trace, k);
-      const auto f = forecast_next_wall(cut, tg, next_wall_only);
+      const auto f = forecast_next_wall(cut, tg, fo);
       const double cut_s = f.last_send_s - whole_replay.origin();
       if (!(whole.first_429->time_s > cut_s)) {
         out.notes.push_back(fmt::format("{} cut at {:.0f}%: the wall came before the cut, left out", trace.file, 100 * share));
@@ -191,6 +203,18 @@ backtest_result backtest_forecasts(const std::vector<recorded_trace>& traces, co
       row.baseline_s = burn_rate_wall(tg, so_far, cut_s);
       row.baseline_error = std::abs(std::min(row.baseline_s, horizon) - row.truth_s) / row.truth_s;
       row.baseline_crps = std::isnan(row.baseline_s) ? row.baseline_s : log_crps({row.baseline_s}, row.truth_s, horizon);
+      for (std::size_t b = 0; b < f.buckets.size() && opt.each_window; ++b) {
+        if (!std::isfinite(first_refusal[b]) || !(first_refusal[b] > cut_s) || !f.buckets[b].wall) continue;
+        const auto& w = *f.buckets[b].wall;
+        window_score ws{f.buckets[b].name, first_refusal[b] - cut_s, w.p10_s, w.p50_s, w.p90_s, false, 0.0};
+        ws.covered = w.p10_s <= ws.truth_s && ws.truth_s <= w.p90_s;
+        ws.p50_error = std::abs(std::min(w.p50_s, horizon) - ws.truth_s) / ws.truth_s;
+        window_errors.resize(std::max(window_errors.size(), b + 1));
+        window_covered.resize(window_errors.size(), 0);
+        window_errors[b].push_back(ws.p50_error);
+        window_covered[b] += ws.covered ? 1 : 0;
+        row.windows.push_back(std::move(ws));
+      }
       out.rows.push_back(row);
       errors.push_back(row.p50_error);
       crps.push_back(row.crps);
@@ -208,6 +232,15 @@ backtest_result backtest_forecasts(const std::vector<recorded_trace>& traces, co
       out.missed += r.missed ? 1 : 0;
     }
     out.coverage = static_cast<double>(covered) / static_cast<double>(out.rows.size());
+  }
+  for (std::size_t b = 0; b < window_errors.size(); ++b) {
+    if (window_errors[b].empty()) continue;
+    window_summary w;
+    w.bucket = tgt.limits[b].name;
+    w.forecasts = static_cast<std::int32_t>(window_errors[b].size());
+    w.coverage = static_cast<double>(window_covered[b]) / static_cast<double>(w.forecasts);
+    w.median_p50_error = median_of(window_errors[b]);
+    out.windows.push_back(std::move(w));
   }
   out.median_p50_error = median_of(errors);
   out.mean_crps = mean_of(crps);

@@ -29,8 +29,8 @@ public:
   /// of giving up, and the attempts are recorded.
   simulation_result run(const std::vector<recorded_trace>& one, bool timeline, std::int64_t& simulated,
                         bool wait_out = false) const;
-  simulation_result run(const recorded_trace& t, bool timeline, std::int64_t& simulated) const {
-    return run(input(t), timeline, simulated);
+  simulation_result run(const recorded_trace& t, bool timeline, std::int64_t& simulated, bool wait_out = false) const {
+    return run(input(t), timeline, simulated, wait_out);
   }
   /// The log's clock at simulated t = 0: the first send.
   double origin() const noexcept { return origin_; }

@@ -310,6 +310,17 @@ def test_backtest_matches_the_cli_and_tables(traces, cli, models):
     assert len(df) == r["forecasts"] == 6  # two logs, three cuts each, every wall after its cut
     assert r["coverage_p10_p90"] == pytest.approx(df.covered.mean())
     assert (df.truth_s > 0).all() and (df.p10_s <= df.p90_s).all()
+    # Each window's own wall, scored as the CLI scores it; the next wall's scores are the same.
+    w = loopcast.backtest(logs, "claude-max-5x-opus-4.5", caps={"five_hour": 0.9, "weekly": 0.95}, draws=40,
+                          models=models, each_window=True)
+    out = subprocess.run([cli, "--models", models, "watch", "--backtest", *logs, "--on", "claude-max-5x-opus-4.5",
+                          "--cap", "five_hour=0.9", "--cap", "weekly=0.95", "--draws", "40", "--each-window",
+                          "--json"], check=True, capture_output=True, text=True).stdout
+    assert dict(w) == json.loads(out)
+    for s in w["windows"]:
+        rows = [x for row in w["rows"] for x in row["windows"] if x["bucket"] == s["bucket"]]
+        assert s["forecasts"] == len(rows) > 0
+        assert s["coverage_p10_p90"] == pytest.approx(sum(x["covered"] for x in rows) / len(rows))
     with pytest.raises(ValueError, match='a cap on bucket "monthly": the target claude-pro-sonnet-4.5 has no bucket '
                                          r'of that name \(its buckets: five_hour, weekly\)'):
         loopcast.backtest(logs, "claude-pro-sonnet-4.5", caps={"monthly": 0.9}, models=models)

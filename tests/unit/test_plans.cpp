@@ -815,6 +815,25 @@ TEST(Forecast, BacktestOfAnEvenSessionIsExactAndBeatsTheBurnRate) {
   EXPECT_EQ(r.coverage, 1.0);
   EXPECT_EQ(r.missed, 0);
   EXPECT_NEAR(r.median_baseline_error, (35000.0 * 240 / 15400 - 300) / 300, 1e-12);
+  EXPECT_TRUE(r.windows.empty() && r.rows[0].windows.empty());  // not asked for
+  // Each window's own wall: the one window's first refusal, the client waiting for its reset, is
+  // request 10's at 540 s as before; every draw says so.
+  o.each_window = true;
+  const auto w = backtest_forecasts({ten_growing_requests()}, window_plan(1), o);
+  ASSERT_EQ(w.rows.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_EQ(w.rows[i].windows.size(), 1u);
+    EXPECT_EQ(w.rows[i].windows[0].bucket, "five_hour");
+    EXPECT_NEAR(w.rows[i].windows[0].truth_s, truth[i], 1e-9);
+    EXPECT_NEAR(w.rows[i].windows[0].p50_s, truth[i], 1e-9);
+    EXPECT_TRUE(w.rows[i].windows[0].covered);
+  }
+  ASSERT_EQ(w.windows.size(), 1u);
+  EXPECT_EQ(w.windows[0].forecasts, 3);
+  EXPECT_EQ(w.windows[0].coverage, 1.0);
+  EXPECT_NEAR(w.windows[0].median_p50_error, 0, 1e-12);
+  EXPECT_EQ(nlohmann::json::parse(backtest_to_json(w, o, -1)).at("windows").at(0).at("forecasts"), 3);
   EXPECT_THROW(backtest_forecasts({ten_growing_requests()}, window_plan(1), [] {
                  backtest_options b;
                  b.caps = {{"weekly", 0.9}};
