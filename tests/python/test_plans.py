@@ -317,6 +317,12 @@ def test_backtest_matches_the_cli_and_tables(traces, cli, models):
                           "--cap", "five_hour=0.9", "--cap", "weekly=0.95", "--draws", "40", "--each-window",
                           "--json"], check=True, capture_output=True, text=True).stdout
     assert dict(w) == json.loads(out)
+    alone = subprocess.run([cli, "--models", models, "watch", "--once", logs[0], "--on", "claude-max-5x-opus-4.5",
+                            "--limit", "five_hour=1000000", "--limit", "weekly=10000000", "--each-window"],
+                           capture_output=True, text=True)
+    assert alone.returncode == 2
+    assert alone.stderr == ("loopcast: --each-window scores a backtest's forecasts of each window: give it with "
+                            "--backtest (watch forecasts each window's wall unless --first-wall-only)\n")
     for s in w["windows"]:
         rows = [x for row in w["rows"] for x in row["windows"] if x["bucket"] == s["bucket"]]
         assert s["forecasts"] == len(rows) > 0
