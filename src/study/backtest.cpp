@@ -159,14 +159,8 @@ backtest_result backtest_forecasts(const std::vector<recorded_trace>& traces, co
     }
     // Each bucket's first refusal in the whole log, the client waiting out each window's reset.
     std::vector<double> first_refusal(tg.limits.size(), inf);
-    if (opt.each_window) {
-      const auto waiting = whole_replay.run(trace, false, simulated, true);
-      for (const auto& a : waiting.attempts)
-        if (a.refused_by >= 0 && a.status != attempt_status::ok) {
-          auto& x = first_refusal[static_cast<std::size_t>(a.refused_by)];
-          x = std::min(x, a.t_send);
-        }
-    }
+    if (opt.each_window)
+      first_refusal = detail::first_refusals(whole_replay.run(trace, false, simulated, true), tg.limits.size(), -inf);
     const auto n = trace.request_count();
     for (double share : opt.cuts) {
       const auto k = std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(share * static_cast<double>(n))), 1, n - 1);

@@ -370,17 +370,16 @@ draw_outcome run_draw(const forecast_replay& replay, const recorded_trace& trace
     bool all = first_known;
     if (each_window) {
       // Each bucket's first refusal after the cut (a refusal before it ended the forecast earlier).
+      const auto first = first_refusals(r, nb, cut);
       out.buckets.assign(nb, {draw_outcome::beyond_horizon, 0.0});
-      std::vector<bool> met(nb, false);
-      for (const auto& a : r.attempts) {
-        if (a.refused_by < 0 || a.status == attempt_status::ok || !(a.t_send > cut)) continue;
-        const auto b = static_cast<std::size_t>(a.refused_by);
-        if (b >= nb || met[b]) continue;
-        met[b] = true;
-        const double after = a.t_send - cut;
+      for (std::size_t b = 0; b < nb; ++b) {
+        if (!std::isfinite(first[b])) {
+          all = false;
+          continue;
+        }
+        const double after = first[b] - cut;
         out.buckets[b] = {after > horizon_s ? draw_outcome::beyond_horizon : draw_outcome::wall, after};
       }
-      for (std::size_t b = 0; b < nb; ++b) all = all && met[b];
       if (all) return out;
     }
     if (reached > horizon_s) {
@@ -401,6 +400,16 @@ draw_outcome run_draw(const forecast_replay& replay, const recorded_trace& trace
     }
     length = std::min(4 * length, affordable);
   }
+}
+
+std::vector<double> first_refusals(const simulation_result& r, std::size_t buckets, double after) {
+  std::vector<double> first(buckets, std::numeric_limits<double>::infinity());
+  for (const auto& a : r.attempts) {
+    if (a.refused_by < 0 || a.status == attempt_status::ok || !(a.t_send > after)) continue;
+    const auto b = static_cast<std::size_t>(a.refused_by);
+    if (b < buckets) first[b] = std::min(first[b], a.t_send);
+  }
+  return first;
 }
 
 wall_quantiles summarise_draws(const std::vector<double>& walls, const std::vector<double>& censored,

@@ -79,6 +79,9 @@ draw_outcome run_draw(const forecast_replay& replay, const recorded_trace& trace
                       std::span<const continuation_step> steps, std::uint64_t seed, double cut, double horizon_s,
                       std::int64_t per_draw, const continuation_shape& shape, std::int64_t& simulated,
                       bool each_window = false);
+/// Each bucket's first refusal strictly after simulated time `after`, in a run that recorded its
+/// attempts (infinite: none): a 429 counts for the bucket with the longest wait (refused_by).
+std::vector<double> first_refusals(const simulation_result& r, std::size_t buckets, double after);
 /// The quantiles of the draws: walls, censored stops (lower bounds) and, for the rest, infinity.
 wall_quantiles summarise_draws(const std::vector<double>& walls, const std::vector<double>& censored,
                                std::int32_t draws);

@@ -212,12 +212,13 @@ std::shared_ptr<scenario_option> merged_option(const model_map& tg, const std::v
 void note_rule_changes(const scenario_option& o, double start_unix_s, double span_s, replay_shaping_summary& summary) {
   for (const auto& t : o.targets) {
     const target now = target_at(t, start_unix_s);
+    const auto changes = rule_changes_within(t, start_unix_s, start_unix_s + span_s);
     for (const auto& b : now.limits) {
       double before = b.limit;
       for (const auto& step : b.limit_steps) {
         if (step.at_unix_s >= start_unix_s + span_s) break;
         std::string source;
-        for (const auto& d : rule_changes_within(t, start_unix_s, start_unix_s + span_s))
+        for (const auto& d : changes)
           if (d.bucket == b.name && (d.from_unix_s == step.at_unix_s || d.until_unix_s == step.at_unix_s))
             source += fmt::format("{}{}", source.empty() ? "" : "; ", d.source);
         summary.notes.push_back(fmt::format(

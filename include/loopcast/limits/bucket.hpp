@@ -55,7 +55,7 @@ public:
     double wait_for(double q, double t) const noexcept { return wait_in(state, q, t, oversize_above, debt); }
   };
   /// For a bucket whose algorithm is bucket_algorithm::token_bucket and whose limit does not change
-  /// before the reading's last use (limit_changes_before).
+  /// while the reading is used (no limit_steps_ahead()).
   token_reading read_token_bucket() const noexcept {
     return {std::get_if<limits::token_bucket>(&state_)->read(), oversize_above_, debt_};
   }
@@ -83,8 +83,6 @@ public:
     return std::visit([t](auto& s) noexcept { return s.used(t); }, state_);
   }
 
-  /// Whether the limit changes at or before simulated time t (a step not yet taken).
-  bool limit_changes_before(double t) const noexcept { return next_step_t_ <= t; }
   /// Whether a step of the limit is still to come.
   bool limit_steps_ahead() const noexcept { return next_step_t_ < std::numeric_limits<double>::infinity(); }
 
