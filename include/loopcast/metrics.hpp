@@ -15,6 +15,7 @@
 #include "loopcast/results.hpp"
 #include "loopcast/target.hpp"
 
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <span>
@@ -97,6 +98,17 @@ struct request_medians {
   double ttft_p50_s = std::numeric_limits<double>::quiet_NaN();
 };
 request_medians compute_request_medians(std::span<const request_sample> requests);
+/// What a served request adds to the values the medians are selected from: its time to first
+/// token when it has one, and its effective speed when it passes the throughput filters.
+inline void add_median_samples(const request_sample& r, std::vector<double>& eff, std::vector<double>& ttft) {
+  const double duration = r.t_end - r.t_send;
+  if (std::isnan(duration)) return;
+  if (!std::isnan(r.t_first_token)) ttft.push_back(r.t_first_token - r.t_send);
+  if (r.generated < min_generated_tokens || duration < min_duration_s || duration > max_duration_s) return;
+  eff.push_back(static_cast<double>(r.generated) / duration);
+}
+/// The medians of a run's median_samples (their order changes).
+request_medians compute_request_medians(median_samples& samples);
 /// The same, with the caller's storage for the values selected from (their contents are replaced;
 /// Monte Carlo reuses them from seed to seed).
 request_medians compute_request_medians(std::span<const request_sample> requests, std::vector<double>& eff,

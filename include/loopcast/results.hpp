@@ -185,13 +185,22 @@ struct bucket_summary {
   double charged = 0;            ///< units the served requests were charged in all, net of refunds
 };
 
+/// What a Monte Carlo row's medians are selected from (sim_options::request_rows false), in the
+/// order the requests were served: each served request's time to first token when it has one, and
+/// its effective speed when it passes the throughput filters (metrics.hpp, add_median_samples).
+struct median_samples {
+  std::vector<double> effective_tps;
+  std::vector<double> ttft_s;
+};
+
 struct simulation_result {
   std::vector<attempt_record> attempts;        ///< when recorded
   std::vector<double> bucket_levels;           ///< attempts.size() × buckets.size(): used units at each attempt
   std::vector<std::vector<charge_event>> charges;  ///< per bucket, when recorded
   std::vector<bucket_op> bucket_ops;           ///< with the timeline: every bucket operation, in time order
   double start_unix_s = 0;                     ///< Unix time of t = 0 (windows anchored at the epoch)
-  std::vector<request_sample> requests;        ///< every served request
+  std::vector<request_sample> requests;        ///< every served request (sim_options::request_rows)
+  median_samples medians_from;                 ///< without request rows: what their medians need
   std::vector<session_result> sessions;
   std::vector<bucket_summary> buckets;
   std::optional<first_429_info> first_429;

@@ -45,6 +45,10 @@ struct sim_options {
   /// every charge. false (with record_charges false): no log is kept and those are NaN (Monte Carlo,
   /// sweeps, solve and compare, which report neither).
   bool peak_demand = true;
+  /// A row per served request (simulation_result::requests, 56 bytes each). false: only what a
+  /// Monte Carlo row's two medians are selected from (simulation_result::median_samples, at most
+  /// 16 bytes a request); the requests then stay empty. Monte Carlo, sweeps and solve run so.
+  bool request_rows = true;
   /// Each request takes its recorded time (request_spec::recorded_ttft_s and recorded_duration_s;
   /// an unknown duration counts as 0) instead of the target's speed model and engine: only the
   /// limits and the cache change anything. For replays.

@@ -145,14 +145,12 @@ request_medians compute_request_medians(std::span<const request_sample> requests
   ttft.clear();
   eff.reserve(requests.size());
   ttft.reserve(requests.size());
-  for (const auto& r : requests) {
-    const double duration = r.t_end - r.t_send;
-    if (std::isnan(duration)) continue;
-    if (!std::isnan(r.t_first_token)) ttft.push_back(r.t_first_token - r.t_send);
-    if (r.generated < min_generated_tokens || duration < min_duration_s || duration > max_duration_s) continue;
-    eff.push_back(static_cast<double>(r.generated) / duration);
-  }
+  for (const auto& r : requests) add_median_samples(r, eff, ttft);
   return {select_percentile(eff, 0.5), select_percentile(ttft, 0.5)};
+}
+
+request_medians compute_request_medians(median_samples& samples) {
+  return {select_percentile(samples.effective_tps, 0.5), select_percentile(samples.ttft_s, 0.5)};
 }
 
 double session_rate_429(const session_result& s) noexcept {

@@ -16,14 +16,14 @@ void run_seed(const scenario& s, std::uint64_t seed, seed_workspace& ws, std::sp
   ro.record_charges = false;
   ro.peak_demand = false;
   sim_options so = simulation_options(s, ro);
+  so.request_rows = false;  // a row keeps only two medians of its requests
   generate_fleet(s, seed, ws.fleet);
   ws.spare.resize(s.options.size());
   so.storage = &ws.storage;
   for (std::size_t o = 0; o < s.options.size(); ++o) {
     so.recycle = &ws.spare[o];
     option_result r = run_option(s.options[o], ws.fleet.plans, so, false, false);
-    rows[o] = detail::summarize_run(r, seed, static_cast<std::uint32_t>(o),
-                            compute_request_medians(r.sim.requests, ws.medians[0], ws.medians[1]));
+    rows[o] = detail::summarize_run(r, seed, static_cast<std::uint32_t>(o), compute_request_medians(r.sim.medians_from));
     ws.spare[o] = std::move(r.sim);
   }
 }

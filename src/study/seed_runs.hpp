@@ -17,12 +17,11 @@
 namespace loopcast::detail {
 
 /// What one worker keeps from one seed to the next: the fleet's scripts, each option's last result,
-/// the simulation's own buffers and the medians' values (their buffers; the contents are replaced).
+/// and the simulation's own buffers (their contents are replaced).
 struct seed_workspace {
   fleet_sessions fleet;
   std::vector<simulation_result> spare;  // per option
   run_storage storage;                   // the options' runs in turn
-  std::vector<double> medians[2];        // the values each row's two medians are selected from
 };
 
 /// Runs every option of `s` for `seed` (no timeline, no charge log, no peak demands) and writes

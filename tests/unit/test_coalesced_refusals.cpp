@@ -3,6 +3,7 @@
 // attempt as its own event, to the last bit: every field of every output is compared here, on
 // fleets of reference agents over limits that bind in different ways. The same comparison checks
 // that a run on the buffers of runs before it (sim_options::storage) is a run of its own.
+#include "loopcast/metrics.hpp"
 #include "loopcast/presets.hpp"
 #include "loopcast/random.hpp"
 #include "loopcast/simulation.hpp"
@@ -13,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -329,4 +331,31 @@ TEST(CoalescedRefusals, LimitsThatStepWithinTheRun) {
   const auto without = run(flat, true);
   EXPECT_NE(refusals(r), refusals(without));
   EXPECT_NE(r.wall_s, without.wall_s);
+}
+
+// sim_options::request_rows false (Monte Carlo, sweeps, solve): no row per served request, only
+// what the two medians are selected from. The medians and every other output are those of a run
+// with rows, to the last bit, on a herd and on limits that do not bind.
+TEST(RequestRows, WithoutRowsTheMediansAndTheRestAreTheSame) {
+  for (const double limits_x : {1.0, 1000.0}) {
+    SCOPED_TRACE("limits ×" + std::to_string(limits_x));
+    const auto f = reference_fleet(20, 30, 5, [limits_x](target& t) {
+      for (auto& b : t.limits) b.limit *= limits_x;
+    });
+    sim_options o;
+    o.record_attempts = false;
+    auto rows = simulate(f.tgt, f.client, f.plans, o);
+    o.request_rows = false;
+    auto samples = simulate(f.tgt, f.client, f.plans, o);
+    EXPECT_TRUE(samples.requests.empty());
+    ASSERT_FALSE(rows.requests.empty());
+    EXPECT_TRUE(rows.medians_from.ttft_s.empty());
+    EXPECT_EQ(samples.medians_from.ttft_s.size(), rows.requests.size());  // each has a first token
+    const request_medians a = compute_request_medians(rows.requests), b = compute_request_medians(samples.medians_from);
+    EXPECT_FALSE(std::isnan(a.effective_tps_p50));
+    EXPECT_TRUE(same_bits(a.effective_tps_p50, b.effective_tps_p50));
+    EXPECT_TRUE(same_bits(a.ttft_p50_s, b.ttft_p50_s));
+    rows.requests.clear();
+    expect_same(rows, samples);
+  }
 }

@@ -169,7 +169,7 @@ bool simulation<Bucket, Speed, Client>::refuse_waiting(detail::order_key_t next_
     if (!passed_one) break;
   }
   if (opt_.progress && (seq0 >> 14) != (seq_ >> 14))
-    opt_.progress(opt_.progress_context, out_.requests.size(), layout_.requests);
+    opt_.progress(opt_.progress_context, served_, layout_.requests);
   return true;
 }
 

@@ -9,6 +9,7 @@
 #include "loopcast/detail/run_storage.hpp"
 #include "loopcast/detail/simulation/checks.hpp"
 #include "loopcast/detail/simulation/deployment.hpp"
+#include "loopcast/metrics.hpp"
 #include "loopcast/rate_limits.hpp"
 
 #include <algorithm>
@@ -116,7 +117,7 @@ public:
         top_handled_ = false;
       }
       if (opt_.progress && (seq_ & 0x3fff) == 0)
-        opt_.progress(opt_.progress_context, out_.requests.size(), layout_.requests);
+        opt_.progress(opt_.progress_context, served_, layout_.requests);
       if (attempts_ >= budget_) {
         cut_off(ev.t);
         break;
@@ -151,6 +152,8 @@ private:
         to.clear();
       };
       take(out_.requests, old.requests);
+      take(out_.medians_from.effective_tps, old.medians_from.effective_tps);
+      take(out_.medians_from.ttft_s, old.medians_from.ttft_s);
       take(out_.sessions, old.sessions);
       take(out_.buckets, old.buckets);
       take(out_.attempts, old.attempts);
@@ -219,7 +222,12 @@ private:
         session_z_.push_back(standard_normal(g));
       }
     }
-    out_.requests.reserve(total);
+    if (opt_.request_rows) {
+      out_.requests.reserve(total);
+    } else {
+      out_.medians_from.effective_tps.reserve(total);
+      out_.medians_from.ttft_s.reserve(total);
+    }
     out_.sessions.resize(plans_.size());
     if (opt_.record_attempts) {
       out_.attempts.reserve(total + total / 4 + 16);
@@ -736,8 +744,10 @@ private:
       else d.log[b].push_back({t, delta});
     }
     if (--in_flight_ == 0) out_.busy_s += t - busy_since_;
-    out_.requests.push_back(
-        {si, s.t_admit, s.t_first, t, s.tokens.prompt(), s.tokens.cache_read, s.tokens.generated()});
+    const request_sample row{si, s.t_admit, s.t_first, t, s.tokens.prompt(), s.tokens.cache_read, s.tokens.generated()};
+    if (opt_.request_rows) out_.requests.push_back(row);
+    else add_median_samples(row, out_.medians_from.effective_tps, out_.medians_from.ttft_s);
+    ++served_;
     ++s.res.requests_served;
     s.res.tokens += s.tokens;
     s.res.cost_usd += s.cost;
@@ -843,6 +853,7 @@ private:
   detail::calendar_queue queue_;
   bool top_handled_ = false;  // the queue's top is the event being handled (run)
   std::uint64_t seq_ = 0;
+  std::uint64_t served_ = 0;  // requests served so far
   bool coalesce_ = false;
   // Each bucket's charges are logged, for the peak demands and the first 429's window demand (or for
   // the caller: record_charges).
