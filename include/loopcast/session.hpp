@@ -63,7 +63,11 @@ struct record_fields<request_spec> {
 struct session_script {
   std::string source;                  ///< where it came from ("workload NAME seed N", a log path)
   std::vector<request_spec> requests;
-  std::vector<prefix_run> runs;        ///< prefix runs of all requests (see prefix_cache.hpp)
+  /// Prefix runs of all requests (see prefix_cache.hpp). A request's last run may end past its
+  /// prompt: the positions past it are not part of the request (the cache reads runs only up to
+  /// the prompt). So requests whose prompts grow in the same lineages may share one copy of their
+  /// runs, as a generated session's requests between two breaks or compactions do.
+  std::vector<prefix_run> runs;
   std::uint32_t lineages = 0;          ///< lineage ids used are < lineages
   std::uint32_t shared_lineages = 0;   ///< ids < shared_lineages are shared by every session of
                                        ///< the same script family (e.g. the system prompt)

@@ -22,13 +22,16 @@ bool is_compaction(const recorded_request& prev, const recorded_request& r) {
   return r.compaction || context_restarts(prev, r);
 }
 
-// Tokens of the prefix two prompts share, from their prefix runs (lineage by lineage).
-std::int64_t shared_prefix(std::span<const prefix_run> a, std::span<const prefix_run> b) {
+// Tokens of the prefix two prompts of `prompt_a` and `prompt_b` tokens share, from their prefix
+// runs (lineage by lineage; a run ends at the prompt at the latest, session.hpp).
+std::int64_t shared_prefix(std::span<const prefix_run> a, std::int64_t prompt_a, std::span<const prefix_run> b,
+                           std::int64_t prompt_b) {
   std::int64_t shared = 0;
   for (std::size_t k = 0; k < a.size() && k < b.size(); ++k) {
     if (a[k].lineage != b[k].lineage) break;
-    shared = std::min(a[k].end_tokens, b[k].end_tokens);
-    if (a[k].end_tokens != b[k].end_tokens) break;
+    const std::int64_t end_a = std::min(a[k].end_tokens, prompt_a), end_b = std::min(b[k].end_tokens, prompt_b);
+    shared = std::min(end_a, end_b);
+    if (end_a != end_b) break;
   }
   return shared;
 }
@@ -171,8 +174,8 @@ void measure_session(const picked& p, std::size_t si, std::int64_t system_prompt
     x.growth.push_back({si, band_of(turn), std::max(0.0, g)});
     if (t.has_prefix) {
       ++f.break_candidates;
-      const auto shared = shared_prefix({t.runs.data() + prev.runs_begin, prev.runs_count},
-                                        {t.runs.data() + r.runs_begin, r.runs_count});
+      const auto shared = shared_prefix({t.runs.data() + prev.runs_begin, prev.runs_count}, prev.tokens.prompt(),
+                                        {t.runs.data() + r.runs_begin, r.runs_count}, r.tokens.prompt());
       f.candidates_after_compaction += compactions > 0;
       if (shared + break_slack_tokens < prev.tokens.prompt()) {
         ++f.cache_breaks;
@@ -379,7 +382,7 @@ session_shape shape_of(const session_script& s, const price_sheet& prices) {
   const auto& q = s.requests;
   auto tokens = [&](std::size_t i) {
     token_counts t;
-    const std::int64_t shared = i == 0 ? 0 : shared_prefix(s.runs_of(q[i - 1]), s.runs_of(q[i]));
+    const std::int64_t shared = i == 0 ? 0 : shared_prefix(s.runs_of(q[i - 1]), q[i - 1].prompt_tokens, s.runs_of(q[i]), q[i].prompt_tokens);
     t.cache_read = std::min(shared, q[i].prompt_tokens);
     t.input = q[i].prompt_tokens - t.cache_read;
     t.output = q[i].output_tokens;

@@ -156,15 +156,22 @@ void session_generator::operator()(std::uint64_t seed, session_script& s) const 
 
   s.source.clear();
   fmt::format_to(std::back_inserter(s.source), "workload {} seed {}", w.name, seed);
-  s.requests.clear();
-  s.runs.clear();
-  s.requests.reserve(static_cast<std::size_t>(turns) + 8);
-  s.runs.reserve(2 * (static_cast<std::size_t>(turns) + 8));
+  // The requests and runs are written into this thread's scratch, then copied into the script, which
+  // so holds no spare room (a fleet holds many scripts; a script reused for another seed keeps its
+  // storage when it is large enough).
+  thread_local std::vector<request_spec> requests;
+  thread_local std::vector<prefix_run> runs;
+  requests.clear();
+  runs.clear();
   s.shared_lineages = 1;
   std::uint32_t next_lineage = 2;
   // The current prompt's runs: the system prompt, then the conversation's lineages; the last run
   // is open and ends at each request's prompt.
   std::vector<prefix_run> stack{{0, w.system_prompt_tokens}, {1, 0}};
+  // The requests of one stretch without a break or a compaction share one copy of the stack in
+  // s.runs (session.hpp: a last run may end past a prompt): their prompts only grow, so the copy's
+  // last run ends at the stretch's last prompt. A break or a compaction starts a new copy.
+  bool stack_moved = true;
   std::int64_t history = task;  // tokens after the system prompt
   std::int32_t turns_in_epoch = 0;
   double delay = 0;
@@ -177,13 +184,18 @@ void session_generator::operator()(std::uint64_t seed, session_script& s) const 
     r.reasoning_tokens = reasoning;
     r.max_tokens = w.max_tokens;
     r.delay_before_s = delay;
-    r.runs_begin = static_cast<std::uint32_t>(s.runs.size());
-    r.runs_count = static_cast<std::uint32_t>(stack.size());
     r.turn = turn;
     r.compaction = compaction;
     stack.back().end_tokens = r.prompt_tokens;
-    for (const auto& run : stack) s.runs.push_back(run);  // (a few runs: no call to memmove)
-    s.requests.push_back(r);
+    if (stack_moved) {
+      for (const auto& run : stack) runs.push_back(run);  // (a few runs: no call to memmove)
+      stack_moved = false;
+    } else {
+      runs.back().end_tokens = r.prompt_tokens;
+    }
+    r.runs_count = static_cast<std::uint32_t>(stack.size());
+    r.runs_begin = static_cast<std::uint32_t>(runs.size() - stack.size());
+    requests.push_back(r);
   };
 
   for (std::int32_t turn = 1; turn <= turns; ++turn) {
@@ -209,18 +221,22 @@ void session_generator::operator()(std::uint64_t seed, session_script& s) const 
       add(summary, 0, turn, true);
       stack.resize(1);
       stack.push_back({next_lineage++, 0});
+      stack_moved = true;
       history = task + summary;
       turns_in_epoch = 0;
       delay = 0;
       if (w.cache_breaks.after_compaction_probability >= 0) break_probability = w.cache_breaks.after_compaction_probability;
     } else if (g_break && turn > 1 && uniform01(*g_break) < break_probability) {
       break_cache(w, *g_break, stack, next_lineage);
+      stack_moved = true;
     }
     add(out, reasoning, turn, false);
     history += (w.output_in_context ? out : 0) + (w.reasoning_in_context ? reasoning : 0) + tool;
     ++turns_in_epoch;
     delay = tool_time;
   }
+  s.requests.assign(requests.begin(), requests.end());
+  s.runs.assign(runs.begin(), runs.end());
   s.lineages = next_lineage;
 }
 

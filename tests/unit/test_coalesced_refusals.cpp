@@ -333,6 +333,53 @@ TEST(CoalescedRefusals, LimitsThatStepWithinTheRun) {
   EXPECT_NE(r.wall_s, without.wall_s);
 }
 
+// A generated session's requests between two breaks or compactions share one copy of their
+// prefix runs, the last run ending at the stretch's last prompt (session.hpp). The same fleets
+// with a copy of the runs per request, each ending at its own prompt, as importers write them,
+// must give the same run to the last bit: on the Developer tier (a herd) and on limits that do not
+// bind, with cache breaks, compactions and a cache that expires while requests wait.
+TEST(SharedPrefixRuns, RunAsTheirOwnCopiesPerRequest) {
+  const preset_library lib({models});
+  const scenario ref = lib.load_scenario("reference");
+  for (const double limits_x : {1.0, 1000.0}) {
+    SCOPED_TRACE("limits ×" + std::to_string(limits_x));
+    fleet shared, own;
+    shared.tgt = ref.options.at(0).first();
+    shared.tgt.cache.ttl_s = 30;
+    for (auto& b : shared.tgt.limits) b.limit *= limits_x;
+    shared.client = lib.load_client("opencode");
+    auto wl = ref.fleet.at(0).wl;
+    wl.turns = fixed_dist{60};
+    wl.context_window_tokens = 40000;  // compactions within 60 turns
+    wl.cache_breaks = {0.05, uniform_dist{0.2, 0.9}, 0.2};
+    own.tgt = shared.tgt;
+    own.client = shared.client;
+    std::size_t copies = 0, own_copies = 0;
+    for (std::uint64_t i = 0; i < 30; ++i) {
+      shared.scripts.push_back(generate_session(wl, derive_seed(3, i)));
+      session_script c = shared.scripts.back();
+      c.runs.clear();
+      for (auto& q : c.requests) {
+        const auto runs = shared.scripts.back().runs_of(q);
+        q.runs_begin = static_cast<std::uint32_t>(c.runs.size());
+        for (const auto& r : runs) c.runs.push_back(r);
+        c.runs.back().end_tokens = q.prompt_tokens;
+      }
+      copies += shared.scripts.back().runs.size();
+      own_copies += c.runs.size();
+      own.scripts.push_back(std::move(c));
+    }
+    for (std::size_t i = 0; i < 30; ++i) {
+      shared.plans.push_back({&shared.scripts[i], 2.0 * static_cast<double>(i), derive_seed(4, i), 0});
+      own.plans.push_back({&own.scripts[i], 2.0 * static_cast<double>(i), derive_seed(4, i), 0});
+    }
+    EXPECT_LT(2 * copies, own_copies) << copies << " against " << own_copies;  // shared indeed
+    const auto a = run(shared, true), b = run(own, true);
+    expect_same(a, b);
+    EXPECT_GT(a.tokens.cache_read, 0);
+  }
+}
+
 // sim_options::request_rows false (Monte Carlo, sweeps, solve): no row per served request, only
 // what the two medians are selected from. The medians and every other output are those of a run
 // with rows, to the last bit, on a herd and on limits that do not bind.

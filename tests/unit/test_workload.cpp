@@ -48,14 +48,18 @@ TEST(Workload, ContextSnowballs) {
     EXPECT_EQ(s.requests[i].reasoning_tokens, 50);
     EXPECT_EQ(s.requests[i].delay_before_s, i == 0 ? 0.0 : 2.0);
     EXPECT_EQ(s.requests[i].turn, static_cast<int>(i + 1));
-    // Two runs: the shared system prompt (lineage 0), then the conversation (lineage 1).
+    // Two runs: the shared system prompt (lineage 0), then the conversation (lineage 1). With no
+    // break or compaction, the four requests share one copy, whose last run ends at the last
+    // prompt (4,800): past each earlier prompt, which the cache reads only up to its end.
     const auto runs = s.runs_of(s.requests[i]);
     ASSERT_EQ(runs.size(), 2u);
+    EXPECT_EQ(s.requests[i].runs_begin, 0u);
     EXPECT_EQ(runs[0].lineage, 0u);
     EXPECT_EQ(runs[0].end_tokens, 1000);
     EXPECT_EQ(runs[1].lineage, 1u);
-    EXPECT_EQ(runs[1].end_tokens, expected[i]);
+    EXPECT_EQ(runs[1].end_tokens, 4800);
   }
+  EXPECT_EQ(s.runs.size(), 2u);
   EXPECT_EQ(s.shared_lineages, 1u);
   EXPECT_EQ(s.lineages, 2u);
 }
@@ -114,6 +118,12 @@ TEST(Workload, CompactionReplacesTheHistory) {
   EXPECT_EQ(s.runs_of(s.requests[3])[1].lineage, 2u);
   EXPECT_EQ(s.runs_of(s.requests[3])[0].lineage, 0u);
   EXPECT_EQ(s.lineages, 3u);
+  // Each epoch keeps one copy of its runs: requests 1-3 (the compaction reads the old history)
+  // end at 3,700, requests 4-5 at 2,800.
+  ASSERT_EQ(s.runs.size(), 4u);
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(s.requests[i].runs_begin, i < 3 ? 0u : 2u);
+  EXPECT_EQ(s.runs[1].end_tokens, 3700);
+  EXPECT_EQ(s.runs[3].end_tokens, 2800);
 }
 
 // Breaks only once the session has compacted (probability 0 before, 1 after), keeping 75%: the
