@@ -29,7 +29,7 @@ inline constexpr std::int64_t max_run_requests = 100'000'000;
 struct run_size {
   std::int64_t sessions = 0;
   std::int64_t requests = 0;          ///< scripted requests over all sessions
-  std::int64_t runs_per_request = 2;  ///< prefix runs per request
+  double runs_per_request = 2;        ///< prefix runs per request (more where sessions break their cache)
   std::int64_t lineages = 0;          ///< prefix-cache lineages
   std::int64_t buckets = 0;
   bool scripts = true;                ///< the session scripts are generated for the run (else given)
@@ -70,7 +70,7 @@ inline std::int64_t estimate_run_bytes(const run_size& s) noexcept {
   const double n = static_cast<double>(s.requests);
   const double b = static_cast<double>(s.buckets);
   double bytes = 0;
-  if (s.scripts) bytes += n * (sizeof(request_spec) + static_cast<double>(s.runs_per_request) * sizeof(prefix_run));
+  if (s.scripts) bytes += n * (sizeof(request_spec) + s.runs_per_request * sizeof(prefix_run));
   bytes += n * sizeof(request_sample);                   // served requests
   bytes += n * b * 2 * sizeof(double);                   // the per-bucket charge logs
   if (s.record_attempts)  // the timeline, its bucket levels and bucket operations

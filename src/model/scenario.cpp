@@ -26,16 +26,25 @@ bool has_arrivals(const scenario& s) noexcept {
 }
 
 // A run's size before its scripts exist: the turns of every session, plus a tenth for compactions.
+// A cache break copies the session's stack of prefix runs (up to 32, about 16 on average: it grows
+// by one a break) and starts a lineage, so a workload that breaks often holds many more of both.
 run_size run_size_of(const scenario& s, bool record_attempts, bool record_charges) {
   run_size z;
   std::size_t buckets = 0;
   for (const auto& o : s.options) buckets = std::max(buckets, route_buckets(o.targets, false).size());
+  double runs = 0, broken = 0;
   for (const auto& g : s.fleet) {
     z.sessions += g.sessions;
     const std::int64_t turns = static_cast<std::int64_t>(g.sessions) * turns_cap(g.wl);
-    z.requests += turns + (g.wl.compaction.enabled ? turns / 10 : 0);
+    const std::int64_t requests = turns + (g.wl.compaction.enabled ? turns / 10 : 0);
+    z.requests += requests;
+    const auto& b = g.wl.cache_breaks;
+    const double breaks = std::clamp(std::max(b.probability, b.after_compaction_probability), 0.0, 1.0);
+    runs += static_cast<double>(requests) * (2 + 16 * breaks);
+    broken += static_cast<double>(requests) * breaks;
   }
-  z.lineages = z.sessions * 2 + z.requests / 10;
+  if (z.requests > 0) z.runs_per_request = runs / static_cast<double>(z.requests);
+  z.lineages = z.sessions * 2 + z.requests / 10 + static_cast<std::int64_t>(broken);
   z.buckets = static_cast<std::int64_t>(buckets);
   z.record_attempts = record_attempts;
   z.record_charges = record_charges;

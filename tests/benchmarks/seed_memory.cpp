@@ -5,10 +5,13 @@
 // malloc gave (malloc_usable_size), so vectors' spare capacity and their doubling count too.
 //
 //   loopcast_seed_memory [--workload NAME] [--sessions N] [--turns T] [--limits-x X] [--max-bytes B]
+//                        [--check-estimate]
 //
 // The workload is the reference scenario's unless named (a workload preset).
 //
 // --max-bytes: exit 1 when a request takes more (ctest runs it so, on a smaller fleet).
+// --check-estimate: exit 1 when the memory budget's estimate of the run (estimate_run_bytes) is
+// below what the seed held.
 #include <loopcast/loopcast.hpp>
 
 #include <fmt/core.h>
@@ -83,8 +86,18 @@ int main(int argc, char** argv) {
   std::string workload;  // the reference scenario's own
   std::int32_t sessions = 10000, turns = 200;
   double limits_x = 1e6, max_bytes = 0;  // limits that 10,000 agents do not reach (× 1,000 they do)
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool check_estimate = false;
+  for (int i = 1; i < argc; i += 2) {
     const std::string a = argv[i];
+    if (a == "--check-estimate") {
+      check_estimate = true;
+      --i;
+      continue;
+    }
+    if (i + 1 == argc) {
+      fmt::print(stderr, "loopcast_seed_memory: {} takes a value\n", a);
+      return 2;
+    }
     if (a == "--sessions") sessions = std::atoi(argv[i + 1]);
     else if (a == "--turns") turns = std::atoi(argv[i + 1]);
     else if (a == "--limits-x") limits_x = std::atof(argv[i + 1]);
@@ -109,11 +122,19 @@ int main(int argc, char** argv) {
   const std::uint64_t seed = 1;
   const auto rows = loopcast::run_seeds(s, std::span<const std::uint64_t>(&seed, 1), 1);
   const double seed_bytes = static_cast<double>(most.load() - base) / static_cast<double>(requests);
+  // What the memory budget's check (budget.hpp) expects of the same run, over the same requests.
+  const double estimate = static_cast<double>(loopcast::estimate_run_bytes(loopcast::run_size_of(s, false, false))) /
+                          static_cast<double>(requests);
   fmt::print("{} agents of {} × {} turns, limits × {}: {} scripted requests, {} served\n", sessions,
              s.fleet[0].wl.name, turns, limits_x, requests,
              rows.at(0).requests_served);
   fmt::print("a Monte Carlo seed holds at most {:.1f} B per request ({:.1f} MB); a fleet's scripts alone {:.1f} B\n",
              seed_bytes, seed_bytes * static_cast<double>(requests) / 1e6, scripts);
+  fmt::print("the memory budget's estimate of it: {:.1f} B per request\n", estimate);
+  if (check_estimate && estimate < seed_bytes) {
+    fmt::print(stderr, "loopcast_seed_memory: the estimate ({:.1f} B per request) is below what the seed held\n", estimate);
+    return 1;
+  }
   if (max_bytes > 0 && seed_bytes > max_bytes) {
     fmt::print(stderr, "loopcast_seed_memory: {:.1f} B per request, more than the {} B allowed\n", seed_bytes, max_bytes);
     return 1;
