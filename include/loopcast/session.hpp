@@ -66,14 +66,29 @@ struct session_script {
   /// Prefix runs of all requests (see prefix_cache.hpp). A request's last run may end past its
   /// prompt: the positions past it are not part of the request (the cache reads runs only up to
   /// the prompt). So requests whose prompts grow in the same lineages may share one copy of their
-  /// runs, as a generated session's requests between two breaks or compactions do.
+  /// runs. With open_last_run, see end_of().
   std::vector<prefix_run> runs;
+  /// Each request's last run ends at its prompt, whatever its stored end: a generated session's
+  /// requests share one growing copy of their runs between two compactions, a cache break that keeps
+  /// every run cutting the last one short (its stored end) and appending one. Readers of the runs
+  /// take a run's end from end_of().
+  bool open_last_run = false;
   std::uint32_t lineages = 0;          ///< lineage ids used are < lineages
   std::uint32_t shared_lineages = 0;   ///< ids < shared_lineages are shared by every session of
                                        ///< the same script family (e.g. the system prompt)
 
+  /// The request's runs as stored (with open_last_run, the last one's end is end_of()'s).
   std::span<const prefix_run> runs_of(const request_spec& r) const noexcept {
     return {runs.data() + r.runs_begin, r.runs_count};
+  }
+  /// Where the request's k-th run ends, in tokens.
+  std::int64_t end_of(const request_spec& r, std::uint32_t k) const noexcept {
+    return open_last_run && k + 1 == r.runs_count ? r.prompt_tokens : runs[r.runs_begin + k].end_tokens;
+  }
+  /// The request's runs with their ends as end_of() gives them, in `out` (replaced).
+  void runs_of(const request_spec& r, std::vector<prefix_run>& out) const {
+    out.clear();
+    for (std::uint32_t k = 0; k < r.runs_count; ++k) out.push_back({runs[r.runs_begin + k].lineage, end_of(r, k)});
   }
 };
 

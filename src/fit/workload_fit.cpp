@@ -380,9 +380,15 @@ session_shape shape_of(const recorded_session& s, const price_sheet& prices) {
 
 session_shape shape_of(const session_script& s, const price_sheet& prices) {
   const auto& q = s.requests;
+  std::vector<prefix_run> before, now;  // two requests' runs, with their ends
   auto tokens = [&](std::size_t i) {
     token_counts t;
-    const std::int64_t shared = i == 0 ? 0 : shared_prefix(s.runs_of(q[i - 1]), q[i - 1].prompt_tokens, s.runs_of(q[i]), q[i].prompt_tokens);
+    std::int64_t shared = 0;
+    if (i > 0) {
+      s.runs_of(q[i - 1], before);
+      s.runs_of(q[i], now);
+      shared = shared_prefix(before, q[i - 1].prompt_tokens, now, q[i].prompt_tokens);
+    }
     t.cache_read = std::min(shared, q[i].prompt_tokens);
     t.input = q[i].prompt_tokens - t.cache_read;
     t.output = q[i].output_tokens;

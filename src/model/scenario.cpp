@@ -26,8 +26,8 @@ bool has_arrivals(const scenario& s) noexcept {
 }
 
 // A run's size before its scripts exist: the turns of every session, plus a tenth for compactions.
-// A cache break copies the session's stack of prefix runs (up to 32, about 16 on average: it grows
-// by one a break) and starts a lineage, so a workload that breaks often holds many more of both.
+// A cache break starts a lineage and adds a run to the session's runs, or copies its stack of them
+// when it drops some (generate_session), so a workload that breaks often holds more of both.
 run_size run_size_of(const scenario& s, bool record_attempts, bool record_charges) {
   run_size z;
   std::size_t buckets = 0;
@@ -40,7 +40,7 @@ run_size run_size_of(const scenario& s, bool record_attempts, bool record_charge
     z.requests += requests;
     const auto& b = g.wl.cache_breaks;
     const double breaks = std::clamp(std::max(b.probability, b.after_compaction_probability), 0.0, 1.0);
-    runs += static_cast<double>(requests) * (2 + 16 * breaks);
+    runs += static_cast<double>(requests) * (2 + 4 * breaks);
     broken += static_cast<double>(requests) * breaks;
   }
   if (z.requests > 0) z.runs_per_request = runs / static_cast<double>(z.requests);

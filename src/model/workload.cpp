@@ -118,17 +118,21 @@ session_draws draw_shape(const workload& w, std::int64_t cap, std::optional<rng>
 // A cache break: the prompt keeps a prefix of the previous one (never less than the system
 // prompt); the rest is written anew under a lineage of its own. A prompt keeps at most
 // max_prefix_runs runs: past that, a break keeps only the system prompt (so a session's runs stay
-// linear in its requests, whatever the preset says).
-void break_cache(const workload& w, rng& g_break, std::vector<prefix_run>& stack, std::uint32_t& next_lineage) {
+// linear in its requests, whatever the preset says). Returns whether the stack only grew: every run
+// kept, the last one cut short.
+bool break_cache(const workload& w, rng& g_break, std::vector<prefix_run>& stack, std::uint32_t& next_lineage) {
   constexpr std::size_t max_prefix_runs = 32;
   const double kept_share = std::clamp(sample(w.cache_breaks.kept_fraction, g_break), 0.0, 1.0);
   const std::int64_t prev = stack.back().end_tokens;
   const std::int64_t kept = stack.size() >= max_prefix_runs
                                 ? w.system_prompt_tokens
                                 : std::max(w.system_prompt_tokens, tokens_of(kept_share * static_cast<double>(prev)));
+  const std::size_t before = stack.size();
   while (stack.size() > 1 && stack[stack.size() - 2].end_tokens >= kept) stack.pop_back();
+  const bool grew = stack.size() == before;
   stack.back().end_tokens = kept;
   stack.push_back({next_lineage++, 0});
+  return grew;
 }
 } // namespace
 
@@ -168,10 +172,15 @@ void session_generator::operator()(std::uint64_t seed, session_script& s) const 
   // The current prompt's runs: the system prompt, then the conversation's lineages; the last run
   // is open and ends at each request's prompt.
   std::vector<prefix_run> stack{{0, w.system_prompt_tokens}, {1, 0}};
-  // The requests of one stretch without a break or a compaction share one copy of the stack in
-  // s.runs (session.hpp: a last run may end past a prompt): their prompts only grow, so the copy's
-  // last run ends at the stretch's last prompt. A break or a compaction starts a new copy.
-  bool stack_moved = true;
+  // The requests share copies of the stack (session.hpp, open_last_run: a request's last run ends at
+  // its prompt, whatever its stored end). The copy being written is at the end of `runs`, from
+  // copy_begin. Within a stretch without a break or a compaction the stack only changes its last
+  // end; a break that keeps every run cuts the last one short (its stored end, which the requests
+  // before read as their prompts) and appends a run; a compaction, or a break that drops runs,
+  // starts a new copy.
+  enum class change : std::uint8_t { none, grew, moved };
+  change stack_change = change::moved;
+  std::size_t copy_begin = 0;
   std::int64_t history = task;  // tokens after the system prompt
   std::int32_t turns_in_epoch = 0;
   double delay = 0;
@@ -187,14 +196,20 @@ void session_generator::operator()(std::uint64_t seed, session_script& s) const 
     r.turn = turn;
     r.compaction = compaction;
     stack.back().end_tokens = r.prompt_tokens;
-    if (stack_moved) {
+    switch (stack_change) {
+    case change::moved:
+      copy_begin = runs.size();
       for (const auto& run : stack) runs.push_back(run);  // (a few runs: no call to memmove)
-      stack_moved = false;
-    } else {
-      runs.back().end_tokens = r.prompt_tokens;
+      break;
+    case change::grew:
+      runs.back().end_tokens = stack[stack.size() - 2].end_tokens;
+      runs.push_back(stack.back());
+      break;
+    case change::none: runs.back().end_tokens = r.prompt_tokens; break;
     }
+    stack_change = change::none;
+    r.runs_begin = static_cast<std::uint32_t>(copy_begin);
     r.runs_count = static_cast<std::uint32_t>(stack.size());
-    r.runs_begin = static_cast<std::uint32_t>(runs.size() - stack.size());
     requests.push_back(r);
   };
 
@@ -221,14 +236,13 @@ void session_generator::operator()(std::uint64_t seed, session_script& s) const 
       add(summary, 0, turn, true);
       stack.resize(1);
       stack.push_back({next_lineage++, 0});
-      stack_moved = true;
+      stack_change = change::moved;
       history = task + summary;
       turns_in_epoch = 0;
       delay = 0;
       if (w.cache_breaks.after_compaction_probability >= 0) break_probability = w.cache_breaks.after_compaction_probability;
     } else if (g_break && turn > 1 && uniform01(*g_break) < break_probability) {
-      break_cache(w, *g_break, stack, next_lineage);
-      stack_moved = true;
+      stack_change = break_cache(w, *g_break, stack, next_lineage) ? change::grew : change::moved;
     }
     add(out, reasoning, turn, false);
     history += (w.output_in_context ? out : 0) + (w.reasoning_in_context ? reasoning : 0) + tool;
@@ -237,6 +251,7 @@ void session_generator::operator()(std::uint64_t seed, session_script& s) const 
   }
   s.requests.assign(requests.begin(), requests.end());
   s.runs.assign(runs.begin(), runs.end());
+  s.open_last_run = true;
   s.lineages = next_lineage;
 }
 

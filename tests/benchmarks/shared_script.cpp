@@ -92,7 +92,9 @@ json sessions_json(std::span<const session_plan> plans) {
     json requests = json::array();
     for (const auto& r : s.requests) {
       json runs = json::array();
-      for (const auto& run : s.runs_of(r))
+      std::vector<prefix_run> own;
+      s.runs_of(r, own);
+      for (const auto& run : own)
         runs.push_back({run.lineage < s.shared_lineages ? shared_base + run.lineage
                                                         : private_base + (run.lineage - s.shared_lineages),
                         run.end_tokens});

@@ -333,9 +333,9 @@ TEST(CoalescedRefusals, LimitsThatStepWithinTheRun) {
   EXPECT_NE(r.wall_s, without.wall_s);
 }
 
-// A generated session's requests between two breaks or compactions share one copy of their
-// prefix runs, the last run ending at the stretch's last prompt (session.hpp). The same fleets
-// with a copy of the runs per request, each ending at its own prompt, as importers write them,
+// A generated session's requests between two compactions share one growing copy of their prefix
+// runs, each request's last run ending at its prompt whatever its stored end (session.hpp,
+// open_last_run). The same fleets with a copy of the runs per request, as importers write them,
 // must give the same run to the last bit: on the Developer tier (a herd) and on limits that do not
 // bind, with cache breaks, compactions and a cache that expires while requests wait.
 TEST(SharedPrefixRuns, RunAsTheirOwnCopiesPerRequest) {
@@ -351,19 +351,22 @@ TEST(SharedPrefixRuns, RunAsTheirOwnCopiesPerRequest) {
     auto wl = ref.fleet.at(0).wl;
     wl.turns = fixed_dist{60};
     wl.context_window_tokens = 40000;  // compactions within 60 turns
-    wl.cache_breaks = {0.05, uniform_dist{0.2, 0.9}, 0.2};
+    wl.cache_breaks = {0.05, uniform_dist{0.2, 0.9}, 0.5};
     own.tgt = shared.tgt;
     own.client = shared.client;
     std::size_t copies = 0, own_copies = 0;
     for (std::uint64_t i = 0; i < 30; ++i) {
       shared.scripts.push_back(generate_session(wl, derive_seed(3, i)));
       session_script c = shared.scripts.back();
+      EXPECT_TRUE(c.open_last_run);
+      c.open_last_run = false;
       c.runs.clear();
+      std::vector<prefix_run> runs;
       for (auto& q : c.requests) {
-        const auto runs = shared.scripts.back().runs_of(q);
+        shared.scripts.back().runs_of(q, runs);
+        EXPECT_EQ(runs.back().end_tokens, q.prompt_tokens);
         q.runs_begin = static_cast<std::uint32_t>(c.runs.size());
         for (const auto& r : runs) c.runs.push_back(r);
-        c.runs.back().end_tokens = q.prompt_tokens;
       }
       copies += shared.scripts.back().runs.size();
       own_copies += c.runs.size();

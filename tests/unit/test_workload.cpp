@@ -48,16 +48,16 @@ TEST(Workload, ContextSnowballs) {
     EXPECT_EQ(s.requests[i].reasoning_tokens, 50);
     EXPECT_EQ(s.requests[i].delay_before_s, i == 0 ? 0.0 : 2.0);
     EXPECT_EQ(s.requests[i].turn, static_cast<int>(i + 1));
-    // Two runs: the shared system prompt (lineage 0), then the conversation (lineage 1). With no
-    // break or compaction, the four requests share one copy, whose last run ends at the last
-    // prompt (4,800): past each earlier prompt, which the cache reads only up to its end.
-    const auto runs = s.runs_of(s.requests[i]);
+    // Two runs: the shared system prompt (lineage 0), then the conversation (lineage 1), ending
+    // at the prompt. With no break or compaction, the four requests share one copy.
+    std::vector<prefix_run> runs;
+    s.runs_of(s.requests[i], runs);
     ASSERT_EQ(runs.size(), 2u);
     EXPECT_EQ(s.requests[i].runs_begin, 0u);
     EXPECT_EQ(runs[0].lineage, 0u);
     EXPECT_EQ(runs[0].end_tokens, 1000);
     EXPECT_EQ(runs[1].lineage, 1u);
-    EXPECT_EQ(runs[1].end_tokens, 4800);
+    EXPECT_EQ(runs[1].end_tokens, expected[i]);
   }
   EXPECT_EQ(s.runs.size(), 2u);
   EXPECT_EQ(s.shared_lineages, 1u);
@@ -186,18 +186,27 @@ TEST(Workload, CacheBreaksStartLineages) {
   w.cache_breaks = {1.0, fixed_dist{0.5}};
   const auto s = generate_session(w, 1);
   ASSERT_EQ(s.requests.size(), 4u);
-  auto runs = s.runs_of(s.requests[1]);
+  std::vector<prefix_run> runs;  // with their ends (open_last_run: the last ends at the prompt)
+  s.runs_of(s.requests[1], runs);
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].end_tokens, 1000);
   EXPECT_EQ(runs[1].lineage, 2u);
   EXPECT_EQ(runs[1].end_tokens, 2600);
-  runs = s.runs_of(s.requests[2]);
+  s.runs_of(s.requests[2], runs);
   ASSERT_EQ(runs.size(), 3u);
   EXPECT_EQ(runs[1].lineage, 2u);
   EXPECT_EQ(runs[1].end_tokens, 1300);
   EXPECT_EQ(runs[2].lineage, 3u);
   EXPECT_EQ(runs[2].end_tokens, 3700);
   EXPECT_EQ(s.lineages, 5u);  // 0, 1 and one per break
+  // Request 2's break dropped lineage 1 (a new copy of the stack); requests 3 and 4 kept every run
+  // and cut the last one short: they grew request 2's copy, where lineage 2 is stored ending at 1,300
+  // (request 2 reads it as its prompt, 2,600).
+  EXPECT_TRUE(s.open_last_run);
+  ASSERT_EQ(s.runs.size(), 6u);
+  for (std::size_t i = 1; i < 4; ++i) EXPECT_EQ(s.requests[i].runs_begin, 2u);
+  EXPECT_EQ(s.runs[3].end_tokens, 1300);
+  EXPECT_EQ(s.end_of(s.requests[1], 1), 2600);
   // The context grows as without breaks: only its cacheable prefix changes.
   EXPECT_EQ(s.requests[3].prompt_tokens, 4800);
 }

@@ -36,6 +36,7 @@ struct session_state {
   std::uint8_t on = 0;                 // the route target of the current attempt (always 0 on one target)
   bool spilled = false;                // its next send stays on `on` (a spill), instead of picking afresh
   std::uint8_t split_on = 0;
+  bool open_last_run = false;          // the script's (session_script::open_last_run)
   std::uint32_t shared_lineages = 0;   // the script's lineage ids below this are its family's
   std::uint32_t shared_base = 0;       // global id of the script's lineage 0
   std::uint32_t private_base = 0;      // global id of the script's first private lineage

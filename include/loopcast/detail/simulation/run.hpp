@@ -170,6 +170,7 @@ private:
       s.runs = p.script->runs.data();
       s.nreq = static_cast<std::uint32_t>(p.script->requests.size());
       s.shared_lineages = p.script->shared_lineages;
+      s.open_last_run = p.script->open_last_run;
       s.shared_base = layout_.family_base[p.family];
       s.private_base = private_base;
       private_base += p.script->lineages - p.script->shared_lineages;
@@ -342,6 +343,7 @@ private:
       runs_[r] = {id < s.shared_lineages ? s.shared_base + id : s.private_base + (id - s.shared_lineages),
                   script_runs[r].end_tokens};
     }
+    if (s.open_last_run && req.runs_count > 0) runs_[req.runs_count - 1].end_tokens = req.prompt_tokens;
     return {runs_.data(), req.runs_count};
   }
 
