@@ -109,10 +109,6 @@ inline void add_median_samples(const request_sample& r, std::vector<double>& eff
 }
 /// The medians of a run's median_samples (their order changes).
 request_medians compute_request_medians(median_samples& samples);
-/// The same, with the caller's storage for the values selected from (their contents are replaced;
-/// Monte Carlo reuses them from seed to seed).
-request_medians compute_request_medians(std::span<const request_sample> requests, std::vector<double>& eff,
-                                        std::vector<double>& ttft);
 
 /// What the sessions asked of a rate bucket against what it can give: the units the served
 /// requests were charged, spread over the time the sessions would have taken without waiting

@@ -135,18 +135,11 @@ request_metrics compute_request_metrics(std::span<const request_sample> requests
 }
 
 request_medians compute_request_medians(std::span<const request_sample> requests) {
-  std::vector<double> eff, ttft;
-  return compute_request_medians(requests, eff, ttft);
-}
-
-request_medians compute_request_medians(std::span<const request_sample> requests, std::vector<double>& eff,
-                                        std::vector<double>& ttft) {
-  eff.clear();
-  ttft.clear();
-  eff.reserve(requests.size());
-  ttft.reserve(requests.size());
-  for (const auto& r : requests) add_median_samples(r, eff, ttft);
-  return {select_percentile(eff, 0.5), select_percentile(ttft, 0.5)};
+  median_samples samples;
+  samples.effective_tps.reserve(requests.size());
+  samples.ttft_s.reserve(requests.size());
+  for (const auto& r : requests) add_median_samples(r, samples.effective_tps, samples.ttft_s);
+  return compute_request_medians(samples);
 }
 
 request_medians compute_request_medians(median_samples& samples) {
