@@ -79,8 +79,16 @@ public:
     cfg_ = cfg;
     lineage_.assign(lineages, lineage_state{});
     writes_.assign(lineages, 0);
-    pool_.assign(lineages * inline_steps, step{});
-    for (std::size_t l = 0; l < lineages; ++l) lineage_[l].begin = static_cast<std::uint32_t>(l * inline_steps);
+    free_.clear();
+    holders_.clear();
+    sweep_at_ = min_sweep;
+    if (lineages <= chunks_at_once) {
+      pool_.assign(lineages * chunk_steps, step{});
+      for (std::size_t l = 0; l < lineages; ++l)
+        lineage_[l] = {static_cast<std::uint32_t>(l * chunk_steps), 0, chunk_steps};
+    } else {
+      pool_.clear();
+    }
     // Blocks are counted by a shift when their size is a power of two (every preset's is).
     const auto b = static_cast<std::uint64_t>(std::max<std::int64_t>(1, cfg_.block_tokens));
     shift_ = (b & (b - 1)) == 0 ? std::countr_zero(b) : -1;
@@ -91,6 +99,8 @@ public:
     lineage_.swap(other.lineage_);
     writes_.swap(other.writes_);
     pool_.swap(other.pool_);
+    free_.swap(other.free_);
+    holders_.swap(other.holders_);
   }
 
   const cache_config& config() const noexcept { return cfg_; }
@@ -178,6 +188,10 @@ public:
     }
   }
 
+  /// The steps' room the cache holds (memory accounting, tests): a chunk for each lineage written
+  /// whose steps have not all expired at the last sweep, free chunks, and the rooms of grown ones.
+  std::size_t pool_steps() const noexcept { return pool_.size(); }
+
 private:
   // The hold's one bounding run is a full hit at t while the first step (the latest written) that
   // covers its blocks has not expired: the lookup would find the same answer, held until then.
@@ -196,15 +210,24 @@ private:
     std::int64_t end_block;  // blocks [previous step's end, end_block) ...
     double expiry;           // ... expire at this time (decreasing along the list)
   };
-  // A lineage's steps lie side by side in pool_, from `begin`: `count` of them, room for `room`.
-  // Most lineages never hold more than one (a conversation's prompt only grows), so each starts
-  // with room for inline_steps; one that needs more moves to the end of the pool with twice the
-  // room. A cache of many lineages is two allocations, not one per lineage.
+  // A lineage's steps lie side by side in pool_, from `begin`: `count` of them, room for `room`
+  // (none before it has a chunk). Most lineages never hold more than two at once (a conversation's
+  // prompt only grows), so each has a chunk of chunk_steps; one that needs more moves to the end of
+  // the pool with twice the room, and gives its chunk back. A cache of many lineages is a few
+  // allocations, not one per lineage.
   struct lineage_state {
     std::uint32_t begin = 0;
-    std::uint32_t count = 0, room = inline_steps;
+    std::uint32_t count = 0, room = 0;
   };
-  static constexpr std::uint32_t inline_steps = 2;
+  static constexpr std::uint32_t chunk_steps = 2;
+  // A cache of up to chunks_at_once lineages (2 MB of steps) gives each its chunk at reset, and
+  // keeps it; a larger one (a fleet of thousands of sessions) gives a chunk at a lineage's first
+  // write, and takes it back by a sweep.
+  static constexpr std::size_t chunks_at_once = 65536;
+  // A sweep takes back the chunks of lineages that hold nothing unexpired (a compacted conversation,
+  // a session that ended, a branch left behind): when no chunk is free and the lineages holding
+  // one have doubled since the last sweep (so a sweep costs O(1) a chunk taken), at least min_sweep.
+  static constexpr std::size_t min_sweep = 1024;
 
   std::span<const step> steps(std::uint32_t lineage) const noexcept {
     const lineage_state& l = lineage_[lineage];
@@ -222,6 +245,8 @@ private:
   void extend(std::uint32_t lineage, std::int64_t end, double expiry, double now) noexcept {
     lineage_state& l = lineage_[lineage];
     ++writes_[lineage];
+    if (l.room == 0) [[unlikely]]
+      take_chunk(lineage, now);
     step* v = pool_.data() + l.begin;
     if (l.count > 0 && v[0].expiry > expiry) [[unlikely]] {
       outlived(l, end, expiry, now);
@@ -260,15 +285,53 @@ private:
     l.count = static_cast<std::uint32_t>(count);
   }
 
-  // Room for `count` steps at the end of the pool (twice as much as before, at least).
+  // Room for `count` steps at the end of the pool (twice as much as before, at least); the chunk
+  // the lineage leaves is free for another.
   [[gnu::noinline]] step* grow(lineage_state& l, std::size_t count) {
     const std::size_t room = std::max<std::size_t>(count, 2 * std::size_t{l.room});
     const std::size_t begin = pool_.size();
     pool_.resize(begin + room);
     std::copy_n(pool_.begin() + l.begin, l.count, pool_.begin() + static_cast<std::ptrdiff_t>(begin));
+    if (l.room == chunk_steps) free_.push_back(l.begin);  // (its entry in holders_ goes at the next sweep)
     l.begin = static_cast<std::uint32_t>(begin);
     l.room = static_cast<std::uint32_t>(room);
     return pool_.data() + begin;
+  }
+
+  // A chunk for a lineage written for the first time (or again after a sweep took its chunk back):
+  // a free one, or one at the end of the pool. `now` as in extend().
+  [[gnu::noinline]] void take_chunk(std::uint32_t lineage, double now) {
+    if (free_.empty() && holders_.size() >= sweep_at_) {
+      sweep(now);
+      sweep_at_ = std::max(min_sweep, 2 * holders_.size());
+    }
+    std::uint32_t begin;
+    if (!free_.empty()) {
+      begin = free_.back();
+      free_.pop_back();
+    } else {
+      begin = static_cast<std::uint32_t>(pool_.size());
+      pool_.resize(pool_.size() + chunk_steps);
+    }
+    lineage_[lineage] = lineage_state{begin, 0, chunk_steps};
+    holders_.push_back(lineage);
+  }
+
+  // Takes back the chunk of every lineage whose steps all expired by `now` (its first step lasts
+  // longest): no lookup can read them again, so it holds nothing, as before its first write.
+  void sweep(double now) {
+    std::size_t kept = 0;
+    for (const std::uint32_t id : holders_) {
+      lineage_state& l = lineage_[id];
+      if (l.room != chunk_steps) continue;  // it moved to a larger room and gave its chunk back
+      if (l.count == 0 || pool_[l.begin].expiry <= now) {
+        free_.push_back(l.begin);
+        l = lineage_state{};
+        continue;
+      }
+      holders_[kept++] = id;
+    }
+    holders_.resize(kept);
   }
 
   cache_config cfg_{};
@@ -276,6 +339,9 @@ private:
   std::vector<std::uint32_t> writes_;  // per lineage: how many times it was written (cache_hold; apart,
                                        // so that a herd's holds check a small array)
   std::vector<step> pool_;
+  std::vector<std::uint32_t> free_;     // the chunks in pool_ no lineage holds (their begins)
+  std::vector<std::uint32_t> holders_;  // the lineages that hold a chunk (and some that left theirs)
+  std::size_t sweep_at_ = min_sweep;    // holders_ that start a sweep when no chunk is free
   int shift_ = -1;                     // log2 of block_tokens when a power of two
 };
 

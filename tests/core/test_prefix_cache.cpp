@@ -257,3 +257,51 @@ TEST(PrefixCache, MixedLifetimesMatchABlockByBlockCache) {
     EXPECT_GT(hits, 5000) << "block " << block;  // the comparison saw hits, not only misses
   }
 }
+
+// A sweep takes back the room of lineages whose writes all expired (in a cache of more than 65,536
+// lineages; a smaller one gives each its room at once): 70,000 lineages written in turn, a few of them again after their room was taken back and some grown past two steps, hold the
+// room of those alive (about a minute's worth), and every lookup is what a block-by-block cache gives.
+TEST(PrefixCache, TheRoomOfExpiredLineagesIsTakenBackAndNothingElseChanges) {
+  std::uint64_t x = 4242;
+  auto next = [&x](std::uint64_t n) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (x >> 33) % n;
+  };
+  constexpr std::size_t lineages = 70000, max_blocks = 40;
+  constexpr std::int64_t block = 128;
+  prefix_cache c(cfg(block, 0, 60), lineages);
+  std::vector<std::vector<double>> expiry(lineages, std::vector<double>(max_blocks, 0.0));
+  auto reference = [&](std::uint32_t lineage, std::int64_t prompt, double t) {
+    std::int64_t cached = 0;
+    while (cached < prompt / block && expiry[lineage][static_cast<std::size_t>(cached)] > t) ++cached;
+    return cached * block;
+  };
+  double t = 0;
+  std::size_t most_room = 0;
+  int revisits = 0;
+  for (std::uint32_t l = 0; l < lineages; ++l) {
+    t += 0.1;  // ten new lineages a second: about 600 alive under a 60 s lifetime
+    // Mostly the newest lineage; now and then one written before: long ago (its room may have gone)
+    // or in the last 80 s (alive, or expired within the last 20 s).
+    const bool old = l > 1000 && next(4) == 0;
+    const std::uint32_t id = !old ? l : next(2) == 0 ? static_cast<std::uint32_t>(next(l)) : l - static_cast<std::uint32_t>(1 + next(800));
+    revisits += old;
+    // Up to three writes, shorter ones after longer ones (a lineage of three steps grows).
+    for (int w = 0; w < 1 + static_cast<int>(next(3)); ++w) {
+      const std::int64_t prompt = block * static_cast<std::int64_t>(1 + next(max_blocks - 1));
+      const std::vector<prefix_run> runs{{id, prompt}};
+      ASSERT_EQ(c.lookup(runs, prompt, t), reference(id, prompt, t)) << "lineage " << l;
+      const double at = t + static_cast<double>(next(100)) / 100.0;
+      c.touch(runs, prompt, at, 60, t);
+      for (std::int64_t b = 0; b < prompt / block; ++b)
+        expiry[id][static_cast<std::size_t>(b)] = std::max(expiry[id][static_cast<std::size_t>(b)], at + 60);
+    }
+    most_room = std::max(most_room, c.pool_steps());
+  }
+  EXPECT_GT(revisits, 10000);
+  // Without sweeps every lineage would keep its room: at least 2 × 70,000 steps. With them, a sweep
+  // waits for 1,024 lineages holding room, so about 1,600 alive or waiting, two steps each, and the
+  // rooms of the grown ones, which they keep (about 16,000 steps here).
+  EXPECT_LT(most_room, std::size_t{30000});
+  EXPECT_GT(most_room, std::size_t{2 * 600});
+}
