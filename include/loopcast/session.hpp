@@ -35,7 +35,7 @@ struct request_spec {
   std::int32_t turn = 0;              ///< the agent turn (1-based); compaction requests share the next turn's number
   bool compaction = false;            ///< a request that replaces the history by a summary
   // (Two one-bit flags: with the segment and the output kinds they fill the 8 bytes after `turn`,
-  // so a request stays 72 bytes.)
+  // so a request stays 56 bytes: a Monte Carlo seed of a fleet holds millions.)
   bool inserted : 1 = false;          ///< added by a replay's context policy (not in the recording)
   bool write_1h : 1 = false;          ///< the client asks for 1-hour cache writes (a replay: the recording
                                       ///< wrote to the 1-hour cache); a target that sells them keeps them an hour
@@ -43,8 +43,12 @@ struct request_spec {
   /// targets this request is sent to; 0 otherwise.
   std::uint8_t segment = 0;
   std::uint8_t output_kinds = 0;      ///< replays: what the recorded response held (output_kind bits; 0: unknown)
-  double recorded_ttft_s = -1;        ///< replays: the recorded time to first token, s (< 0: unknown)
-  double recorded_duration_s = -1;    ///< replays: the recorded send-to-end time, s (< 0: unknown)
+};
+
+/// A replayed request's recorded times (session_script::recorded).
+struct recorded_timing {
+  double ttft_s = -1;      ///< the recorded time to first token, s (< 0: unknown)
+  double duration_s = -1;  ///< the recorded send-to-end time, s (< 0: unknown)
 };
 /// The columns of a scripted request (numpy).
 template <>
@@ -76,6 +80,14 @@ struct session_script {
   std::uint32_t lineages = 0;          ///< lineage ids used are < lineages
   std::uint32_t shared_lineages = 0;   ///< ids < shared_lineages are shared by every session of
                                        ///< the same script family (e.g. the system prompt)
+  /// Replays: each request's recorded times, one per request; empty when none were recorded (a
+  /// generated session), so that a generated request carries none of their 16 bytes.
+  std::vector<recorded_timing> recorded;
+
+  /// Request i's recorded times (unknown ones < 0; all unknown when none were recorded).
+  recorded_timing recorded_of(std::size_t i) const noexcept {
+    return i < recorded.size() ? recorded[i] : recorded_timing{};
+  }
 
   /// The request's runs as stored (with open_last_run, the last one's end is end_of()'s).
   std::span<const prefix_run> runs_of(const request_spec& r) const noexcept {

@@ -49,7 +49,7 @@ struct sim_options {
   /// Monte Carlo row's two medians are selected from (simulation_result::median_samples, at most
   /// 16 bytes a request); the requests then stay empty. Monte Carlo, sweeps and solve run so.
   bool request_rows = true;
-  /// Each request takes its recorded time (request_spec::recorded_ttft_s and recorded_duration_s;
+  /// Each request takes its recorded time (session_script::recorded: recorded_timing::ttft_s and duration_s;
   /// an unknown duration counts as 0) instead of the target's speed model and engine: only the
   /// limits and the cache change anything. For replays.
   bool recorded_speed = false;

@@ -126,6 +126,7 @@ public:
                                : compaction_threshold(sh.window_tokens, sh.compact_at)) {
     sc_.source = fmt::format("{} session {}", t.file, s.id);
     sc_.requests.reserve(s.requests.size() + 4);
+    sc_.recorded.reserve(s.requests.size() + 4);
     asks_1h_.assign(std::max<std::size_t>(t.models.size(), 1), 0);
     if (!t.has_prefix) {
       const std::size_t models = std::max<std::size_t>(t.models.size(), 1);
@@ -192,9 +193,21 @@ private:
     q.turn = static_cast<std::int32_t>(i + 1);
     q.compaction = r.compaction;
     q.output_kinds = r.output_kinds;
-    if (!std::isnan(r.t_end)) q.recorded_duration_s = r.t_end - r.t_send;
-    if (!std::isnan(r.t_first_token)) q.recorded_ttft_s = r.t_first_token - r.t_send;
     return q;
+  }
+
+  // Request r's recorded times.
+  static recorded_timing timing_of(const recorded_request& r) {
+    recorded_timing rec;
+    if (!std::isnan(r.t_end)) rec.duration_s = r.t_end - r.t_send;
+    if (!std::isnan(r.t_first_token)) rec.ttft_s = r.t_first_token - r.t_send;
+    return rec;
+  }
+
+  // q into the script, with its recorded times.
+  void push(const request_spec& q, recorded_timing rec) {
+    sc_.requests.push_back(q);
+    sc_.recorded.push_back(rec);
   }
 
   // Whether the request asks for 1-hour cache writes: it wrote to the 1-hour cache, or it wrote
@@ -226,7 +239,7 @@ private:
       sc_.runs.push_back({next_private_++, q.prompt_tokens});
       q.runs_count = 1;
     }
-    sc_.requests.push_back(q);
+    push(q, timing_of(r));
   }
 
   // The agent compacts before q: it reads the history as it stands (as much of it as the window
@@ -255,7 +268,7 @@ private:
       sc_.runs.back().end_tokens = std::max(sc_.runs.back().end_tokens, c.prompt_tokens);
       c.runs_count = prev.runs_count;
     }
-    sc_.requests.push_back(c);
+    push(c, recorded_timing{});  // (inserted: nothing recorded)
     ++compactions_;
     removed_ = q.prompt_tokens - std::min(q.prompt_tokens, base_ + sh_.summary_tokens);
     own_context_ = true;
@@ -285,7 +298,7 @@ private:
     }
     ++since_compaction_;
     last_context_ = q.prompt_tokens + generated;
-    sc_.requests.push_back(q);
+    push(q, timing_of(r));
   }
 
   std::int64_t max_tokens_for(std::int64_t generated) const {

@@ -98,7 +98,7 @@ std::vector<std::vector<std::int64_t>> ttl_cache_hits(const std::vector<recorded
     for (const auto& r : sc.runs_of(q)) runs.push_back({base + r.lineage, r.end_tokens});
     const std::int64_t hit = cache.lookup(runs, q.prompt_tokens, o.t);
     hits[o.trace][flat[o.trace][o.script] + o.request] = hit;
-    const double served = o.t + std::max(0.0, q.recorded_ttft_s);
+    const double served = o.t + std::max(0.0, sc.recorded_of(o.request).ttft_s);
     cache.touch(runs, q.prompt_tokens, served);
   }
   return hits;

@@ -70,7 +70,8 @@ inline void check_simulation(const target& tgt, std::span<const session_plan> pl
         if (x < 0 || x > max_script_tokens) fail(r, message("a token count of ", x, " (expected 0 to 10^13)"));
       if (!std::isfinite(q.delay_before_s) || q.delay_before_s < 0 || q.delay_before_s > max_script_delay_s)
         fail(r, message("an agent delay of ", q.delay_before_s, " s (expected 0 to 10^7 s)"));
-      for (const double d : {q.recorded_ttft_s, q.recorded_duration_s})
+      const recorded_timing rec = sc.recorded_of(r);
+      for (const double d : {rec.ttft_s, rec.duration_s})
         if (!std::isfinite(d) || d > max_script_delay_s)
           fail(r, message("a recorded time of ", d, " s (expected at most 10^7 s)"));
       if (static_cast<std::size_t>(q.runs_begin) + q.runs_count > sc.runs.size())

@@ -697,8 +697,9 @@ private:
   request_timing timing(deployment& d, std::uint32_t si, const request_spec& req, std::int64_t cached,
                         std::int64_t generated, double t) {
     if (opt_.recorded_speed) {
-      const double ttft = std::max(0.0, static_cast<double>(req.recorded_ttft_s));
-      return {ttft, std::max(0.0, static_cast<double>(req.recorded_duration_s) - ttft)};
+      const recorded_timing rec = plans_[si].script->recorded_of(ss_[si].next);
+      const double ttft = std::max(0.0, rec.ttft_s);
+      return {ttft, std::max(0.0, rec.duration_s - ttft)};
     }
     const request_timing tm = d.speed.time(cached, req.prompt_tokens - cached, generated);
     if (!d.has_noise) return tm;
