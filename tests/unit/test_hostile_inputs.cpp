@@ -117,6 +117,24 @@ TEST(Hostile, InfiniteTimesAreRefusedWhereTheyEnter) {
   } catch (const simulation_error& e) {
     EXPECT_EQ(std::string(e.what()), "hand-made (session 1), request 1: an agent delay of inf s (expected 0 to 10^7 s)");
   }
+  // Recorded times, when given, are one per request, each finite.
+  sc.requests[0].delay_before_s = 0;
+  sc.recorded = {recorded_timing{0.5, 2.0}, recorded_timing{}};
+  try {
+    (void)simulate(t, retry_policy{}, plans);
+    FAIL();
+  } catch (const simulation_error& e) {
+    EXPECT_EQ(std::string(e.what()), "hand-made (session 1): recorded times of 2 requests for 1 requests");
+  }
+  sc.recorded = {recorded_timing{std::numeric_limits<double>::quiet_NaN(), 2.0}};
+  try {
+    (void)simulate(t, retry_policy{}, plans);
+    FAIL();
+  } catch (const simulation_error& e) {
+    EXPECT_EQ(std::string(e.what()), "hand-made (session 1), request 1: a recorded time of nan s (expected at most 10^7 s)");
+  }
+  sc.recorded = {recorded_timing{0.5, 2.0}};
+  EXPECT_EQ(simulate(t, retry_policy{}, plans).requests.size(), 1u);
 }
 
 // A kv-cache-tester think_time of 1e308 no longer matters: the agent time comes from the send times.

@@ -64,6 +64,9 @@ inline void check_simulation(const target& tgt, std::span<const session_plan> pl
     if (sc.shared_lineages > sc.lineages)
       throw simulation_error(
           message(sc.source, " (session ", i + 1, "): ", sc.shared_lineages, " shared lineages of ", sc.lineages));
+    if (!sc.recorded.empty() && sc.recorded.size() != sc.requests.size())
+      throw simulation_error(message(sc.source, " (session ", i + 1, "): recorded times of ", sc.recorded.size(),
+                                     " requests for ", sc.requests.size(), " requests"));
     for (std::size_t r = 0; r < sc.requests.size(); ++r) {
       const auto& q = sc.requests[r];
       for (const auto x : {q.prompt_tokens, q.output_tokens, q.reasoning_tokens, q.max_tokens})
