@@ -259,8 +259,10 @@ TEST(PrefixCache, MixedLifetimesMatchABlockByBlockCache) {
 }
 
 // A sweep takes back the room of lineages whose writes all expired (in a cache of more than 65,536
-// lineages; a smaller one gives each its room at once): 70,000 lineages written in turn, a few of them again after their room was taken back and some grown past two steps, hold the
-// room of those alive (about a minute's worth), and every lookup is what a block-by-block cache gives.
+// lineages; a smaller one gives each its room at once): 70,000 lineages written in turn, a quarter
+// of the writes going to older ones (some after their room was taken back, some grown past two
+// steps), hold the room of those alive (about a minute's worth) and of the grown ones, and every
+// lookup is what a block-by-block cache gives.
 TEST(PrefixCache, TheRoomOfExpiredLineagesIsTakenBackAndNothingElseChanges) {
   std::uint64_t x = 4242;
   auto next = [&x](std::uint64_t n) {
