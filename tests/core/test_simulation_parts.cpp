@@ -201,15 +201,25 @@ TEST(SimulationHerd, TheBuiltInBucketsBatchAndReadAlike) {
   std::vector<bucket> only_tokens{bucket(tokens)};
   only_tokens[0].charge(100, 0, 0);
   const double charge_60[] = {60};
-  const detail::herd_reader<bucket> by_value(only_tokens, 1);
+  const detail::herd_reader<bucket> by_value(only_tokens, 1, 30);  // (a batch from 30 s on)
   const auto a = by_value.longest_wait(charge_60, 30);
   EXPECT_NEAR(a.wait, 6.0, 1e-12);
   EXPECT_EQ(a.worst, 0);
+  // A charge within the level at the batch's start (50) waits 0 without a read; one above it is
+  // read, and waits 0 once the level has grown past it (40 s: 66.7); one above the capacity is
+  // never admitted (no debt), whatever the level.
+  const double charge_50[] = {50}, charge_150[] = {150};
+  EXPECT_EQ(by_value.longest_wait(charge_50, 30).wait, 0.0);
+  EXPECT_EQ(by_value.longest_wait(charge_50, 30).worst, -1);
+  EXPECT_EQ(by_value.longest_wait(charge_60, 40).wait, 0.0);
+  EXPECT_EQ(by_value.longest_wait(charge_60, 40).worst, -1);
+  EXPECT_NEAR(by_value.longest_wait(charge_60, 33).wait, 3.0, 1e-12);
+  EXPECT_EQ(by_value.longest_wait(charge_150, 90).wait, never_admitted);
   std::vector<bucket> both{bucket(tokens), bucket(requests)};
   both[0].charge(100, 0, 0);
   for (int i = 0; i < 10; ++i) both[1].charge(1, 0, 0);
   const double charges[] = {60, 1};
-  const detail::herd_reader<bucket> through(both, 2);
+  const detail::herd_reader<bucket> through(both, 2, 30);
   const auto w = through.longest_wait(charges, 30);
   EXPECT_NEAR(w.wait, 30.0, 1e-12);
   EXPECT_EQ(w.worst, 1);

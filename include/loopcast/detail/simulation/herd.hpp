@@ -13,13 +13,13 @@ namespace detail {
 /// How a herd's batch reads a bucket law (docs/architecture.md, "What a herd costs"). A batch works
 /// out, between two events that change a bucket, every 429 due, so it reads waits only. A law
 /// opts in by specialising herd_reader with `batches = true`, a constructor taking the deployment's
-/// buckets and their count once per batch, and `longest_wait(charges, t)`: the longest of their
-/// waits for the charges at t, exactly as Bucket::wait_for gives them. A tool's own law is left
-/// out: each of its 429s is its own event.
+/// buckets, their count and the batch's earliest time once per batch, and `longest_wait(charges,
+/// t)` for t no earlier: the longest of their waits for the charges at t, exactly as
+/// Bucket::wait_for gives them. A tool's own law is left out: each of its 429s is its own event.
 template <class Bucket>
 struct herd_reader {
   static constexpr bool batches = false;
-  herd_reader(std::vector<Bucket>&, std::size_t) {}
+  herd_reader(std::vector<Bucket>&, std::size_t, double) {}
   admission_wait longest_wait(const double*, double) const noexcept { return {0.0, -1}; }
 };
 
@@ -29,17 +29,25 @@ struct herd_reader {
 template <>
 struct herd_reader<bucket> {
   static constexpr bool batches = true;
-  herd_reader(std::vector<bucket>& b, std::size_t nb) : buckets_(b), nb_(nb) {
+  herd_reader(std::vector<bucket>& b, std::size_t nb, double t0) : buckets_(b), nb_(nb) {
     // (A limit that steps within the run is read through its bucket, which takes the step.)
     by_value_ = std::all_of(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(nb), [](const bucket& x) {
       return x.config().algorithm == bucket_algorithm::token_bucket && !x.limit_steps_ahead();
     });
-    if (by_value_)
-      for (std::size_t i = 0; i < nb; ++i) readings_[i] = b[i].read_token_bucket();
+    if (!by_value_) return;
+    for (std::size_t i = 0; i < nb; ++i) {
+      readings_[i] = b[i].read_token_bucket();
+      // A token bucket's level only grows between charges (level_at is monotone in t, rounding
+      // included), so a charge no larger than its level at t0, and not oversize, waits 0 at any
+      // t >= t0: the batch skips that bucket (its wait would change nothing in longest_of).
+      fits_[i] = std::min(readings_[i].state.level_at(t0), readings_[i].oversize_above);
+    }
   }
   [[gnu::always_inline]] admission_wait longest_wait(const double* charges, double t) const noexcept {
     if (by_value_)
-      return longest_of(nb_, [this, charges, t](std::size_t b) { return readings_[b].wait_for(charges[b], t); });
+      return longest_of(nb_, [this, charges, t](std::size_t b) {
+        return charges[b] <= fits_[b] ? 0.0 : readings_[b].wait_for(charges[b], t);  // (0: see the constructor)
+      });
     return longest_of(nb_, [this, charges, t](std::size_t b) { return buckets_[b].wait_for(charges[b], t); });
   }
 
@@ -48,6 +56,7 @@ private:
   std::size_t nb_;
   bool by_value_ = false;
   std::array<bucket::token_reading, max_buckets> readings_;
+  std::array<double, max_buckets> fits_;  // a charge up to this waits 0 in the batch
 };
 
 } // namespace detail
@@ -57,9 +66,10 @@ private:
 template <bucket_law Bucket, speed_law Speed, client_law Client>
 void simulation<Bucket, Speed, Client>::reserve_batches() {
   retries_.reserve(plans_.size(), dep_[0].nb);
-  scheduled_.reserve(plans_.size());
-  aside_.reserve(plans_.size());
-  merged_scheduled_.reserve(plans_.size());
+  // (A pass takes each waiting session at most once: it schedules at most one retry per session.)
+  scheduled_.resize(plans_.size());
+  aside_.resize(plans_.size());
+  merged_scheduled_.resize(plans_.size());
 }
 
 // ---- a herd: the 429s due before the next other event, in one batch -------------------------
@@ -76,8 +86,12 @@ bool simulation<Bucket, Speed, Client>::refuse_waiting(detail::order_key_t next_
   deployment& d = dep_[0];
   const bool retry_after = d.tgt->sends_retry_after;
   const std::uint64_t seq0 = seq_;
-  // The buckets as the batch reads them (nothing charges them during a batch).
-  const detail::herd_reader<Bucket> reader(d.buckets, d.nb);
+  // The buckets as the batch reads them (nothing charges them during a batch), from its earliest
+  // retry on.
+  const detail::herd_reader<Bucket> reader(d.buckets, d.nb, retries_.settle().front().time());
+  // The client's stream, when it draws none (the same one for every session).
+  rng* const no_jitter = client_draws_jitter() ? nullptr : &jitter_of(0);
+  cache_hold hold;  // a new hold's lookup (written whole by it)
   for (;;) {
     const std::span<const waiting_entry> run = retries_.settle();
     // The retries due before the queue's next event.
@@ -89,8 +103,9 @@ bool simulation<Bucket, Speed, Client>::refuse_waiting(detail::order_key_t next_
     // The retries it schedules, in key order: retries refused together are scheduled nearly in the
     // order they were refused in, so the few that break it (a retry before the last one: it is set
     // aside, or the last one is, when it alone stood out) wait in aside_, to be sorted and merged in.
-    scheduled_.clear();
-    aside_.clear();
+    waiting_entry* const scheduled = scheduled_.data();
+    waiting_entry* const aside = aside_.data();
+    std::size_t n_scheduled = 0, n_aside = 0;
     double last_t = 0, before_last_t = 0;  // the times of scheduled_'s last two
     // The pass's 429s by the bucket that refused them, and its attempts, added up after it (kept
     // out of memory the loop writes).
@@ -110,7 +125,6 @@ bool simulation<Bucket, Speed, Client>::refuse_waiting(detail::order_key_t next_
       const std::uint32_t si = e.session;
       waiting_retry& w = retries_.payload(si);
       if (w.attempt + 1 >= detail::max_attempts_per_request) break;
-      cache_hold hold;
       const bool new_hold = !d.cache.still_holds(w.hold, t);
       if (new_hold) {
         // The cache may have moved on since the last lookup: the same split (the charges held) is
@@ -121,7 +135,7 @@ bool simulation<Bucket, Speed, Client>::refuse_waiting(detail::order_key_t next_
       const double* charges = retries_.numbers(si);
       const detail::admission_wait aw = reader.longest_wait(charges, t);
       if (aw.wait == never_admitted || !(aw.wait > 0)) break;
-      const retry_decision dec = client_.decide(w.attempt, retry_after ? aw.wait : -1.0, jitter_of(si));
+      const retry_decision dec = client_.decide(w.attempt, retry_after ? aw.wait : -1.0, no_jitter ? *no_jitter : jitter_of(si));
       if (!dec.retry) break;  // (a client that gives up draws nothing: on_send asks it again)
       // A 429 again: what on_send and refuse() would do.
       ++w.attempts;
@@ -136,16 +150,16 @@ bool simulation<Bucket, Speed, Client>::refuse_waiting(detail::order_key_t next_
       // (Equal times: the later sequence number, so after. The entry is written field by field
       // where it goes: a copy of one built just before would wait for its stores.)
       waiting_entry* slot;
-      if (scheduled_.empty() || retry_t >= last_t) {
-        slot = &scheduled_.emplace_back();
+      if (n_scheduled == 0 || retry_t >= last_t) {
+        slot = &scheduled[n_scheduled++];
         before_last_t = last_t;
         last_t = retry_t;
-      } else if (scheduled_.size() == 1 || retry_t >= before_last_t) {
-        aside_.push_back(scheduled_.back());
-        slot = &scheduled_.back();
+      } else if (n_scheduled == 1 || retry_t >= before_last_t) {
+        aside[n_aside++] = scheduled[n_scheduled - 1];
+        slot = &scheduled[n_scheduled - 1];
         last_t = retry_t;
       } else {
-        slot = &aside_.emplace_back();
+        slot = &aside[n_aside++];
       }
       slot->time_bits = std::bit_cast<std::uint64_t>(retry_t);
       slot->seq = seq_++;
@@ -159,9 +173,10 @@ bool simulation<Bucket, Speed, Client>::refuse_waiting(detail::order_key_t next_
     }
     attempts_ += made;
     for (std::size_t b = 0; b < d.nb; ++b) out_.buckets[b].refusals += static_cast<double>(refused[b]);
-    if (!aside_.empty()) merge_aside();
+    const std::span<const waiting_entry> later = n_aside > 0 ? merge_aside(n_scheduled, n_aside)
+                                                              : std::span<const waiting_entry>(scheduled, n_scheduled);
     const double cut_t = i > 0 ? run[i - 1].time() : 0.0;
-    retries_.advance(i, scheduled_);
+    retries_.advance(i, later);
     if (cut) {
       cut_off(cut_t);
       return false;
@@ -173,14 +188,16 @@ bool simulation<Bucket, Speed, Client>::refuse_waiting(detail::order_key_t next_
   return true;
 }
 
-// The retries a batch set aside, sorted, merged into scheduled_.
+// The first n_aside retries a batch set aside, sorted, merged with the first n_scheduled it
+// scheduled in order: all of them, in key order.
 template <bucket_law Bucket, speed_law Speed, client_law Client>
-void simulation<Bucket, Speed, Client>::merge_aside() {
-  std::sort(aside_.begin(), aside_.end(), waiting_set::by_key);
-  merged_scheduled_.resize(scheduled_.size() + aside_.size());
-  std::merge(scheduled_.begin(), scheduled_.end(), aside_.begin(), aside_.end(), merged_scheduled_.begin(),
-             waiting_set::by_key);
-  scheduled_.swap(merged_scheduled_);
+std::span<const typename simulation<Bucket, Speed, Client>::waiting_entry>
+simulation<Bucket, Speed, Client>::merge_aside(std::size_t n_scheduled, std::size_t n_aside) {
+  const auto aside = aside_.begin(), scheduled = scheduled_.begin();
+  std::sort(aside, aside + static_cast<std::ptrdiff_t>(n_aside), waiting_set::by_key);
+  std::merge(scheduled, scheduled + static_cast<std::ptrdiff_t>(n_scheduled), aside,
+             aside + static_cast<std::ptrdiff_t>(n_aside), merged_scheduled_.begin(), waiting_set::by_key);
+  return {merged_scheduled_.data(), n_scheduled + n_aside};
 }
 
 } // namespace loopcast

@@ -539,9 +539,6 @@ private:
   // front, for the event loop. Returns false when the attempt budget ran out (the run is cut off).
   bool refuse_waiting(detail::order_key_t next_queued);
 
-  // The retries a batch set aside, sorted, merged into scheduled_.
-  [[gnu::noinline]] void merge_aside();
-
   // The bucket that stopped the session: what it needed of the bucket, its capacity (at Unix time
   // `unix_t`, when the stop came), and whether the bucket can never admit it.
   static void note_stop(session_state& s, const deployment& d, std::size_t bi, double need, bool never,
@@ -589,11 +586,29 @@ private:
   }
 
   // One more 429 (or refusal) in the hour of t.
+  // (A herd marks one per attempt: the hour of the last one, and the times that fall in it, save
+  // the division.)
   void mark_429(double t) {
+    if (t >= hour_from_ && t < hour_to_) [[likely]] {
+      ++out_.hourly_429[hour_];
+      return;
+    }
     const auto h = static_cast<std::size_t>(std::max(0.0, t) / 3600.0);
     if (h >= out_.hourly_429.size()) [[unlikely]]
       out_.hourly_429.resize(std::max(h + 1, 2 * out_.hourly_429.size()), 0);
     ++out_.hourly_429[h];
+    hour_ = h;
+    hour_from_ = h == 0 ? -std::numeric_limits<double>::infinity() : hour_start(h);
+    hour_to_ = hour_start(h + 1);
+  }
+  // The least time whose hour (t / 3600 as rounded, above) is h > 0: division is monotone, so
+  // the times of one hour are those from hour_start(h) up to hour_start(h + 1).
+  static double hour_start(std::size_t h) noexcept {
+    const auto hd = static_cast<double>(h);
+    double c = hd * 3600.0;
+    while (std::nextafter(c, 0.0) / 3600.0 >= hd) c = std::nextafter(c, 0.0);
+    while (c / 3600.0 < hd) c = std::nextafter(c, std::numeric_limits<double>::infinity());
+    return c;
   }
 
   // The hours of operation and those of them with a 429 (simulation_result::operation_hours).
@@ -871,6 +886,8 @@ private:
   };
   using waiting_set = detail::retry_queue<waiting_retry>;
   using waiting_entry = typename waiting_set::entry;
+  // The retries a batch set aside, sorted, merged with those it scheduled in order.
+  [[gnu::noinline]] std::span<const waiting_entry> merge_aside(std::size_t n_scheduled, std::size_t n_aside);
   static void write_back(session_state& s, const waiting_retry& w) noexcept {
     s.split_hold = w.hold;
     s.res.stall_s = w.stall_s;
@@ -879,9 +896,12 @@ private:
     s.res.rate_limited = w.rate_limited;
   }
   waiting_set retries_;
-  std::vector<waiting_entry> scheduled_;  // the retries a batch schedules
-  std::vector<waiting_entry> aside_, merged_scheduled_;  // the retries a batch set aside; merge_aside's output
+  // A batch's retries, each with room for every session (reserve_batches): those it schedules in
+  // order, those it sets aside, and merge_aside's output.
+  std::vector<waiting_entry> scheduled_, aside_, merged_scheduled_;
   std::uint64_t attempts_ = 0;  // over all sessions
+  double hour_from_ = 0, hour_to_ = 0;  // mark_429's last hour, hour_, spans [hour_from_, hour_to_)
+  std::size_t hour_ = 0;
   std::uint64_t budget_ = opt_.max_attempts > 0 ? opt_.max_attempts : std::numeric_limits<std::uint64_t>::max();
   // Totals.
   std::int64_t in_flight_ = 0;
