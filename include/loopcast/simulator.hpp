@@ -58,6 +58,12 @@ struct sim_options {
   /// that moment (requests in flight are not served) and simulation_result::cut_off is set. It
   /// bounds the work of a run on a tier the fleet overwhelms, where every admission costs many 429s.
   std::uint64_t max_attempts = default_attempt_budget;
+  /// With record_attempts: the most bytes the timeline's rows and bucket levels may grow to past
+  /// the room reserved for them (1.25 rows a request). A herd makes hundreds of attempts a request,
+  /// so a timeline is bounded by memory, not by its requests: a run whose timeline would grow past
+  /// this is refused with a config_error that names the numbers (budget.hpp). 0: the memory budget
+  /// less what the rest of the run is estimated to hold (run_scenario gives each option its share).
+  std::int64_t timeline_room_bytes = 0;
   /// On one target whose 429s charge nothing (no count_rejected bucket), with the built-in buckets,
   /// no engine and no timeline recorded, the retries that are refused again are handled in one loop
   /// between the events that change a bucket, in the event loop's order (docs/architecture.md,

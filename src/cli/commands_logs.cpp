@@ -168,7 +168,7 @@ int cmd_replay(const std::vector<std::string>& logs, const std::string& format, 
   if (!a.timeline.empty()) {
     std::ostringstream csv;
     write_timeline_csv(csv, r.options);
-    write_output(a.timeline, csv.str(), inputs);
+    write_output(a.timeline, std::move(csv).str(), inputs);  // (moved out: a timeline may be large)
   }
   if (a.as_json) std::cout << replay_to_json(traces, r) << "\n";
   else write_replay_text(std::cout, traces, r);

@@ -30,7 +30,7 @@ int cmd_run(const globals& g, const std::string& ref, const std::optional<std::u
   if (!timeline.empty()) {
     std::ostringstream csv;
     write_timeline_csv(csv, result);
-    write_output(timeline, csv.str(), with_library_inputs(g, {ref}));
+    write_output(timeline, std::move(csv).str(), with_library_inputs(g, {ref}));  // (moved out: a timeline may be large)
   }
   if (as_json) std::cout << to_json(result) << "\n";
   else write_text_report(std::cout, result);

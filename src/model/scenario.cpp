@@ -173,10 +173,24 @@ scenario_result run_scenario(std::shared_ptr<const scenario> shared, const run_o
   auto fleet = generate_fleet(s, r.seed);
   const std::vector<session_plan> plans = std::move(fleet.plans);
   r.scripts = std::move(fleet.scripts);  // the buffer moves: the plans' pointers stay valid
-  const sim_options so = simulation_options(s, opt);
+  sim_options so = simulation_options(s, opt);
+  if (opt.record_attempts && !s.options.empty()) {
+    // Each option's timeline may take its share of what the rest of the run leaves of the budget.
+    const std::int64_t rest = estimate_run_bytes(run_size_of(s, false, opt.record_charges));
+    so.timeline_room_bytes = std::max<std::int64_t>(
+        1, (memory_budget_bytes() - rest) / static_cast<std::int64_t>(s.options.size()));
+  }
   r.options.reserve(s.options.size());
   for (const auto& o : s.options) {
-    r.options.push_back(run_option(o, plans, so, opt.request_metrics, opt.report_progress));
+    try {
+      r.options.push_back(run_option(o, plans, so, opt.request_metrics, opt.report_progress));
+    } catch (const config_error& e) {
+      // A simulation over the budget (budget.hpp, a timeline's room) is named by the scenario and
+      // the option; an error in a file keeps its file.
+      if (e.file().rfind("simulation on ", 0) != 0) throw;
+      throw config_error(detail::message("scenario ", s.name, ", option ", o.label), e.pointer(),
+                         detail::message(e.file(), ": ", e.reason()));
+    }
     r.options.back().option = std::shared_ptr<const scenario_option>(r.scn, &o);  // shares the scenario
   }
   return r;

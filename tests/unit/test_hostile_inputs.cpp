@@ -382,6 +382,54 @@ TEST(Hostile, RunsBeyondTheCapsAreRefusedAtOnce) {
   EXPECT_NE(r.err.find("requests in one run; at most 100000000 are simulated"), std::string::npos) << r.err;
 }
 
+// 8 (continued). A timeline grows with attempts, not requests: on a tier the fleet overwhelms it is
+// refused when it would grow past its share of what the rest of the run leaves of the budget.
+TEST(Hostile, ATimelineAHerdGrowsPastTheBudgetIsRefused) {
+  const preset_library lib({LOOPCAST_TEST_MODELS_DIR});
+  auto scn = lib.load_scenario("reference");  // two options: the Developer tier, a workstation
+  scn.fleet[0].sessions = 200;
+  scn.fleet[0].stagger_s = 1;
+  const std::int64_t budget = std::int64_t{64} << 20;
+  set_memory_budget_bytes(budget);
+  // Each option's share: (64 MiB less the run's estimate without a timeline) / 2.
+  const double room =
+      static_cast<double>((budget - estimate_run_bytes(run_size_of(scn, false, true))) / 2) / (1 << 30);
+  run_options opt;
+  opt.record_attempts = true;
+  try {
+    (void)run_scenario(scn, opt);
+    set_memory_budget_bytes(0);
+    FAIL() << "a timeline of about 100 attempts a request was not refused";
+  } catch (const config_error& e) {
+    set_memory_budget_bytes(0);
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("scenario reference, option cloud: simulation on cerebras-developer-qwen-3.8-27b: the "
+                         "timeline reached ",
+                         0),
+              0u)
+        << what;
+    EXPECT_NE(what.find(fmt::format(" GiB, past the {:.2f} GiB the memory budget leaves it: a tier the fleet "
+                                    "overwhelms makes many 429s a request; set LOOPCAST_MEMORY_BUDGET_GB to allow "
+                                    "it, lower the attempt budget, or drop the timeline",
+                                    room)),
+              std::string::npos)
+        << what;
+  }
+  // The command line says so with exit code 3 (bad input), before the timeline takes the machine.
+  scratch s;
+  auto text = slurp(fs::path(LOOPCAST_TEST_MODELS_DIR) / "scenarios/reference.json");
+  const auto at = text.find("\"sessions\": 1,");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 14, "\"sessions\": 200, \"stagger_s\": 1,");
+  const auto f = s.write("herd.json", text);
+  ::setenv("LOOPCAST_MEMORY_BUDGET_GB", "0.05", 1);
+  const auto r = loopcast_cli("run " + f.string() + " --timeline " + (s.dir / "t.csv").string());
+  ::unsetenv("LOOPCAST_MEMORY_BUDGET_GB");
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("the memory budget leaves it"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(s.dir / "t.csv"));
+}
+
 // 9 and 10. Outputs never overwrite inputs, and lost output is exit 4.
 TEST(Hostile, OutputsNeverOverwriteInputsAndLostOutputFails) {
   scratch s;

@@ -304,9 +304,46 @@ private:
 
   void record_attempt(const attempt_record& a, double t) {
     if (!opt_.record_attempts) return;
+    if (out_.attempts.size() == out_.attempts.capacity()) [[unlikely]]
+      check_timeline_room(out_.attempts.capacity() * sizeof(attempt_record) +
+                          out_.bucket_levels.capacity() * sizeof(double));
     out_.attempts.push_back(a);
     for (auto& d : dep_)
       for (std::size_t b = 0; b < d.nb; ++b) out_.bucket_levels.push_back(d.buckets[b].used(t));
+  }
+
+  // Before the timeline grows by `more` bytes (a full buffer of its rows and their bucket levels,
+  // or of its bucket operations, doubles): refused when it would pass the room the memory budget
+  // leaves it (sim_options::timeline_room_bytes).
+  [[gnu::noinline]] void check_timeline_room(std::size_t more) const {
+    const auto held = static_cast<double>(out_.attempts.capacity() * sizeof(attempt_record) +
+                                          out_.bucket_levels.capacity() * sizeof(double) +
+                                          out_.bucket_ops.capacity() * sizeof(bucket_op));
+    const double grown = held + static_cast<double>(std::max<std::size_t>(more, 4096));
+    const double room = static_cast<double>(opt_.timeline_room_bytes > 0 ? opt_.timeline_room_bytes
+                                                                           : default_timeline_room());
+    if (grown <= room) return;
+    constexpr double gib = static_cast<double>(detail::gib);
+    using detail::fixed;
+    throw config_error(detail::message("simulation on ", dep_[0].tgt->name), "",
+                       detail::message("the timeline reached ", out_.attempts.size(), " attempts (",
+                                       fixed{held / gib, 2}, " GiB) and would grow to ", fixed{grown / gib, 2},
+                                       " GiB, past the ", fixed{std::max(room, 0.0) / gib, 2},
+                                       " GiB the memory budget leaves it: a tier the fleet overwhelms makes many "
+                                       "429s a request; set LOOPCAST_MEMORY_BUDGET_GB to allow it, lower the "
+                                       "attempt budget, or drop the timeline"));
+  }
+  // The memory budget less the run's estimate without its timeline (budget.hpp).
+  std::int64_t default_timeline_room() const {
+    run_size z;
+    z.sessions = static_cast<std::int64_t>(plans_.size());
+    z.requests = static_cast<std::int64_t>(layout_.requests);
+    z.lineages = static_cast<std::int64_t>(layout_.lineages);
+    z.buckets = static_cast<std::int64_t>(nb_total_);
+    z.scripts = false;
+    z.record_attempts = false;
+    z.record_charges = opt_.record_charges;
+    return memory_budget_bytes() - estimate_run_bytes(z);
   }
 
   // The attempt budget ran out at t: the sessions still running end there (their requests in
@@ -580,8 +617,11 @@ private:
         const double w = d.tgt->limits[b].weight;  // one request, weighted
         d.buckets[b].charge(w, t, t);
         if (keeps_log_) d.log[b].push_back({t, w});
-        if (opt_.record_attempts)
+        if (opt_.record_attempts) {
+          if (out_.bucket_ops.size() == out_.bucket_ops.capacity()) [[unlikely]]
+            check_timeline_room(out_.bucket_ops.capacity() * sizeof(bucket_op));
           out_.bucket_ops.push_back({t, w, t, 0, static_cast<std::uint16_t>(d.bucket_base + b), false});
+        }
       }
   }
 
