@@ -201,7 +201,8 @@ TEST(SimulationHerd, TheBuiltInBucketsBatchAndReadAlike) {
   std::vector<bucket> only_tokens{bucket(tokens)};
   only_tokens[0].charge(100, 0, 0);
   const double charge_60[] = {60};
-  const detail::herd_reader<bucket> by_value(only_tokens, 1, 30);  // (a batch from 30 s on)
+  const double charge_max[] = {150};  // the largest charge of any retry in the batch
+  const detail::herd_reader<bucket> by_value(only_tokens, 1, 30, charge_max);  // (a batch from 30 s on)
   const auto a = by_value.longest_wait(charge_60, 30);
   EXPECT_NEAR(a.wait, 6.0, 1e-12);
   EXPECT_EQ(a.worst, 0);
@@ -215,11 +216,18 @@ TEST(SimulationHerd, TheBuiltInBucketsBatchAndReadAlike) {
   EXPECT_EQ(by_value.longest_wait(charge_60, 40).worst, -1);
   EXPECT_NEAR(by_value.longest_wait(charge_60, 33).wait, 3.0, 1e-12);
   EXPECT_EQ(by_value.longest_wait(charge_150, 90).wait, never_admitted);
+  // When every retry's charge is within the level at the start (40 of 50), the bucket is not read
+  // at all: a charge of 60, which no retry of that batch has, would show it (it waits 6 s above).
+  const double charge_max_40[] = {40};
+  const detail::herd_reader<bucket> none_read(only_tokens, 1, 30, charge_max_40);
+  EXPECT_EQ(none_read.longest_wait(charge_60, 30).wait, 0.0);
+  EXPECT_EQ(none_read.longest_wait(charge_60, 30).worst, -1);
   std::vector<bucket> both{bucket(tokens), bucket(requests)};
   both[0].charge(100, 0, 0);
   for (int i = 0; i < 10; ++i) both[1].charge(1, 0, 0);
   const double charges[] = {60, 1};
-  const detail::herd_reader<bucket> through(both, 2, 30);
+  const double charges_max[] = {60, 1};
+  const detail::herd_reader<bucket> through(both, 2, 30, charges_max);
   const auto w = through.longest_wait(charges, 30);
   EXPECT_NEAR(w.wait, 30.0, 1e-12);
   EXPECT_EQ(w.worst, 1);

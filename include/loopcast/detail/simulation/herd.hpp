@@ -13,13 +13,14 @@ namespace detail {
 /// How a herd's batch reads a bucket law (docs/architecture.md, "What a herd costs"). A batch works
 /// out, between two events that change a bucket, every 429 due, so it reads waits only. A law
 /// opts in by specialising herd_reader with `batches = true`, a constructor taking the deployment's
-/// buckets, their count and the batch's earliest time once per batch, and `longest_wait(charges,
-/// t)` for t no earlier: the longest of their waits for the charges at t, exactly as
-/// Bucket::wait_for gives them. A tool's own law is left out: each of its 429s is its own event.
+/// buckets, their count, the batch's earliest time and the largest charge on each bucket of any
+/// retry in it once per batch, and `longest_wait(charges, t)` for t no earlier: the longest of their
+/// waits for the charges at t, exactly as Bucket::wait_for gives them. A tool's own law is left
+/// out: each of its 429s is its own event.
 template <class Bucket>
 struct herd_reader {
   static constexpr bool batches = false;
-  herd_reader(std::vector<Bucket>&, std::size_t, double) {}
+  herd_reader(std::vector<Bucket>&, std::size_t, double, const double*) {}
   admission_wait longest_wait(const double*, double) const noexcept { return {0.0, -1}; }
 };
 
@@ -29,7 +30,8 @@ struct herd_reader {
 template <>
 struct herd_reader<bucket> {
   static constexpr bool batches = true;
-  herd_reader(std::vector<bucket>& b, std::size_t nb, double t0) : buckets_(b), nb_(nb) {
+  herd_reader(std::vector<bucket>& b, std::size_t nb, double t0, const double* charge_max)
+      : buckets_(b), nb_(nb) {
     // (A limit that steps within the run is read through its bucket, which takes the step.)
     by_value_ = std::all_of(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(nb), [](const bucket& x) {
       return x.config().algorithm == bucket_algorithm::token_bucket && !x.limit_steps_ahead();
@@ -39,15 +41,24 @@ struct herd_reader<bucket> {
       readings_[i] = b[i].read_token_bucket();
       // A token bucket's level only grows between charges (level_at is monotone in t, rounding
       // included), so a charge no larger than its level at t0, and not oversize, waits 0 at any
-      // t >= t0: the batch skips that bucket (its wait would change nothing in longest_of).
+      // t >= t0: the batch skips that bucket for it (its wait would change nothing in
+      // longest_of), and skips it altogether when it takes the largest charge of any retry.
       fits_[i] = std::min(readings_[i].state.level_at(t0), readings_[i].oversize_above);
+      if (charge_max[i] > fits_[i]) read_[n_read_++] = static_cast<std::uint8_t>(i);
     }
   }
   [[gnu::always_inline]] admission_wait longest_wait(const double* charges, double t) const noexcept {
-    if (by_value_)
-      return longest_of(nb_, [this, charges, t](std::size_t b) {
-        return charges[b] <= fits_[b] ? 0.0 : readings_[b].wait_for(charges[b], t);  // (0: see the constructor)
-      });
+    if (by_value_) {  // longest_of over the buckets read, in their order
+      admission_wait a{0.0, -1};
+      for (std::size_t k = 0; k < n_read_; ++k) {
+        const std::size_t b = read_[k];
+        if (charges[b] <= fits_[b]) continue;  // 0 (see the constructor)
+        const double w = readings_[b].wait_for(charges[b], t);
+        if (w == never_admitted) return {never_admitted, static_cast<std::int16_t>(b)};
+        if (w > a.wait) a = {w, static_cast<std::int16_t>(b)};
+      }
+      return a;
+    }
     return longest_of(nb_, [this, charges, t](std::size_t b) { return buckets_[b].wait_for(charges[b], t); });
   }
 
@@ -57,6 +68,8 @@ private:
   bool by_value_ = false;
   std::array<bucket::token_reading, max_buckets> readings_;
   std::array<double, max_buckets> fits_;  // a charge up to this waits 0 in the batch
+  std::array<std::uint8_t, max_buckets> read_;  // the buckets some retry's charge may wait on
+  std::size_t n_read_ = 0;
 };
 
 } // namespace detail
@@ -88,10 +101,19 @@ bool simulation<Bucket, Speed, Client>::refuse_waiting(detail::order_key_t next_
   const std::uint64_t seq0 = seq_;
   // The buckets as the batch reads them (nothing charges them during a batch), from its earliest
   // retry on.
-  const detail::herd_reader<Bucket> reader(d.buckets, d.nb, retries_.settle().front().time());
+  const detail::herd_reader<Bucket> reader(d.buckets, d.nb, retries_.settle().front().time(),
+                                           waiting_charge_max_.data());
   // The client's stream, when it draws none (the same one for every session).
   rng* const no_jitter = client_draws_jitter() ? nullptr : &jitter_of(0);
   cache_hold hold;  // a new hold's lookup (written whole by it)
+  // The preset-driven client's usual answer, without asking it: a retry-after it honours, while it
+  // has retries left (decide_retry's first two rules; any other answer is the client's).
+  int retries_at_most = 0;
+  double honoured_up_to = -1;
+  if constexpr (std::is_same_v<Client, retry_policy>) {
+    retries_at_most = client_.max_retries >= 0 ? client_.max_retries : std::numeric_limits<int>::max();
+    if (retry_after && client_.honour_retry_after) honoured_up_to = client_.retry_after_cap_s;
+  }
   for (;;) {
     const std::span<const waiting_entry> run = retries_.settle();
     // The retries due before the queue's next event.
@@ -135,7 +157,10 @@ bool simulation<Bucket, Speed, Client>::refuse_waiting(detail::order_key_t next_
       const double* charges = retries_.numbers(si);
       const detail::admission_wait aw = reader.longest_wait(charges, t);
       if (aw.wait == never_admitted || !(aw.wait > 0)) break;
-      const retry_decision dec = client_.decide(w.attempt, retry_after ? aw.wait : -1.0, no_jitter ? *no_jitter : jitter_of(si));
+      const retry_decision dec = w.attempt < retries_at_most && aw.wait <= honoured_up_to
+                                     ? retry_decision{true, aw.wait}
+                                     : client_.decide(w.attempt, retry_after ? aw.wait : -1.0,
+                                                      no_jitter ? *no_jitter : jitter_of(si));
       if (!dec.retry) break;  // (a client that gives up draws nothing: on_send asks it again)
       // A 429 again: what on_send and refuse() would do.
       ++w.attempts;

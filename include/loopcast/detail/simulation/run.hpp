@@ -562,7 +562,10 @@ private:
     if (scheduled_.capacity() == 0) reserve_batches();
     const std::span<double> charges = retries_.push(t + dec.wait_s + 0.0, seq_++, si,  // + 0.0 as in schedule()
                                                     {s.split_hold, s.res.stall_s, s.attempt, s.res.attempts, s.res.rate_limited});
-    for (std::size_t b = 0; b < d.nb; ++b) charges[b] = charge[b].at_admission;
+    for (std::size_t b = 0; b < d.nb; ++b) {
+      charges[b] = charge[b].at_admission;
+      waiting_charge_max_[b] = std::max(waiting_charge_max_[b], charges[b]);
+    }
   }
 
   // ---- a herd: the 429s due before the next other event, in one batch -------------------------
@@ -936,6 +939,9 @@ private:
     s.res.rate_limited = w.rate_limited;
   }
   waiting_set retries_;
+  // The largest charge on each bucket of any retry that waited in retries_ this run (a batch skips
+  // a bucket that takes all of them).
+  std::array<double, max_buckets> waiting_charge_max_{};
   // A batch's retries, each with room for every session (reserve_batches): those it schedules in
   // order, those it sets aside, and merge_aside's output.
   std::vector<waiting_entry> scheduled_, aside_, merged_scheduled_;
