@@ -70,6 +70,10 @@ void check_limits_set(std::span<target* const> targets);
 /// keeping its mode; a file with other hard links is rewritten in place after the copy; a device or
 /// pipe is written in place), every write and the close checked. Throws output_error (exit code 4).
 void write_output(const std::string& path, const std::string& text, const std::vector<std::string>& inputs = {});
+/// The same, the text written to the stream as `write` produces it (a timeline of millions of rows
+/// is never held as one string); `write` may be called twice (a file with other hard links).
+void write_output(const std::string& path, const std::function<void(std::ostream&)>& write,
+                  const std::vector<std::string>& inputs = {});
 /// Throws output_error when `path` is the same file as one of `inputs` (files, or folders whose
 /// files are all inputs: logs, --models).
 void check_not_an_input(const std::string& path, const std::vector<std::string>& inputs);

@@ -165,11 +165,8 @@ int cmd_replay(const std::vector<std::string>& logs, const std::string& format, 
   const auto book = load_price_book(a.price_list, lib, models_of(traces));
   ro.recorded_prices = &book;
   const auto r = run_replay(traces, targets, ro);
-  if (!a.timeline.empty()) {
-    std::ostringstream csv;
-    write_timeline_csv(csv, r.options);
-    write_output(a.timeline, std::move(csv).str(), inputs);  // (moved out: a timeline may be large)
-  }
+  if (!a.timeline.empty())  // (streamed to the file: a timeline may be large)
+    write_output(a.timeline, [&r](std::ostream& os) { write_timeline_csv(os, r.options); }, inputs);
   if (a.as_json) std::cout << replay_to_json(traces, r) << "\n";
   else write_replay_text(std::cout, traces, r);
   return ok;

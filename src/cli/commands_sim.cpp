@@ -27,11 +27,9 @@ int cmd_run(const globals& g, const std::string& ref, const std::optional<std::u
   opt.seed = seed;
   opt.record_attempts = !timeline.empty();
   const auto result = run_scenario(scn, opt);
-  if (!timeline.empty()) {
-    std::ostringstream csv;
-    write_timeline_csv(csv, result);
-    write_output(timeline, std::move(csv).str(), with_library_inputs(g, {ref}));  // (moved out: a timeline may be large)
-  }
+  if (!timeline.empty())  // (streamed to the file: a timeline may be large)
+    write_output(timeline, [&result](std::ostream& os) { write_timeline_csv(os, result); },
+                 with_library_inputs(g, {ref}));
   if (as_json) std::cout << to_json(result) << "\n";
   else write_text_report(std::cout, result);
   return ok;

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <streambuf>
 
 namespace loopcast::cli {
 
@@ -125,14 +126,66 @@ workload workload_ref(const preset_library& lib, const std::string& ref) {
 
 namespace {
 
-void write_all(int fd, const std::string& text, const std::string& path) {
+// Every byte written, or the error number of the write that failed (0: none).
+int write_all(int fd, const char* data, std::size_t size) noexcept {
   std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+  while (done < size) {
+    const ssize_t n = ::write(fd, data + done, size - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw output_error(fmt::format("{}: write failed: {}", path, std::strerror(n < 0 ? errno : ENOSPC)));
+    if (n <= 0) return n < 0 ? errno : ENOSPC;
     done += static_cast<std::size_t>(n);
   }
+  return 0;
+}
+
+// A stream's bytes to a file descriptor, 64 KiB at a time; the first failed write is kept (and
+// the stream fails) for finish() to report.
+class fd_sink : public std::streambuf {
+public:
+  fd_sink(int fd, const std::string& path) : fd_(fd), path_(path), buf_(std::size_t{1} << 16) {
+    setp(buf_.data(), buf_.data() + buf_.size());
+  }
+  // Writes what is left; throws output_error naming the path when a write failed.
+  void finish() {
+    flush();
+    if (error_ != 0) throw output_error(fmt::format("{}: write failed: {}", path_, std::strerror(error_)));
+  }
+
+protected:
+  int_type overflow(int_type c) override {
+    if (!flush()) return traits_type::eof();
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    *pptr() = traits_type::to_char_type(c);
+    pbump(1);
+    return c;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    if (n < static_cast<std::streamsize>(buf_.size())) return std::streambuf::xsputn(s, n);
+    if (!flush()) return 0;  // a large block is written as it is
+    if (error_ == 0) error_ = write_all(fd_, s, static_cast<std::size_t>(n));
+    return error_ == 0 ? n : 0;
+  }
+  int sync() override { return flush() ? 0 : -1; }
+
+private:
+  bool flush() noexcept {
+    const auto n = static_cast<std::size_t>(pptr() - pbase());
+    if (n > 0 && error_ == 0) error_ = write_all(fd_, pbase(), n);
+    setp(buf_.data(), buf_.data() + buf_.size());
+    return error_ == 0;
+  }
+  int fd_;
+  const std::string& path_;
+  std::vector<char> buf_;
+  int error_ = 0;
+};
+
+// What `write` produces, to fd.
+void write_all(int fd, const std::function<void(std::ostream&)>& write, const std::string& path) {
+  fd_sink sink(fd, path);
+  std::ostream os(&sink);
+  write(os);
+  sink.finish();
 }
 
 } // namespace
@@ -185,8 +238,14 @@ std::filesystem::path write_target(const std::string& path) {
 } // namespace
 
 void write_output(const std::string& path, const std::string& text, const std::vector<std::string>& inputs) {
+  write_output(path, [&text](std::ostream& os) { os.write(text.data(), static_cast<std::streamsize>(text.size())); },
+               inputs);
+}
+
+void write_output(const std::string& path, const std::function<void(std::ostream&)>& write,
+                  const std::vector<std::string>& inputs) {
   if (path == "-") {
-    std::cout << text;
+    write(std::cout);
     std::cout.flush();
     if (!std::cout) throw output_error("standard output: write failed");
     return;
@@ -200,7 +259,7 @@ void write_output(const std::string& path, const std::string& text, const std::v
     const int fd = ::open(target.c_str(), flags | O_CLOEXEC);
     if (fd < 0) throw output_error(fmt::format("{}: cannot open for writing: {}", path, std::strerror(errno)));
     try {
-      write_all(fd, text, path);
+      write_all(fd, write, path);
     } catch (...) {
       ::close(fd);
       throw;
@@ -224,7 +283,7 @@ void write_output(const std::string& path, const std::string& text, const std::v
   ::umask(mask);
   (void)::fchmod(fd, exists ? (st.st_mode & 07777) : (0666 & ~mask));
   try {
-    write_all(fd, text, path);
+    write_all(fd, write, path);
     if (::fsync(fd) != 0 && errno != EINVAL)
       throw output_error(fmt::format("{}: write failed: {}", path, std::strerror(errno)));
   } catch (...) {
