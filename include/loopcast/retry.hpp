@@ -67,6 +67,20 @@ struct retry_policy {
   bool draws_jitter() const noexcept { return jitter != jitter_kind::none; }
   /// A client that never gives up (a request never admitted would be retried forever).
   bool retries_forever() const noexcept { return max_retries < 0; }
+
+  /// decide()'s usual answer, worked out once for a loop that asks it many times (a herd's batch):
+  /// a retry-after it honours, while retries are left (decide_retry's first two rules), is retried
+  /// after that wait. `sends_retry_after`: whether the target sends one.
+  struct honoured_retry_after {
+    int retries_at_most;
+    double up_to;  ///< -1: none is honoured
+    /// Whether decide(n, retry_after_s, g) is {true, retry_after_s} (retry_after_s > 0).
+    bool answers(int n, double retry_after_s) const noexcept { return n < retries_at_most && retry_after_s <= up_to; }
+  };
+  honoured_retry_after honoured(bool sends_retry_after) const noexcept {
+    return {max_retries >= 0 ? max_retries : std::numeric_limits<int>::max(),
+            sends_retry_after && honour_retry_after ? retry_after_cap_s : -1.0};
+  }
 };
 
 

@@ -106,14 +106,9 @@ bool simulation<Bucket, Speed, Client>::refuse_waiting(detail::order_key_t next_
   // The client's stream, when it draws none (the same one for every session).
   rng* const no_jitter = client_draws_jitter() ? nullptr : &jitter_of(0);
   cache_hold hold;  // a new hold's lookup (written whole by it)
-  // The preset-driven client's usual answer, without asking it: a retry-after it honours, while it
-  // has retries left (decide_retry's first two rules; any other answer is the client's).
-  int retries_at_most = 0;
-  double honoured_up_to = -1;
-  if constexpr (std::is_same_v<Client, retry_policy>) {
-    retries_at_most = client_.max_retries >= 0 ? client_.max_retries : std::numeric_limits<int>::max();
-    if (retry_after && client_.honour_retry_after) honoured_up_to = client_.retry_after_cap_s;
-  }
+  // The preset-driven client's usual answer, without asking it (any other answer is the client's).
+  retry_policy::honoured_retry_after honoured{0, -1.0};
+  if constexpr (std::is_same_v<Client, retry_policy>) honoured = client_.honoured(retry_after);
   for (;;) {
     const std::span<const waiting_entry> run = retries_.settle();
     // The retries due before the queue's next event.
@@ -157,7 +152,7 @@ bool simulation<Bucket, Speed, Client>::refuse_waiting(detail::order_key_t next_
       const double* charges = retries_.numbers(si);
       const detail::admission_wait aw = reader.longest_wait(charges, t);
       if (aw.wait == never_admitted || !(aw.wait > 0)) break;
-      const retry_decision dec = w.attempt < retries_at_most && aw.wait <= honoured_up_to
+      const retry_decision dec = honoured.answers(w.attempt, aw.wait)
                                      ? retry_decision{true, aw.wait}
                                      : client_.decide(w.attempt, retry_after ? aw.wait : -1.0,
                                                       no_jitter ? *no_jitter : jitter_of(si));
