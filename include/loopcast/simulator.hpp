@@ -64,6 +64,9 @@ struct sim_options {
   /// this is refused with a config_error that names the numbers (budget.hpp). 0: the memory budget
   /// less what the rest of the run is estimated to hold (run_scenario gives each option its share).
   std::int64_t timeline_room_bytes = 0;
+  /// What the run is called in its errors, before "simulation on TARGET" (run_scenario: "scenario
+  /// S, option O"; empty: nothing).
+  std::string run_name;
   /// On one target whose 429s charge nothing (no count_rejected bucket), with the built-in buckets,
   /// no engine and no timeline recorded, the retries that are refused again are handled in one loop
   /// between the events that change a bucket, in the event loop's order (docs/architecture.md,

@@ -182,15 +182,8 @@ scenario_result run_scenario(std::shared_ptr<const scenario> shared, const run_o
   }
   r.options.reserve(s.options.size());
   for (const auto& o : s.options) {
-    try {
-      r.options.push_back(run_option(o, plans, so, opt.request_metrics, opt.report_progress));
-    } catch (const config_error& e) {
-      // A simulation over the budget (budget.hpp, a timeline's room) is named by the scenario and
-      // the option; an error in a file keeps its file.
-      if (e.file().rfind("simulation on ", 0) != 0) throw;
-      throw config_error(detail::message("scenario ", s.name, ", option ", o.label), e.pointer(),
-                         detail::message(e.file(), ": ", e.reason()));
-    }
+    so.run_name = detail::message("scenario ", s.name, ", option ", o.label);  // (in its budget errors)
+    r.options.push_back(run_option(o, plans, so, opt.request_metrics, opt.report_progress));
     r.options.back().option = std::shared_ptr<const scenario_option>(r.scn, &o);  // shares the scenario
   }
   return r;

@@ -18,6 +18,27 @@
 
 namespace loopcast::detail {
 
+/// A simulation's size for the memory budget (budget.hpp): its scripts are given, `buckets` are
+/// its targets', and it records what `opt` says.
+inline run_size simulation_size(std::size_t sessions, std::size_t requests, std::size_t lineages, std::size_t buckets,
+                                const sim_options& opt) {
+  run_size z;
+  z.sessions = static_cast<std::int64_t>(sessions);
+  z.requests = static_cast<std::int64_t>(requests);
+  z.lineages = static_cast<std::int64_t>(lineages);
+  z.buckets = static_cast<std::int64_t>(buckets);
+  z.scripts = false;
+  z.record_attempts = opt.record_attempts;
+  z.record_charges = opt.record_charges;
+  return z;
+}
+
+/// How a simulation's budget errors begin, before its target's name: "simulation on", after the
+/// run's name when it has one (sim_options::run_name).
+inline std::string simulation_kind(const sim_options& opt) {
+  return opt.run_name.empty() ? std::string("simulation on") : message(opt.run_name, ": simulation on");
+}
+
 /// Checks a run before its loop: every time finite and within bounds, every count within the
 /// token cap, every prefix run within its script, the buckets within max_buckets (and
 /// `bucket_count` of them for tgt.limits), no concurrency bucket beside an engine, every request
@@ -106,15 +127,7 @@ inline void check_simulation(const target& tgt, std::span<const session_plan> pl
   if (lineages > max_lineages)
     throw simulation_error(
         message(lineages, " prefix-cache lineages over all sessions; at most ", max_lineages, " are simulated"));
-  run_size z;
-  z.sessions = static_cast<std::int64_t>(plans.size());
-  z.requests = static_cast<std::int64_t>(requests);
-  z.lineages = static_cast<std::int64_t>(lineages);
-  z.buckets = static_cast<std::int64_t>(nb);
-  z.scripts = false;
-  z.record_attempts = opt.record_attempts;
-  z.record_charges = opt.record_charges;
-  check_run_size(z, "simulation on", tgt.name);
+  check_run_size(simulation_size(plans.size(), requests, lineages, nb, opt), simulation_kind(opt), tgt.name);
 }
 
 /// Checks a route before its loop: 1 to max_route_targets targets, one bucket list and speed law

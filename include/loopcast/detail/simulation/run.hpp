@@ -325,7 +325,7 @@ private:
     if (grown <= room) return;
     constexpr double gib = static_cast<double>(detail::gib);
     using detail::fixed;
-    throw config_error(detail::message("simulation on ", dep_[0].tgt->name), "",
+    throw config_error(detail::message(detail::simulation_kind(opt_), " ", dep_[0].tgt->name), "",
                        detail::message("the timeline reached ", out_.attempts.size(), " attempts (",
                                        fixed{held / gib, 2}, " GiB) and would grow to ", fixed{grown / gib, 2},
                                        " GiB, past the ", fixed{std::max(room, 0.0) / gib, 2},
@@ -335,14 +335,8 @@ private:
   }
   // The memory budget less the run's estimate without its timeline (budget.hpp).
   std::int64_t default_timeline_room() const {
-    run_size z;
-    z.sessions = static_cast<std::int64_t>(plans_.size());
-    z.requests = static_cast<std::int64_t>(layout_.requests);
-    z.lineages = static_cast<std::int64_t>(layout_.lineages);
-    z.buckets = static_cast<std::int64_t>(nb_total_);
-    z.scripts = false;
+    run_size z = detail::simulation_size(plans_.size(), layout_.requests, layout_.lineages, nb_total_, opt_);
     z.record_attempts = false;
-    z.record_charges = opt_.record_charges;
     return memory_budget_bytes() - estimate_run_bytes(z);
   }
 
