@@ -180,8 +180,8 @@ private:
   int error_ = 0;
 };
 
-// What `write` produces, to fd.
-void write_all(int fd, const std::function<void(std::ostream&)>& write, const std::string& path) {
+// What `write` produces, to fd; throws output_error naming the path when a write failed.
+void write_stream(int fd, const std::function<void(std::ostream&)>& write, const std::string& path) {
   fd_sink sink(fd, path);
   std::ostream os(&sink);
   write(os);
@@ -259,7 +259,7 @@ void write_output(const std::string& path, const std::function<void(std::ostream
     const int fd = ::open(target.c_str(), flags | O_CLOEXEC);
     if (fd < 0) throw output_error(fmt::format("{}: cannot open for writing: {}", path, std::strerror(errno)));
     try {
-      write_all(fd, write, path);
+      write_stream(fd, write, path);
     } catch (...) {
       ::close(fd);
       throw;
@@ -283,7 +283,7 @@ void write_output(const std::string& path, const std::function<void(std::ostream
   ::umask(mask);
   (void)::fchmod(fd, exists ? (st.st_mode & 07777) : (0666 & ~mask));
   try {
-    write_all(fd, write, path);
+    write_stream(fd, write, path);
     if (::fsync(fd) != 0 && errno != EINVAL)
       throw output_error(fmt::format("{}: write failed: {}", path, std::strerror(errno)));
   } catch (...) {
