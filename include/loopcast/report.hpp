@@ -8,6 +8,7 @@
 #include "loopcast/report/document.hpp"
 #include "loopcast/report/fit.hpp"
 #include "loopcast/report/forecast.hpp"
+#include "loopcast/report/logs.hpp"
 #include "loopcast/report/montecarlo.hpp"
 #include "loopcast/report/replay.hpp"
 #include "loopcast/report/run.hpp"

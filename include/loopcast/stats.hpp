@@ -32,6 +32,7 @@ enum class stats_grouping : std::uint8_t {
   month,    ///< the local month of its send (YYYY-MM)
   session,  ///< its top-level session (a subagent counts with its parent)
   project,  ///< the folder the agent ran in (the log's cwd, else decoded from its log's folder)
+  machine,  ///< the machine its log was copied from (recorded_trace::machine; "this machine" when not said)
   block     ///< the 5-hour window a Claude plan counts it in (stats_block_hours): across all logs, a
             ///< window opens at the hour of the first request after the last window closed
 };
@@ -43,6 +44,7 @@ struct enum_names<stats_grouping> {
                                     enum_entry{stats_grouping::month, "month"},
                                     enum_entry{stats_grouping::session, "session"},
                                     enum_entry{stats_grouping::project, "project"},
+                                    enum_entry{stats_grouping::machine, "machine"},
                                     enum_entry{stats_grouping::block, "block"}};
 };
 /// Whether a grouping is by time (logs on a relative clock are left out of it).

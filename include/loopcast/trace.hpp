@@ -9,7 +9,7 @@
 //
 // Problems with single records (a line that is not JSON, a missing usage field, an unknown event)
 // are collected in the trace's import_summary with file and line, and the record is skipped; a
-// file that yields no usable request at all is a trace_error.
+// file named on its own that yields no usable request is a trace_error (among many, it is counted).
 #pragma once
 
 #include "loopcast/names.hpp"
@@ -70,6 +70,11 @@ struct recorded_request {
   /// a Codex token_count's time and running total); 0 when the log gives none. Two requests with
   /// one key are one response logged twice (drop_repeated_responses).
   std::uint64_t response_key = 0;
+  /// The response's message alone (a hash of Claude Code's message.id; 0: none), for an echo.
+  std::uint64_t echo_key = 0;
+  /// Logged only as an echo in another session's log (Claude Code's `progress` records of a
+  /// subagent): counted unless the response is logged anywhere else (drop_repeated_responses).
+  bool echo = false;
 };
 /// The columns of a recorded request (numpy; `model` indexes recorded_trace::models).
 template <>
@@ -142,6 +147,7 @@ struct recorded_trace {
   bool has_ttft = false;              ///< at least one request records its first token
   bool has_prefix = false;            ///< the prefix structure is known exactly (hash ids)
   bool absolute_clock = false;        ///< times are Unix seconds
+  std::string machine;                ///< the machine it was copied from (import_machines); "" when not said
   std::string project;                ///< the folder the agent worked in, as the log records it (Claude
                                       ///< Code's and Codex's cwd); "" when it does not say
   std::optional<recorded_totals> totals;  ///< totals-only logs (sessions is empty)
@@ -176,11 +182,44 @@ trace_format detect_trace_format(const std::filesystem::path& path);
 /// be read, is of no known format, or yields no usable request.
 recorded_trace import_trace(const std::filesystem::path& path, trace_format format = trace_format::automatic);
 
+/// Two machines' clocks, from the responses both logged (a transcript copied to one and resumed
+/// there, a session mirrored): how far `machine`'s timestamps run ahead of `against`'s.
+struct clock_offset {
+  std::string machine, against;
+  std::int64_t responses = 0;  ///< responses both logged
+  double median_s = 0;         ///< median of machine's send time − against's, s
+};
+
+/// What reading a set of logs passed over and noticed, beside the traces it returns.
+struct import_notes {
+  std::vector<import_issue> not_logs;       ///< files under folders that are no log of a known format, or empty
+  std::vector<clock_offset> clock_offsets;  ///< per pair of machines that logged the same responses
+};
+
+/// One machine's logs: a name and where its copy is (a folder, a file, `-`).
+struct machine_root {
+  std::string machine;           ///< "" for logs not put on any machine
+  std::filesystem::path path;
+};
+
 /// Imports files and directories: a directory is an opencode storage folder, or else every file in
 /// it (recursively) is imported on its own, whatever its format. Each API response counts once
-/// across all of them (drop_repeated_responses).
+/// across all of them (drop_repeated_responses). A file that yields no request (a subagent file
+/// holding only a limit message, an empty session) stays in the result with no session, its
+/// summary saying why and its cut-offs and rate-limit snapshots kept; a file under a folder that is
+/// no log of a known format (or is empty) is passed over and listed in `notes`. Files are read
+/// on `threads` workers (0: every core), with the same result whatever the count. Throws
+/// trace_error for a file named that cannot be read or is no log, and when no file yields a request.
 std::vector<recorded_trace> import_traces(const std::vector<std::filesystem::path>& paths,
-                                          trace_format format = trace_format::automatic);
+                                          trace_format format = trace_format::automatic,
+                                          import_notes* notes = nullptr, unsigned threads = 0);
+
+/// import_traces over the logs of several machines: each trace's `machine` says whose it is, each
+/// response counts once across all of them, and `notes` gives the clock offsets the responses two
+/// machines both logged show.
+std::vector<recorded_trace> import_machines(const std::vector<machine_root>& roots,
+                                            trace_format format = trace_format::automatic,
+                                            import_notes* notes = nullptr, unsigned threads = 0);
 
 /// The skip reason of a response that an earlier log already holds.
 inline constexpr std::string_view repeated_response_reason = "a response already counted in another file";
@@ -190,8 +229,12 @@ inline constexpr std::string_view repeated_response_reason = "a response already
 /// original before a transcript copied from it when a session is resumed or forked), the kept
 /// one taking each token class's largest count (the final usage of a streamed message). Each log's
 /// summary counts what it lost under repeated_response_reason; a session left with no request
-/// goes, and a log left with none stays with no session. Returns the responses dropped.
-std::int64_t drop_repeated_responses(std::vector<recorded_trace>& traces);
+/// goes, and a log left with none stays with no session. A response a log holds only as an echo
+/// (recorded_request::echo: Claude Code's progress records of a subagent) gives way to the same
+/// response logged anywhere else, matched by its key or by its message alone (echo_key). Returns
+/// the responses dropped; `offsets` (when given) gets, per pair of machines, the clock offset
+/// that the responses both logged show.
+std::int64_t drop_repeated_responses(std::vector<recorded_trace>& traces, std::vector<clock_offset>* offsets = nullptr);
 
 /// Several logs of one account as one trace: every session that feeds a plan's windows, from
 /// each machine and agent, on one clock (Unix seconds). Sessions keep their order (log by log),
@@ -215,10 +258,12 @@ struct log_location {
 std::vector<log_location> default_log_locations();
 
 /// Imports every log the default places hold: each .jsonl file under the Claude Code and Codex
-/// folders, and opencode's database or storage. A file that yields no usable request (an empty
-/// session) is listed in `skipped` with the reason, not an error.
+/// folders, and opencode's database or storage, by import_traces' rule for a folder's files (a file
+/// with no request stays without sessions; one that is no log, or a folder that cannot be listed,
+/// is listed in `notes`). Empty when the places hold no file; throws trace_error when no file
+/// yields a request.
 std::vector<recorded_trace> import_default_logs(const std::vector<log_location>& places,
-                                                std::vector<import_issue>* skipped = nullptr);
+                                                import_notes* notes = nullptr, unsigned threads = 0);
 
 /// Writes a trace as loopcast JSONL (docs/trace-format.md); import_trace reads it back.
 void write_loopcast_jsonl(std::ostream& os, const recorded_trace& t);

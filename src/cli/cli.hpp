@@ -5,6 +5,7 @@
 #pragma once
 
 #include "loopcast/presets.hpp"
+#include "loopcast/report/logs.hpp"
 #include "loopcast/trace.hpp"
 
 #include <CLI/CLI.hpp>
@@ -83,6 +84,25 @@ std::vector<std::string> with_library_inputs(const globals& g, std::vector<std::
 
 /// A --format value (empty: detect); invalid_argument naming the spellings for another.
 trace_format format_of(const std::string& name);
+
+/// What a command that reads logs is given: LOG paths, --machine NAME=DIR, --format, --verbose.
+struct log_args {
+  std::vector<std::string> logs, machines;
+  std::string format;
+  bool verbose = false;
+};
+/// Adds the `logs` positional (optional where `defaults`: this machine's default places) and
+/// --machine, --format and --verbose.
+void add_log_options(CLI::App* cmd, log_args& a, const std::string& formats, bool defaults);
+/// The logs read, with what their reports say of them.
+struct logs_read {
+  std::vector<recorded_trace> traces;
+  logs_listing listing;
+  std::vector<std::string> places;  ///< the default places read ("claude-code logs in DIR"), when none was named
+};
+/// Reads the logs named and each machine's (a bare LOG is a machine named by its path), or, with
+/// none and `defaults`, this machine's default places; every file by one rule (import_machines).
+logs_read read_logs(const log_args& a, bool defaults);
 
 std::vector<command> simulation_commands(CLI::App& app, const globals& g);  // run, montecarlo, sweep, solve
 std::vector<command> log_commands(CLI::App& app, const globals& g);         // stats, replay, watch, fit, convert

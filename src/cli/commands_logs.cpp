@@ -53,7 +53,7 @@ std::size_t terminal_width() {
   return 0;
 }
 
-int cmd_stats(const std::vector<std::string>& logs, const std::string& format, const globals& g, const stats_args& a) {
+int cmd_stats(const log_args& la, const globals& g, const stats_args& a) {
   if (a.as_json && a.as_csv) throw std::invalid_argument("give --json or --csv, not both");
   stats_options so;
   so.by = *parse_name<stats_grouping>(a.by);
@@ -63,24 +63,9 @@ int cmd_stats(const std::vector<std::string>& logs, const std::string& format, c
   if (!a.until.empty()) so.until_unix = local_day_start("--until", a.until, a.timezone, 1);  // the whole day
   if (!a.since.empty() && !a.until.empty() && so.until_unix <= so.since_unix)
     throw std::invalid_argument(fmt::format("--until {} is before --since {}", a.until, a.since));
-  std::vector<recorded_trace> traces;
-  if (logs.empty()) {
-    // The front door: every log in the agents' default places.
-    const auto places = default_log_locations();
-    if (places.empty())
-      throw std::invalid_argument("no LOG given, and no agent logs in the default places (~/.config/claude/projects, "
-                                  "~/.claude/projects or $CLAUDE_CONFIG_DIR/projects; ~/.codex/sessions or "
-                                  "$CODEX_HOME/sessions; ~/.local/share/opencode or $XDG_DATA_HOME/opencode)");
-    std::vector<import_issue> skipped;
-    traces = import_default_logs(places, &skipped);
-    for (const auto& p : places) fmt::print(stderr, "reading {} logs in {}\n", p.agent, p.path.string());
-    if (!skipped.empty())
-      fmt::print(stderr, "skipped {} file{} with no usable request (first: {})\n", skipped.size(),
-                 skipped.size() == 1 ? "" : "s", skipped.front().reason);
-    if (traces.empty()) throw std::invalid_argument("the default places hold no log with a usable request");
-  } else {
-    traces = import_traces(as_paths(logs), format_of(format));
-  }
+  auto read = read_logs(la, true);
+  const auto& traces = read.traces;
+  for (const auto& p : read.places) fmt::print(stderr, "reading {}\n", p);
   std::optional<target> priced;
   if (!a.price.empty()) {
     priced = target_ref(library(g), a.price);
@@ -95,9 +80,13 @@ int cmd_stats(const std::vector<std::string>& logs, const std::string& format, c
   so.cache_ttl_s = a.cache_ttl_s;
   so.cache_block_tokens = a.block_tokens;
   const auto st = compute_trace_stats(traces, so);
-  if (a.as_json) std::cout << stats_to_json(traces, st) << "\n";
-  else if (a.as_csv) write_stats_csv(std::cout, st);
-  else write_stats_text(std::cout, traces, st, terminal_width());
+  if (a.as_json) std::cout << stats_to_json(traces, st, 2, read.listing) << "\n";
+  else if (a.as_csv) {
+    write_stats_csv(std::cout, st);
+    std::ostringstream summary;  // what the logs held, where the table does not go
+    write_logs_summary(summary, traces, read.listing);
+    fmt::print(stderr, "{}", summary.str().substr(1));
+  } else write_stats_text(std::cout, traces, st, terminal_width(), read.listing);
   return ok;
 }
 
@@ -129,10 +118,13 @@ std::vector<std::string> replay_inputs(const globals& g, const std::vector<std::
   return with_library_inputs(g, std::move(in));
 }
 
-int cmd_replay(const std::vector<std::string>& logs, const std::string& format, const globals& g, const replay_args& a) {
+int cmd_replay(const log_args& la, const globals& g, const replay_args& a) {
+  auto logs = la.logs;
+  for (const auto& m : la.machines) logs.push_back(m.substr(m.find('=') + 1));
   const auto inputs = replay_inputs(g, logs, a);
   if (!a.timeline.empty()) check_not_an_input(a.timeline, inputs);  // before the work, not after
-  const auto traces = import_traces(as_paths(logs), format_of(format));
+  const auto read = read_logs(la, false);
+  const auto& traces = read.traces;
   const auto lib = library(g);
   const auto client = client_ref(lib, a.client.empty() ? default_client_for(traces) : a.client);
   route_policy routing;
@@ -168,7 +160,7 @@ int cmd_replay(const std::vector<std::string>& logs, const std::string& format, 
   if (!a.timeline.empty())  // (streamed to the file: a timeline may be large)
     write_output(a.timeline, [&r](std::ostream& os) { write_timeline_csv(os, r.options); }, inputs);
   if (a.as_json) std::cout << replay_to_json(traces, r) << "\n";
-  else write_replay_text(std::cout, traces, r);
+  else write_replay_text(std::cout, traces, r, read.listing);
   return ok;
 }
 
@@ -397,17 +389,16 @@ struct log_state {
   bool fit_no_noise = false;
 };
 
-void add_stats_command(CLI::App& app, const globals& g, const std::shared_ptr<log_state>& st, const std::string& formats, std::vector<command>& cmds) {
+void add_stats_command(CLI::App& app, const globals& g, const std::string& formats, std::vector<command>& cmds) {
   auto sa = std::make_shared<stats_args>();
   auto* stats = app.add_subcommand("stats", "Measure recorded agent sessions (docs/model.md §8): throughput, context, cache, cost; "
                                             "with no LOG, every log in the agents' default places");
-  stats->add_option("logs", st->logs, "Log files or directories (default: ~/.claude/projects, ~/.codex/sessions, opencode's data; "
-                                      "docs/trace-format.md)");
-  stats->add_option("--format", st->format, "Log format (default: detected): " + formats);
+  auto la = std::make_shared<log_args>();
+  add_log_options(stats, *la, formats, true);
   stats->add_option("--since", sa->since, "Only requests sent on or after this day (YYYY-MM-DD or YYYYMMDD, in --timezone)");
   stats->add_option("--until", sa->until, "Only requests sent on or before this day (YYYY-MM-DD or YYYYMMDD, in --timezone)");
   stats->add_option("--by", sa->by, "Group by model, day, week (from Monday), month, session, project (the folder the "
-                                    "agent ran in) or block (the 5-hour windows a Claude plan counts)")
+                                    "agent ran in), machine (--machine) or block (the 5-hour windows a Claude plan counts)")
       ->capture_default_str()->check(member_of<stats_grouping>());
   stats->add_option("--timezone", sa->timezone, "IANA time zone of days, weeks, months and blocks (default: the machine's, $TZ)");
   stats->add_flag("--breakdown", sa->breakdown, "Split each group by model");
@@ -420,13 +411,14 @@ void add_stats_command(CLI::App& app, const globals& g, const std::shared_ptr<lo
       ->capture_default_str()->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
   stats->add_flag("--json", sa->as_json, "Print the result as JSON");
   stats->add_flag("--csv", sa->as_csv, "Print one CSV row per group");
-  cmds.push_back({stats, [st, sa, &g] { return cmd_stats(st->logs, st->format, g, *sa); }});
+  cmds.push_back({stats, [la, sa, &g] { return cmd_stats(*la, g, *sa); }});
 }
 
 void add_replay_command(CLI::App& app, const globals& g, const std::shared_ptr<log_state>& st, const std::string& formats, std::vector<command>& cmds) {
   auto* replay = app.add_subcommand("replay", "Re-time recorded sessions on other targets: 429s, stalls, cost, speed");
   auto& ra = st->replay;
-  replay->add_option("logs", st->logs, "Log files or directories (replayed together)")->required();
+  auto la = std::make_shared<log_args>();
+  add_log_options(replay, *la, formats, false);
   replay->add_option("--on", ra.on,
                      "Target preset (name or .json), a route 'TARGET>TARGET' (a 429 spills to the next target, "
                      "docs/routing.md), or a mapping by model: 'claude-opus-*=TARGET,claude-haiku-*=TARGET' "
@@ -458,10 +450,9 @@ void add_replay_command(CLI::App& app, const globals& g, const std::shared_ptr<l
   replay->add_option("--price-list", ra.price_list, "Price the recorded requests from this LiteLLM or models.dev list first "
                                                     "(default: $LOOPCAST_PRICE_LIST; then the catalogue and the bundled LiteLLM map)");
   replay->add_option("--seed", ra.seed, "Seed of the clients' jitter")->capture_default_str()->check(seed_digits());
-  replay->add_option("--format", st->format, "Log format (default: detected): " + formats);
   replay->add_flag("--json", ra.as_json, "Print the result as JSON");
   replay->add_option("--timeline", ra.timeline, "Write one CSV row per request attempt to FILE");
-  cmds.push_back({replay, [st, &g] { return cmd_replay(st->logs, st->format, g, st->replay); }});
+  cmds.push_back({replay, [st, la, &g] { return cmd_replay(*la, g, st->replay); }});
 }
 
 // fit, validate, fit-workload, convert.
@@ -521,7 +512,7 @@ std::vector<command> log_commands(CLI::App& app, const globals& g) {
   auto st = std::make_shared<log_state>();
   const std::string formats = "auto, claude-code, codex, opencode, kv-cache-tester, swe-agent, loopcast";
   std::vector<command> cmds;
-  add_stats_command(app, g, st, formats, cmds);
+  add_stats_command(app, g, formats, cmds);
   add_replay_command(app, g, st, formats, cmds);
   add_watch_command(app, g, formats, cmds);
   add_fit_commands(app, g, st, formats, cmds);

@@ -34,11 +34,11 @@ namespace {
 
 struct response {
   std::string key;
-  bool sidechain = false;
+  std::size_t lane = 0;  // the session it belongs to: 0 the main one, 1 its sidechain, then each echoed subagent
   std::int64_t first_line = 0;
   double t_send = unknown_time, t_first = 0, t_last = 0, t_tool = unknown_time;
   std::int64_t input = 0, cache_read = 0, cache_write = 0, cache_write_1h = 0, output = 0;
-  std::uint64_t response_key = 0;
+  std::uint64_t response_key = 0, echo_key = 0;
   std::string model;
   bool new_context = false;
   std::uint8_t output_kinds = 0;  // the content blocks' types (output_kind bits)
@@ -142,17 +142,18 @@ void merge_usage(response& r, const dom::element& usage, std::int64_t in, std::i
   r.cache_write_1h = std::max(r.cache_write_1h, writes_1h);
 }
 
-// Sessions: the main conversation and, if any, its sidechain.
-void add_sessions(recorded_trace& t, const std::vector<response>& responses, bool compaction_file, issue_log& log) {
+// Sessions: the main conversation, its sidechain, and each subagent known only from its echoes
+// (lanes 2 and on, named in `echo_agents`), in the order of their first response.
+void add_sessions(recorded_trace& t, const std::vector<response>& responses, const std::vector<std::string>& echo_agents,
+                  bool compaction_file, issue_log& log) {
   const std::string& path = t.file;
   const std::string stem = std::filesystem::path(path).stem().string();
-  std::int32_t session_of[2] = {-1, -1};
+  std::vector<std::int32_t> session_of(2 + echo_agents.size(), -1);
   for (const auto& r : responses) {
-    const int side = r.sidechain ? 1 : 0;
-    if (session_of[side] < 0) {
-      session_of[side] = static_cast<std::int32_t>(t.sessions.size());
+    if (session_of[r.lane] < 0) {
+      session_of[r.lane] = static_cast<std::int32_t>(t.sessions.size());
       recorded_session s;
-      s.id = side ? stem + "/sidechain" : stem;
+      s.id = r.lane == 0 ? stem : r.lane == 1 ? stem + "/sidechain" : stem + "/agent-" + echo_agents[r.lane - 2];
       s.file = path;
       t.sessions.push_back(s);
     }
@@ -167,13 +168,17 @@ void add_sessions(recorded_trace& t, const std::vector<response>& responses, boo
     q.output_kinds = r.output_kinds;
     q.tokens = {r.input, r.cache_read, r.cache_write, r.output, 0, r.cache_write_1h};
     q.response_key = r.response_key;
+    q.echo_key = r.echo_key;
+    q.echo = r.lane >= 2;
     q.model = model_index(t, r.model);
     q.compaction = compaction_file;
     q.new_context = r.new_context;
     q.source_line = r.first_line;
-    t.sessions[static_cast<std::size_t>(session_of[side])].requests.push_back(q);
+    t.sessions[static_cast<std::size_t>(session_of[r.lane])].requests.push_back(q);
   }
-  if (session_of[0] >= 0 && session_of[1] >= 0) t.sessions[static_cast<std::size_t>(session_of[1])].parent = session_of[0];
+  if (session_of[0] >= 0)
+    for (std::size_t lane = 1; lane < session_of.size(); ++lane)
+      if (session_of[lane] >= 0) t.sessions[static_cast<std::size_t>(session_of[lane])].parent = session_of[0];
 }
 
 recorded_trace import_claude_code(const std::string& path) {
@@ -186,8 +191,69 @@ recorded_trace import_claude_code(const std::string& path) {
 
   std::vector<response> responses;
   std::map<std::string, std::size_t, std::less<>> by_key;
-  double last_user[2] = {unknown_time, unknown_time};  // [sidechain]
-  bool boundary[2] = {false, false};
+  // Per lane (main, sidechain, each echoed subagent): its last user line, and a compaction boundary.
+  std::vector<double> last_user{unknown_time, unknown_time};
+  std::vector<bool> boundary{false, false};
+  std::vector<std::string> echo_agents;                     // lane − 2 → the subagent's id
+  std::map<std::string, std::size_t, std::less<>> lane_of;  // subagent id → its lane
+
+  // An assistant record's response: `msg` its message, `request_id` the API request's id.
+  auto take_response = [&](std::int64_t n, std::size_t lane, double ts, const dom::element& msg,
+                           std::string_view request_id, bool echoed) {
+    const auto model = string_of(member(msg, "model")).value_or("unknown");
+    dom::array content;
+    const auto content_member = member(msg, "content");
+    const bool has_content = content_member && !content_member->get_array().get(content);
+    if (model == "<synthetic>") {
+      // A plan's cut-off (cutoff_in), said in the message's text.
+      if (has_content)
+        for (const dom::element block : content)
+          if (const auto said = string_of(member(block, "text")))
+            if (auto c = cutoff_in(*said, ts, n, log)) t.cutoffs.push_back(*c);
+      return log.skip(n, "synthetic message (no API call)");
+    }
+    const auto usage = member(msg, "usage");
+    if (!usage || !usage->is_object()) return log.skip(n, "missing usage");
+    const auto in = count_of(member(*usage, "input_tokens"));
+    const auto out = count_of(member(*usage, "output_tokens"));
+    if (!in || !out) return log.skip(n, "missing or invalid usage field", "input_tokens or output_tokens");
+    const std::string_view message_id = string_of(member(msg, "id")).value_or("");
+    const std::string_view key = message_id.empty() ? request_id : message_id;
+    if (key.empty()) return log.skip(n, "assistant line without message.id or requestId");
+    // An echo is keyed apart from the file's own lines (its own session), and matched by its
+    // message too (echo_key), for an echo that lacks the request id.
+    const std::string lane_key = echoed ? fmt::format("{}\n{}", lane, key) : std::string(key);
+    auto it = by_key.find(lane_key);
+    if (it == by_key.end()) {
+      it = by_key.emplace(lane_key, responses.size()).first;
+      response r;
+      r.key = key;
+      r.lane = lane;
+      r.first_line = n;
+      r.t_send = last_user[lane];
+      r.t_first = ts;
+      r.model = model;
+      r.new_context = boundary[lane];
+      if (!message_id.empty() && !request_id.empty()) r.response_key = response_key_of(message_id, request_id);
+      if (!message_id.empty()) {
+        r.echo_key = response_key_of(message_id, "");
+        if (echoed && r.response_key == 0) r.response_key = response_key_of(message_id, "(echo)");
+      }
+      boundary[lane] = false;
+      responses.push_back(r);
+    }
+    auto& r = responses[it->second];
+    r.t_last = std::max(r.t_last, ts);
+    merge_usage(r, *usage, *in, *out);
+    if (has_content)
+      for (const dom::element block : content) {
+        const auto kind = string_of(member(block, "type")).value_or("");
+        if (kind == "tool_use" && std::isnan(r.t_tool)) r.t_tool = ts;
+        if (kind == "thinking" || kind == "redacted_thinking") r.output_kinds |= output_thinking;
+        else if (kind == "text") r.output_kinds |= output_text;
+        else if (kind == "tool_use") r.output_kinds |= output_tool_use;
+      }
+  };
 
   dom::parser parser;
   for_each_line(path, log, [&](std::int64_t n, std::string_view text) {
@@ -198,7 +264,7 @@ recorded_trace import_claude_code(const std::string& path) {
     const auto type = string_of(member(j, "type"));
     if (!type) return log.skip(n, "record without a type");
     if (!known_types.contains(*type)) return log.skip(n, "unknown record type", std::string(*type));
-    const int side = bool_of(member(j, "isSidechain")).value_or(false) ? 1 : 0;
+    const std::size_t side = bool_of(member(j, "isSidechain")).value_or(false) ? 1 : 0;
     if (t.project.empty())
       if (const auto cwd = string_of(member(j, "cwd"))) t.project = *cwd;
     const auto ts_text = string_of(member(j, "timestamp"));
@@ -212,61 +278,46 @@ recorded_trace import_claude_code(const std::string& path) {
       if (string_of(member(j, "subtype")) == "compact_boundary") boundary[side] = true;
       return;
     }
+    if (*type == "progress") {
+      // Claude Code 2.1 echoes each message of a running subagent into its parent's transcript:
+      // {"type": "progress", "data": {"type": "agent_progress", "agentId", "message": {a record}}}.
+      const auto data = member(j, "data");
+      if (!data || string_of(member(*data, "type")) != "agent_progress") return;
+      const auto inner = member(*data, "message");
+      if (!inner || !inner->is_object()) return;
+      const auto inner_type = string_of(member(*inner, "type"));
+      if (inner_type != "assistant" && inner_type != "user") return;
+      const std::string_view agent = string_of(member(*data, "agentId")).value_or("");
+      auto lane_it = lane_of.find(agent);
+      if (lane_it == lane_of.end()) {
+        lane_it = lane_of.emplace(std::string(agent), last_user.size()).first;
+        echo_agents.emplace_back(agent.empty() ? "unnamed" : agent);
+        last_user.push_back(unknown_time);
+        boundary.push_back(false);
+      }
+      const std::size_t lane = lane_it->second;
+      std::optional<double> when;
+      if (const auto inner_ts = string_of(member(*inner, "timestamp"))) when = parse_iso8601(*inner_ts);
+      if (!when) when = ts;
+      if (*inner_type == "user") {
+        if (when) last_user[lane] = *when;
+        return;
+      }
+      if (!when) return log.skip(n, "subagent echo without a valid timestamp");
+      const auto msg = member(*inner, "message");
+      if (!msg || !msg->is_object()) return log.skip(n, "subagent echo without a message");
+      const std::string_view request_id =
+          string_of(member(*inner, "requestId")).value_or(string_of(member(j, "requestId")).value_or(""));
+      return take_response(n, lane, *when, *msg, request_id, true);
+    }
     if (*type != "assistant") return;
     if (!ts) return log.skip(n, "assistant line without a valid timestamp");
     const auto msg = member(j, "message");
     if (!msg || !msg->is_object()) return log.skip(n, "assistant line without a message");
-    const auto model = string_of(member(*msg, "model")).value_or("unknown");
-    dom::array content;
-    const auto content_member = member(*msg, "content");
-    const bool has_content = content_member && !content_member->get_array().get(content);
-    if (model == "<synthetic>") {
-      // A plan's cut-off (cutoff_in), said in the message's text.
-      if (has_content)
-        for (const dom::element block : content)
-          if (const auto said = string_of(member(block, "text")))
-            if (auto c = cutoff_in(*said, *ts, n, log)) t.cutoffs.push_back(*c);
-      return log.skip(n, "synthetic message (no API call)");
-    }
-    const auto usage = member(*msg, "usage");
-    if (!usage || !usage->is_object()) return log.skip(n, "missing usage");
-    const auto in = count_of(member(*usage, "input_tokens"));
-    const auto out = count_of(member(*usage, "output_tokens"));
-    if (!in || !out) return log.skip(n, "missing or invalid usage field", "input_tokens or output_tokens");
-    const std::string_view message_id = string_of(member(*msg, "id")).value_or("");
-    const std::string_view request_id = string_of(member(j, "requestId")).value_or("");
-    const std::string_view key = message_id.empty() ? request_id : message_id;
-    if (key.empty()) return log.skip(n, "assistant line without message.id or requestId");
-
-    auto it = by_key.find(key);
-    if (it == by_key.end()) {
-      it = by_key.emplace(std::string(key), responses.size()).first;
-      response r;
-      r.key = key;
-      r.sidechain = side == 1;
-      r.first_line = n;
-      r.t_send = last_user[side];
-      r.t_first = *ts;
-      r.model = model;
-      r.new_context = boundary[side];
-      if (!message_id.empty() && !request_id.empty()) r.response_key = response_key_of(message_id, request_id);
-      boundary[side] = false;
-      responses.push_back(r);
-    }
-    auto& r = responses[it->second];
-    r.t_last = std::max(r.t_last, *ts);
-    merge_usage(r, *usage, *in, *out);
-    if (has_content)
-      for (const dom::element block : content) {
-        const auto kind = string_of(member(block, "type")).value_or("");
-        if (kind == "tool_use" && std::isnan(r.t_tool)) r.t_tool = *ts;
-        if (kind == "thinking" || kind == "redacted_thinking") r.output_kinds |= output_thinking;
-        else if (kind == "text") r.output_kinds |= output_text;
-        else if (kind == "tool_use") r.output_kinds |= output_tool_use;
-      }
+    take_response(n, side, *ts, *msg, string_of(member(j, "requestId")).value_or(""), false);
   });
 
-  add_sessions(t, responses, compaction_file, log);
+  add_sessions(t, responses, echo_agents, compaction_file, log);
   finish_trace(t, log);
   return t;
 }

@@ -235,13 +235,13 @@ void finish_trace(recorded_trace& t, issue_log& log) {
   }
   drop_empty_sessions(t);
   t.summary.requests = n;
-  if (n == 0 && !t.totals) {
-    std::string why;
-    for (const auto& [reason, count] : t.summary.skipped) why += fmt::format("{}{} {}", why.empty() ? "" : ", ", count, reason);
-    throw trace_error(t.file, 0, fmt::format("no usable request in {} record{} read{}", t.summary.records_read,
-                                             t.summary.records_read == 1 ? "" : "s",
-                                             why.empty() ? "" : fmt::format(" (skipped: {})", why)));
-  }
+}
+
+std::string no_request_reason(const recorded_trace& t) {
+  std::string why;
+  for (const auto& [reason, count] : t.summary.skipped) why += fmt::format("{}{} {}", why.empty() ? "" : ", ", count, reason);
+  return fmt::format("no usable request in {} record{} read{}", t.summary.records_read, t.summary.records_read == 1 ? "" : "s",
+                     why.empty() ? "" : fmt::format(" (skipped: {})", why));
 }
 
 nlohmann::json read_json_document(const std::string& path, std::uintmax_t max_bytes) {

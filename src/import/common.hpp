@@ -71,9 +71,12 @@ std::int32_t model_index(recorded_trace& t, std::string_view name);
 /// parent went).
 void drop_empty_sessions(recorded_trace& t);
 
-/// Sorts each session's requests by t_send (noting out-of-order records) and fails if the trace
-/// has no request; fills summary.requests.
+/// Sorts each session's requests by t_send (noting out-of-order records) and fills
+/// summary.requests. A trace left with no request is returned so (its cut-offs and rate-limit
+/// snapshots still count); import_trace refuses it, a folder's import skips and counts it.
 void finish_trace(recorded_trace& t, issue_log& log);
+/// "no usable request in N records read (skipped: …)": why a trace holds no request.
+std::string no_request_reason(const recorded_trace& t);
 
 /// opencode: the first token and first tool start of a message, from its parts (ms → s).
 struct opencode_part_times {
@@ -101,6 +104,13 @@ extern const importer opencode_importer;  // a SQLite database or a storage fold
 extern const importer kv_cache_tester_importer;
 extern const importer swe_agent_importer;
 extern const importer loopcast_jsonl_importer;
+
+/// A file that is no log of a known format, or empty (detect_trace_format): a folder's import
+/// skips and counts it; a file named on its own is refused with it.
+class not_a_log : public trace_error {
+public:
+  using trace_error::trace_error;
+};
 
 /// Reads a whole JSON document (for single-document formats), with a size limit.
 nlohmann::json read_json_document(const std::string& path, std::uintmax_t max_bytes = 512u << 20);

@@ -2,6 +2,8 @@
 #include "import/common.hpp"
 #include "loopcast/budget.hpp"
 
+#include "util/parallel.hpp"
+
 #include "json/parse.hpp"
 #include "json/writer.hpp"
 
@@ -23,6 +25,8 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <optional>
 #include <unordered_map>
 #include <ostream>
 #include <string_view>
@@ -112,7 +116,7 @@ trace_format detect_trace_format(const std::filesystem::path& path) {
   if (!in) throw trace_error(file, 0, "cannot open file");
   char magic[16] = {};
   in.read(magic, sizeof magic);
-  if (in.gcount() == 0) throw trace_error(file, 0, "empty file");
+  if (in.gcount() == 0) throw not_a_log(file, 0, "empty file");
   if (std::string_view(magic, static_cast<std::size_t>(in.gcount())).starts_with(std::string_view("SQLite format 3\0", 16)))
     return trace_format::opencode;
   // A kv-cache-tester trace is one large document whose header keys (block_size, requests) come
@@ -164,7 +168,7 @@ trace_format detect_trace_format(const std::filesystem::path& path) {
   if (first_is_document) {
     if (auto f = classify(read_json_document(file))) return *f;
   }
-  throw trace_error(file, 0, "unknown log format (expected Claude Code or Codex JSONL, an opencode database, a "
+  throw not_a_log(file, 0, "unknown log format (expected Claude Code or Codex JSONL, an opencode database, a "
                              "kv-cache-tester or SWE-agent JSON, or a loopcast trace); use --format to say which");
 }
 
@@ -246,6 +250,7 @@ public:
       std::string what = e.what();
       const std::string prefix = e.line() > 0 ? fmt::format("{}:{}: ", path, e.line()) : path + ": ";
       if (what.rfind(prefix, 0) == 0) what = what.substr(prefix.size());
+      if (dynamic_cast<const not_a_log*>(&e)) throw not_a_log(display_, e.line(), what);
       throw trace_error(display_, e.line(), what);
     }
   }
@@ -435,11 +440,88 @@ void check_import_size(const std::vector<std::filesystem::path>& files) {
 
 } // namespace
 
-recorded_trace import_trace(const std::filesystem::path& path, trace_format format) {
+namespace {
+// A file or stream read as a log; a trace with no request is returned so (import_trace refuses it).
+recorded_trace import_any(const std::filesystem::path& path, trace_format format, bool stream) {
+  if (stream) return import_stream(path, format);
   std::error_code ec;
   if (std::filesystem::is_regular_file(path, ec) && sniff_file(path.string()) != compression::none)
     return import_through_copy(path.string(), format);
   return import_plain(path, format);
+}
+
+bool holds_nothing(const recorded_trace& t) { return t.request_count() == 0 && !t.totals; }
+
+// One input of a set of logs: a file or stream named, or a file found under a folder (which is
+// passed over, and listed, when it is no log).
+struct log_input {
+  std::filesystem::path path;
+  bool stream = false, in_folder = false;
+  trace_format format = trace_format::automatic;
+  std::string machine;
+};
+
+// Reads every input, on `threads` workers (0: every core), each into its own slot: the result and
+// the first error (by input, not by time) are the same whatever the thread count. Then each
+// response counts once (drop_repeated_responses) over them and the logs `already` read, and (with
+// require_request) the set must hold a request somewhere.
+std::vector<recorded_trace> import_inputs(const std::vector<log_input>& inputs, import_notes* notes,
+                                          unsigned threads, std::vector<recorded_trace> already = {},
+                                          bool require_request = true) {
+  std::vector<std::optional<recorded_trace>> slots(inputs.size());
+  std::vector<std::optional<import_issue>> passed(inputs.size());
+  std::vector<std::exception_ptr> errors(inputs.size());
+  // Standard input is read once, on this thread, before the workers start.
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].stream && inputs[i].path == "-") {
+      try {
+        slots[i] = import_any(inputs[i].path, inputs[i].format, true);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  detail::parallel_for(inputs.size(), threads, [&](std::size_t i) {
+    const auto& in = inputs[i];
+    if (slots[i] || errors[i]) return;
+    try {
+      slots[i] = import_any(in.path, in.format, in.stream);
+    } catch (const not_a_log& e) {
+      if (!in.in_folder) errors[i] = std::current_exception();
+      else passed[i] = import_issue{in.path.string(), 0, e.what()};
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  });
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  std::vector<recorded_trace> out = std::move(already);
+  out.reserve(out.size() + inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (slots[i]) {
+      out.push_back(std::move(*slots[i]));
+      out.back().machine = inputs[i].machine;
+    }
+    if (passed[i] && notes) notes->not_logs.push_back(std::move(*passed[i]));
+  }
+  drop_repeated_responses(out, notes ? &notes->clock_offsets : nullptr);
+  if (require_request && !out.empty() && std::all_of(out.begin(), out.end(), holds_nothing)) {
+    if (out.size() == 1) throw trace_error(out.front().file, 0, no_request_reason(out.front()));
+    std::map<std::string, std::int64_t> reasons;
+    for (const auto& t : out)
+      for (const auto& [reason, n] : t.summary.skipped) reasons[reason] += n;
+    std::string why;
+    for (const auto& [reason, n] : reasons) why += fmt::format("{}{} {}", why.empty() ? "" : ", ", n, reason);
+    throw trace_error(fmt::format("{} logs", out.size()), 0,
+                      fmt::format("no usable request in any of them{}", why.empty() ? "" : " (skipped: " + why + ")"));
+  }
+  return out;
+}
+} // namespace
+
+recorded_trace import_trace(const std::filesystem::path& path, trace_format format) {
+  auto t = import_any(path, format, false);
+  if (holds_nothing(t)) throw trace_error(t.file, 0, no_request_reason(t));
+  return t;
 }
 
 std::vector<std::string> models_of(const std::vector<recorded_trace>& traces) {
@@ -512,7 +594,7 @@ recorded_trace merge_logs(const std::vector<recorded_trace>& all) {
   return m;
 }
 
-std::int64_t drop_repeated_responses(std::vector<recorded_trace>& traces) {
+std::int64_t drop_repeated_responses(std::vector<recorded_trace>& traces, std::vector<clock_offset>* offsets) {
   auto first_send = [](const recorded_trace& t) {
     double first = std::numeric_limits<double>::infinity();
     for (const auto& s : t.sessions)
@@ -528,56 +610,88 @@ std::int64_t drop_repeated_responses(std::vector<recorded_trace>& traces) {
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return firsts[a] != firsts[b] ? firsts[a] < firsts[b] : traces[a].file < traces[b].file;
   });
-  std::unordered_map<std::uint64_t, recorded_request*> kept;
-  std::int64_t dropped = 0;
-  for (const std::size_t ti : order) {
-    auto& t = traces[ti];
-    std::int64_t here = 0;
-    for (auto& s : t.sessions) {
-      // Marks first (the kept requests are in earlier logs, whose vectors do not move), then erases.
-      std::vector<bool> repeat(s.requests.size(), false);
-      for (std::size_t k = 0; k < s.requests.size(); ++k) {
-        const auto& r = s.requests[k];
-        if (r.response_key == 0) continue;
-        const auto it = kept.find(r.response_key);
-        if (it == kept.end()) continue;
-        auto& a = it->second->tokens;
-        const auto& b = r.tokens;
-        a = {std::max(a.input, b.input),   std::max(a.cache_read, b.cache_read), std::max(a.cache_write, b.cache_write),
-             std::max(a.output, b.output), std::max(a.reasoning, b.reasoning), std::max(a.cache_write_1h, b.cache_write_1h)};
-        repeat[k] = true;
-        ++here;
+  struct kept_at {
+    recorded_request* r;
+    std::size_t trace;
+  };
+  // Logged responses first (an echo gives way to them, whichever log comes first), then echoes.
+  std::unordered_map<std::uint64_t, kept_at> kept, kept_messages;
+  std::map<std::pair<std::string, std::string>, std::vector<double>> shifts;  // (machine, against) → send differences
+  std::vector<std::int64_t> dropped_in(traces.size(), 0);
+  auto merge = [](token_counts& a, const token_counts& b) {
+    a = {std::max(a.input, b.input),   std::max(a.cache_read, b.cache_read), std::max(a.cache_write, b.cache_write),
+         std::max(a.output, b.output), std::max(a.reasoning, b.reasoning), std::max(a.cache_write_1h, b.cache_write_1h)};
+  };
+  for (const bool echoes : {false, true}) {
+    for (const std::size_t ti : order) {
+      auto& t = traces[ti];
+      std::int64_t here = 0;
+      for (auto& s : t.sessions) {
+        // Marks first (the kept requests are in earlier sessions, whose vectors do not move), then
+        // erases, then keeps what is left.
+        std::vector<bool> repeat(s.requests.size(), false);
+        std::size_t marked = 0;
+        for (std::size_t k = 0; k < s.requests.size(); ++k) {
+          const auto& r = s.requests[k];
+          if (r.echo != echoes || r.response_key == 0) continue;
+          auto it = kept.find(r.response_key);
+          if (it == kept.end() && echoes && r.echo_key != 0) {
+            const auto m = kept_messages.find(r.echo_key);
+            if (m == kept_messages.end()) continue;
+            it = m;
+          } else if (it == kept.end()) {
+            continue;
+          }
+          merge(it->second.r->tokens, r.tokens);
+          if (offsets && traces[it->second.trace].machine != t.machine)
+            shifts[{t.machine, traces[it->second.trace].machine}].push_back(r.t_send - it->second.r->t_send);
+          repeat[k] = true;
+          ++marked;
+        }
+        if (marked > 0) {
+          const recorded_request* base = s.requests.data();  // remove_if tests each element in its place
+          std::erase_if(s.requests, [&](const recorded_request& r) { return repeat[static_cast<std::size_t>(&r - base)]; });
+          here += static_cast<std::int64_t>(marked);
+        }
+        for (auto& r : s.requests) {
+          if (r.echo != echoes || r.response_key == 0) continue;
+          kept.emplace(r.response_key, kept_at{&r, ti});
+          if (r.echo_key != 0) kept_messages.emplace(r.echo_key, kept_at{&r, ti});
+        }
       }
-      if (here > 0) {
-        const recorded_request* base = s.requests.data();  // remove_if tests each element in its place
-        std::erase_if(s.requests, [&](const recorded_request& r) { return repeat[static_cast<std::size_t>(&r - base)]; });
-      }
-      for (auto& r : s.requests)
-        if (r.response_key != 0) kept.emplace(r.response_key, &r);
+      dropped_in[ti] += here;
     }
-    if (here == 0) continue;
-    dropped += here;
-    t.summary.skipped[std::string(repeated_response_reason)] += here;
-    t.summary.requests -= here;
+  }
+  std::int64_t dropped = 0;
+  for (std::size_t ti = 0; ti < traces.size(); ++ti) {
+    if (dropped_in[ti] == 0) continue;
+    auto& t = traces[ti];
+    dropped += dropped_in[ti];
+    t.summary.skipped[std::string(repeated_response_reason)] += dropped_in[ti];
+    t.summary.requests -= dropped_in[ti];
     detail::drop_empty_sessions(t);
   }
+  if (offsets)
+    for (auto& [pair, d] : shifts) {
+      std::sort(d.begin(), d.end());
+      const std::size_t n = d.size();
+      const double median = n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+      offsets->push_back({pair.first, pair.second, static_cast<std::int64_t>(n), median});
+    }
   return dropped;
 }
 
-std::vector<recorded_trace> import_traces(const std::vector<std::filesystem::path>& paths, trace_format format) {
+std::vector<recorded_trace> import_machines(const std::vector<machine_root>& roots, trace_format format,
+                                            import_notes* notes, unsigned threads) {
   namespace fs = std::filesystem;
   // What to read, in order: streams, files, the files under folders (an opencode folder is one log).
-  struct input {
-    fs::path path;
-    bool stream;
-  };
-  std::vector<input> inputs;
+  std::vector<log_input> inputs;
   std::vector<fs::path> files;
-  for (const auto& p : paths) {
+  for (const auto& [machine, p] : roots) {
     std::error_code ec;
     const auto st = fs::status(p, ec);
     if (p == "-" || (!ec && fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st))) {
-      inputs.push_back({p, true});
+      inputs.push_back({p, true, false, format, machine});
       continue;
     }
     if (!fs::exists(p, ec)) throw trace_error(p.string(), 0, "no such file or directory");
@@ -587,19 +701,23 @@ std::vector<recorded_trace> import_traces(const std::vector<std::filesystem::pat
         return f.filename().string().front() != '.' && f.filename() != "LICENSE" && f.extension() != ".md";
       });
       if (under.empty()) throw trace_error(p.string(), 0, "directory holds no log files");
-      for (const auto& f : under) inputs.push_back({f, false});
+      for (const auto& f : under) inputs.push_back({f, false, true, format, machine});
       files.insert(files.end(), under.begin(), under.end());
     } else {
-      inputs.push_back({p, false});
+      inputs.push_back({p, false, false, format, machine});
       if (fs::is_regular_file(p, ec)) files.push_back(p);
     }
   }
   check_import_size(files);
-  std::vector<recorded_trace> out;
-  out.reserve(inputs.size());
-  for (const auto& in : inputs) out.push_back(in.stream ? import_stream(in.path, format) : import_trace(in.path, format));
-  drop_repeated_responses(out);
-  return out;
+  return import_inputs(inputs, notes, threads);
+}
+
+std::vector<recorded_trace> import_traces(const std::vector<std::filesystem::path>& paths, trace_format format,
+                                          import_notes* notes, unsigned threads) {
+  std::vector<machine_root> roots;
+  roots.reserve(paths.size());
+  for (const auto& p : paths) roots.push_back({"", p});
+  return import_machines(roots, format, notes, threads);
 }
 
 std::vector<log_location> default_log_locations() {
@@ -639,15 +757,17 @@ std::vector<log_location> default_log_locations() {
   return out;
 }
 
-std::vector<recorded_trace> import_default_logs(const std::vector<log_location>& places, std::vector<import_issue>* skipped) {
+std::vector<recorded_trace> import_default_logs(const std::vector<log_location>& places, import_notes* notes,
+                                                unsigned threads) {
   namespace fs = std::filesystem;
-  std::vector<recorded_trace> out;
+  std::vector<log_input> inputs;
+  std::vector<recorded_trace> opencode;
   for (const auto& p : places) {
-    if (p.agent == "opencode") {
+    if (p.agent == "opencode") {  // a database that cannot be read is said, and the other places read
       try {
-        out.push_back(import_trace(p.path, trace_format::opencode));
+        opencode.push_back(import_any(p.path, trace_format::opencode, false));
       } catch (const trace_error& e) {
-        if (skipped) skipped->push_back({p.path.string(), 0, e.what()});
+        if (notes) notes->not_logs.push_back({p.path.string(), 0, e.what()});
       }
       continue;
     }
@@ -656,19 +776,16 @@ std::vector<recorded_trace> import_default_logs(const std::vector<log_location>&
       files = files_under(p.path, [](const fs::path& f) { return f.extension() == ".jsonl"; });
       check_import_size(files);
     } catch (const trace_error& e) {  // an unreadable folder: the others are still read, and it is said
-      if (skipped) skipped->push_back({p.path.string(), 0, e.what()});
+      if (notes) notes->not_logs.push_back({p.path.string(), 0, e.what()});
       continue;
     }
     const auto format = p.agent == "codex" ? trace_format::codex : trace_format::claude_code;
-    for (const auto& f : files) {
-      try {
-        out.push_back(import_trace(f, format));
-      } catch (const trace_error& e) {
-        if (skipped) skipped->push_back({f.string(), 0, e.what()});
-      }
-    }
+    for (const auto& f : files) inputs.push_back({f, false, true, format, ""});
   }
-  drop_repeated_responses(out);
+  // The same rule as for a folder named: a file with no request stays, without sessions (its
+  // cut-offs count); a file that is no log is passed over and listed.
+  auto out = import_inputs(inputs, notes, threads, std::move(opencode), false);
+  if (std::all_of(out.begin(), out.end(), holds_nothing)) out.clear();
   return out;
 }
 

@@ -1,6 +1,7 @@
 // Helpers shared by the report writers. Internal to loopcast.
 #pragma once
 
+#include "loopcast/report/logs.hpp"
 #include "loopcast/scenario.hpp"
 #include "loopcast/trace.hpp"
 
@@ -9,6 +10,7 @@
 #include "util/text.hpp"
 
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -52,9 +54,20 @@ std::string usd_or_na(double x);
 std::string tps_or_na(const percentiles& p, double v);
 /// Each log's import summary: its requests and records, what was skipped and why, its first issues.
 void write_import_summary(std::ostream& os, const std::vector<recorded_trace>& traces);
+/// What a set of logs held, summed over its files (write_logs_summary, the JSON's "read").
+struct logs_tally {
+  std::int64_t files = 0, requests = 0, sessions = 0;
+  /// Files with no request, by why: every response in another file, limit messages only, records
+  /// but no API response, nothing at all.
+  std::int64_t copies = 0, limit_only = 0, no_response = 0, empty = 0;
+  std::int64_t repeated = 0;                                ///< responses another file already held
+  std::map<std::string, std::int64_t> lines_skipped;        ///< records skipped, by reason
+};
+logs_tally tally_logs(const std::vector<recorded_trace>& traces);
 /// The schema version, loopcast's version and each log's import summary (what every report of logs
 /// begins with in JSON).
-nlohmann::ordered_json logs_header_json(const std::vector<recorded_trace>& traces);
+/// With a listing: the files passed over ("not_logs") and the sums of write_logs_summary ("read").
+nlohmann::ordered_json logs_header_json(const std::vector<recorded_trace>& traces, const logs_listing* listing = nullptr);
 
 /// Index of the first cloud and the first local option, or -1.
 struct comparison_pair {

@@ -74,8 +74,8 @@ document montecarlo_document(const scenario& s, const montecarlo_result& r) {
 document sweep_document(const sweep_spec& s, const sweep_result& r) { return to_document(detail::sweep_doc(s, r)); }
 document solve_document(const scenario& s, const solve_result& r) { return to_document(detail::solve_doc(s, r)); }
 document compare_document(const compare_result& r) { return to_document(detail::compare_doc(r)); }
-document stats_document(const std::vector<recorded_trace>& traces, const trace_stats& st) {
-  return to_document(detail::stats_doc(traces, st));
+document stats_document(const std::vector<recorded_trace>& traces, const trace_stats& st, const logs_listing& listing) {
+  return to_document(detail::stats_doc(traces, st, listing));
 }
 document replay_document(const std::vector<recorded_trace>& traces, const replay_result& r) {
   return to_document(detail::replay_doc(traces, r));

@@ -89,7 +89,8 @@ nlohmann::ordered_json option_json(const option_result& o);
 nlohmann::ordered_json scenario_doc(const scenario_result& res);
 nlohmann::ordered_json montecarlo_doc(const scenario& s, const montecarlo_result& r);
 nlohmann::ordered_json sweep_doc(const sweep_spec& s, const sweep_result& r);
-nlohmann::ordered_json stats_doc(const std::vector<recorded_trace>& traces, const trace_stats& st);
+nlohmann::ordered_json stats_doc(const std::vector<recorded_trace>& traces, const trace_stats& st,
+                                 const logs_listing& listing = {});
 nlohmann::ordered_json replay_doc(const std::vector<recorded_trace>& traces, const replay_result& r);
 nlohmann::ordered_json fit_to_target_doc(const speed_fit& f, const std::string& name,
                                          const std::vector<recorded_trace>& traces, const fit_preset_options& opt);

@@ -151,10 +151,10 @@ void write_replay_footer(std::ostream& os, const replay_result& r) {
 }
 } // namespace
 
-void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& traces, const replay_result& r) {
+void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& traces, const replay_result& r,
+                       const logs_listing& listing) {
   fmt::print(os, "loopcast {} — replay (speed: {}; context policy: {})\n", version_string, to_string(r.speed),
              to_string(r.policy));
-  write_import_summary(os, traces);
   const auto& rec = r.recorded;
   const replay_table table{os, r};
   auto row = [&](const std::string& name, const std::string& recorded, auto per_option) { table.row(name, recorded, per_option); };
@@ -208,6 +208,7 @@ void write_replay_text(std::ostream& os, const std::vector<recorded_trace>& trac
   row("cache hit rate", hit(rec.metrics.cache_hit_rate), [&](const option_result& o) { return hit(o.metrics.cache_hit_rate); });
 
   write_replay_footer(os, r);
+  write_logs_summary(os, traces, listing);
 }
 
 namespace detail {

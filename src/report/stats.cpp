@@ -86,15 +86,21 @@ void write_stats_table(std::ostream& os, const trace_stats& st, std::size_t widt
   }
 }
 
+void write_stats_detail(std::ostream& os, const trace_stats& st);
+
 } // namespace
 
 void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& traces, const trace_stats& st,
-                      std::size_t width) {
+                      std::size_t width, const logs_listing& listing) {
+  // The answer first: the table, the whole in detail; then what priced it and what the logs held.
   fmt::print(os, "loopcast {} — stats of {} log{}\n", version_string, traces.size(), traces.size() == 1 ? "" : "s");
-  write_import_summary(os, traces);
+  if (is_period(st.by)) fmt::print(os, "  times in {}\n", st.timezone);
+  write_stats_table(os, st, width);  // one line per group (ccusage-style), then the whole in detail
+  write_stats_detail(os, st);
+  fmt::print(os, "\n");
   if (st.repeated_responses > 0)
     fmt::print(os, "  each response counted once: {} logged again in another file (a resumed or copied session) "
-                   "left out\n", st.repeated_responses);
+                   "left out\n", grouped(static_cast<double>(st.repeated_responses)));
   for (const auto* t : st.totals_only)
     fmt::print(os, "  {}: per-task totals only: {} API calls, {} tokens sent, {} received, cost {} (no per-request "
                    "throughput can be derived)\n",
@@ -111,11 +117,13 @@ void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& trace
                st.undated.size() == 1 ? "" : "s", fmt::join(st.undated, ", "));
   if (st.filtered_out > 0)
     fmt::print(os, "  left out: {} outside --since/--until\n", detail::count_of(static_cast<long long>(st.filtered_out), "request"));
-  if (is_period(st.by)) fmt::print(os, "  times in {}\n", st.timezone);
-  if (st.by != stats_grouping::model || std::any_of(st.groups.begin(), st.groups.end(), [](const auto& g) { return !g.models.empty(); }))
-    write_stats_table(os, st, width);  // one line per group (ccusage-style), then the whole in detail
+  write_logs_summary(os, traces, listing);
+}
+
+namespace {
+void write_stats_detail(std::ostream& os, const trace_stats& st) {
   for (const auto& g : st.groups) {
-    if (st.by != stats_grouping::model && g.name != "all") continue;
+    if (g.name != "all") continue;
     const auto& m = g.metrics;
     fmt::print(os, "\n== {} ==  {} ({} kept for throughput; dropped: {} with < 50 output tokens, {} outside 0.2-3600 s, "
                    "{} without recorded timing)\n",
@@ -155,6 +163,8 @@ void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& trace
                  tps_or_na(b.metrics.decode_tps, b.metrics.decode_tps.p50));
   }
 }
+
+} // namespace
 
 namespace detail {
 namespace {
@@ -196,8 +206,9 @@ json stats_group_json(const trace_stats& st, const stats_group& g, bool top) {
 }
 } // namespace
 
-nlohmann::ordered_json stats_doc(const std::vector<recorded_trace>& traces, const trace_stats& st) {
-  json j = logs_header_json(traces);
+nlohmann::ordered_json stats_doc(const std::vector<recorded_trace>& traces, const trace_stats& st,
+                                 const logs_listing& listing) {
+  json j = logs_header_json(traces, &listing);
   j["by"] = std::string(to_string(st.by));
   j["timezone"] = st.timezone;
   j["undated"] = st.undated;
@@ -214,8 +225,9 @@ nlohmann::ordered_json stats_doc(const std::vector<recorded_trace>& traces, cons
 }
 } // namespace detail
 
-std::string stats_to_json(const std::vector<recorded_trace>& traces, const trace_stats& st, int indent) {
-  return detail::dump(detail::stats_doc(traces, st), indent);
+std::string stats_to_json(const std::vector<recorded_trace>& traces, const trace_stats& st, int indent,
+                          const logs_listing& listing) {
+  return detail::dump(detail::stats_doc(traces, st, listing), indent);
 }
 
 void write_stats_csv(std::ostream& os, const trace_stats& st) {

@@ -330,6 +330,7 @@ trace_stats compute_trace_stats(const std::vector<recorded_trace>& traces, const
       key.name = t.sessions[row.root].id.empty() ? std::filesystem::path(t.file).filename().string() : t.sessions[row.root].id;
       break;
     case stats_grouping::project: key.name = project_of(t); break;
+    case stats_grouping::machine: key.name = t.machine.empty() ? "this machine" : t.machine; break;
     default: key = periods[i]; break;
     }
     const price_sheet* sheet = opt.price_all;

@@ -165,7 +165,7 @@ def test_stats_reads_the_default_places(traces, tmp_path, monkeypatch):
     assert later["filtered_out"] == 4 and later["groups"] == []
     with pytest.raises(ValueError, match="since yesterday: expected a date as YYYY-MM-DD or YYYYMMDD"):
         loopcast.stats(since="yesterday")
-    with pytest.raises(ValueError, match='by must be "model", "day", "week", "month", "session", "project" or '
+    with pytest.raises(ValueError, match='by must be "model", "day", "week", "month", "session", "project", "machine" or '
                                          '"block", not "fortnight"'):
         loopcast.stats(by="fortnight")
     with pytest.raises(ValueError, match='unknown time zone "Mars/Olympus"'):
@@ -187,15 +187,18 @@ def test_stats_views_as_dataframes(traces):
     assert str(df["start"].dt.tz) == "America/New_York"
     first = df.iloc[0]
     assert first["start"] == pd.Timestamp("2026-02-10", tz="America/New_York") and first["model"] == "*"
-    # short.jsonl and subagent.jsonl (10 February, 16:11 New York time and later): 17 requests of
-    # claude-opus-4-6, every cache write a 1-hour one.
-    assert first["requests"] == 17 and first["cache_write"] == 0 and first["cache_write_1h"] == 13835 + 25842 + 17696
-    assert list(df[df["day"] == "2026-02-10"]["model"]) == ["*", "claude-opus-4-6"]
+    # short.jsonl, subagent.jsonl and tool_heavy.jsonl (10 February, 16:11 New York time and later):
+    # 17 requests of claude-opus-4-6 and the 5 of claude-haiku-4-5 a subagent sent, known from their
+    # echoes in subagent.jsonl; every cache write a 1-hour one.
+    assert first["requests"] == 22 and first["cache_write"] == 0
+    assert first["cache_write_1h"] == 13835 + 25842 + 17696 + 14285
+    assert list(df[df["day"] == "2026-02-10"]["model"]) == ["*", "claude-haiku-4-5-20251001", "claude-opus-4-6"]
     # The whole of it priced at each model: nothing partial.
     assert not df["priced_partial"].any()
     total = s["groups"][-1]
-    assert total["group"] == "all" and total["priced_cost_usd"] == pytest.approx(1.0760387, rel=1e-9)
-    assert [p["source"] for p in s["pricing"]] == ["the preset catalogue", "the preset catalogue"]
+    # $1.0760387 of Opus and Sonnet, and the echoed Haiku subagent's $0.0381633.
+    assert total["group"] == "all" and total["priced_cost_usd"] == pytest.approx(1.0760387 + 0.0381633, rel=1e-9)
+    assert [p["source"] for p in s["pricing"]] == ["the preset catalogue"] * 3
 
 
 def test_results_are_tables(traces):
@@ -230,7 +233,7 @@ def test_logs_to_pandas_covers_every_session(traces):
     expected = sum(len(logs.requests(i, s)) for i in range(len(logs)) for s in range(len(logs.sessions(i))))
     assert len(df) == expected and len(df) > len(logs.requests(0, 0))
     cc = df[df["format"] == "claude-code"]
-    assert set(cc["model"]) == {"claude-opus-4-6"}
+    assert set(cc["model"]) == {"claude-opus-4-6", "claude-haiku-4-5-20251001"}  # (a subagent known from its echoes)
     assert pd.api.types.is_datetime64_any_dtype(cc["sent"])  # Claude Code logs: wall clock
     kv = df[df["format"] == "kv-cache-tester"]
     assert kv["t_send_s"].iloc[0] == 0.0 and kv["sent"].isna().all()  # seconds from the trace start, no dates

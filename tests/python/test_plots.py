@@ -211,17 +211,17 @@ def test_cost_panel_draws_a_plans_fee_share(models):
 
 
 def test_cost_panel_marks_a_replays_recorded_cost(traces, models):
-    # subagent.jsonl cost $0.519593 as recorded (priced by hand in tests/unit/test_accounting.cpp).
+    # subagent.jsonl cost $0.5577563 as recorded (priced by hand in tests/unit/test_accounting.cpp).
     run = loopcast.replay(traces / "claude-code-jsonl" / "subagent.jsonl", ["anthropic-tier1-claude-opus-4.5"], models=models)
     ax = lp.cost(run)
     rec = run.summary["recorded"]
     marks = next(c for c in ax.collections if c.get_label().startswith("recorded:"))
-    assert marks.get_label() == f"recorded: $0.52 in {rec['wall_s']:.0f} s"
+    assert marks.get_label() == f"recorded: $0.56 in {rec['wall_s']:.0f} s"
     # Logs with clock times: the replay is drawn in UTC, from the first logged send.
     start = run["anthropic-tier1-claude-opus-4.5"].summary["start_unix_s"]
     assert start is not None and ax.get_xlabel() == "time (UTC)"
     when = matplotlib.dates.date2num(np.datetime64(int(round((start + rec["wall_s"]) * 1e3)), "ms"))
-    assert list(np.asarray(marks.get_offsets())[0]) == pytest.approx([when, 0.519593], rel=1e-9)
+    assert list(np.asarray(marks.get_offsets())[0]) == pytest.approx([when, 0.5577563], rel=1e-9)
     line = ax.get_lines()[0]
     assert line.get_xdata()[0] == np.datetime64(int(round(start * 1e3)), "ms")
     plt.close(ax.figure)

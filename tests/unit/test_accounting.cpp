@@ -237,17 +237,26 @@ TEST(Accounting, TheProvidersOwnEntryBeforeAResellers) {
   EXPECT_NEAR(price_request(sonnet->prices, {250000, 0, 0, 1000, 0}, 0).total_usd, 1.5225, 1e-12);
 }
 
-// subagent.jsonl, by hand from its usage fields (12 responses of claude-opus-4-6, each at its
-// largest counts): input 1,576 × $5, cache reads 427,286 × $0.50, 1-hour writes 25,842 × $10,
-// output 1,586 × $25 per million = 0.00788 + 0.213643 + 0.25842 + 0.03965 = $0.519593.
+// subagent.jsonl, by hand from its usage fields (each response at its largest counts): 12
+// responses of claude-opus-4-6, input 1,576 × $5, cache reads 427,286 × $0.50, 1-hour writes
+// 25,842 × $10, output 1,586 × $25 per million = 0.00788 + 0.213643 + 0.25842 + 0.03965 =
+// $0.519593; and 5 of claude-haiku-4-5 that a subagent (afb92ff) sent, known only from their
+// echoes in `progress` records (no subagents/ file): input 24 × $1, cache reads 95,343 × $0.10,
+// 1-hour writes 14,285 × $2, output 7 × $5 = 0.000024 + 0.0095343 + 0.02857 + 0.000035 =
+// $0.0381633. ccusage 20.0.11's daily view of the file gives the same two model costs.
 TEST(Accounting, ARealClaudeCodeLogPricedToTheCent) {
   const std::vector<recorded_trace> t{import_trace(traces / "claude-code-jsonl/subagent.jsonl")};
   const auto st = compute_trace_stats(t, priced());
-  EXPECT_EQ(st.groups.back().tokens, (token_counts{1576, 427286, 0, 1586, 0, 25842}));
-  EXPECT_NEAR(st.groups.back().priced_cost_usd, 0.519593, 1e-9);
+  ASSERT_EQ(st.groups.size(), 3u);  // haiku, opus, all
+  EXPECT_EQ(st.groups[1].tokens, (token_counts{1576, 427286, 0, 1586, 0, 25842}));
+  EXPECT_NEAR(st.groups[1].priced_cost_usd, 0.519593, 1e-9);
+  EXPECT_EQ(st.groups[0].tokens, (token_counts{24, 95343, 0, 7, 0, 14285}));
+  EXPECT_NEAR(st.groups[0].priced_cost_usd, 0.0381633, 1e-9);
+  EXPECT_NEAR(st.groups.back().priced_cost_usd, 0.5577563, 1e-9);
   const auto r = run_cli("--models " + test_support::models + " stats " + (traces / "claude-code-jsonl/subagent.jsonl").string());
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("priced $0.5196 (prices of anthropic-tier1-claude-opus-4.6)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("priced $0.5578 (prices of anthropic-tier1-claude-haiku-4.5, anthropic-tier1-claude-opus-4.6)"),
+            std::string::npos) << r.out;
   EXPECT_NE(r.out.find("prices: claude-opus-4-6 as anthropic-tier1-claude-opus-4.6 (the preset catalogue)"),
             std::string::npos);
 }
@@ -270,7 +279,7 @@ TEST(Accounting, PathsThatLookLikeOptions) {
   EXPECT_EQ(before.code, 2);
   EXPECT_EQ(before.err, "loopcast: -home-u-dash: not an option, but an existing file or folder: put paths that start "
                         "with '-' after \"--\" (e.g. loopcast stats -- -home-u-dash)\n");
-  const auto after = r("stats -- -home-u-dash");
+  const auto after = r("stats --verbose -- -home-u-dash");
   EXPECT_EQ(after.code, 0) << after.err;
   EXPECT_NE(after.out.find("-home-u-dash/short.jsonl (claude-code): 1 request from 15 records"), std::string::npos) << after.out;
 }
@@ -285,9 +294,10 @@ TEST(Accounting, AModelMapRunsEachRequestOnItsModelsTarget) {
   const auto j = nlohmann::json::parse(r.out);
   const auto& route = j["options"][0]["route"]["targets"];
   ASSERT_EQ(route.size(), 2u);
-  // Three requests of Sonnet 4.5 (one subagent's), eighteen of Opus 4.6.
+  // Three requests of Sonnet 4.5 (one subagent's), eighteen of Opus 4.6 and five of Haiku 4.5 (a
+  // subagent known from its echoes in subagent.jsonl) on the Opus target.
   EXPECT_EQ(route[0]["target"], "anthropic-tier1-claude-sonnet-4.5");
   EXPECT_EQ(route[0]["requests_served"], 3);
   EXPECT_EQ(route[1]["target"], "anthropic-tier1-claude-opus-4.5");
-  EXPECT_EQ(route[1]["requests_served"], 18);
+  EXPECT_EQ(route[1]["requests_served"], 23);
 }

@@ -421,7 +421,7 @@ TEST(Replay, ClaudeCodeLogsKeepTheirRecordedCacheAtTheirWindow) {
       ++compared;
     }
   }
-  EXPECT_EQ(compared, 16);  // 21 requests in 5 (session, model) pairs
+  EXPECT_EQ(compared, 20);  // 26 requests in 6 (session, model) pairs (subagent.jsonl's echoed subagent among them)
 }
 
 // Replaying a log on a target whose speed was fitted to it reproduces its request times:
