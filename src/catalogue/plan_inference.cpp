@@ -2,7 +2,7 @@
 #include "loopcast/limits_inference.hpp"
 #include "loopcast/errors.hpp"
 
-#include "catalogue/statusline.hpp"
+#include "statusline/statusline.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,7 @@
 // `loopcast presets [show NAME]`, `prices import FILE`, `limits infer FILE...`: the catalogue of targets,
 // prices and limits.
 #include "cli/cli.hpp"
+#include "statusline/statusline.hpp"
 #include "util/text.hpp"
 
 #include "loopcast/errors.hpp"
@@ -226,65 +227,6 @@ int infer_limits_cmd(const std::vector<std::string>& files, bool as_json) {
   return ok;
 }
 
-struct statusline_args {
-  std::string log;
-  bool no_log = false;
-};
-
-// "5h 23% ↻ 14:00 · 7d 41% ↻ Thu 09:00", local time.
-std::string statusline_text(const statusline_snapshot& s) {
-  auto at = [](double t, const char* format) {
-    const auto tt = static_cast<std::time_t>(t);
-    std::tm tm{};
-    localtime_r(&tt, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, format, &tm);
-    return std::string(buf);
-  };
-  std::string out;
-  if (s.five_hour) out += fmt::format("5h {:.0f}% ↻ {}", s.five_hour->used_percent, at(s.five_hour->resets_at_unix, "%H:%M"));
-  if (s.seven_day)
-    out += fmt::format("{}7d {:.0f}% ↻ {}", out.empty() ? "" : " · ", s.seven_day->used_percent,
-                       at(s.seven_day->resets_at_unix, "%a %H:%M"));
-  return out;
-}
-
-// Reads Claude Code's statusline JSON on stdin (at most 1 MiB), appends its plan snapshot to the
-// log, prints a line.
-int statusline_cmd(const statusline_args& a) {
-  std::string input;
-  char buf[65536];
-  while (std::cin.read(buf, sizeof buf) || std::cin.gcount() > 0) {
-    input.append(buf, static_cast<std::size_t>(std::cin.gcount()));
-    if (input.size() > (1u << 20)) throw config_error("<stdin>", "", "more than 1 MiB of statusline input");
-  }
-  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  const auto s = parse_statusline_input(input, now);
-  if (!s) {
-    fmt::print("plan usage: not reported yet\n");
-    return ok;
-  }
-  if (!a.no_log) {
-    std::string path = a.log;
-    if (path.empty()) {
-      const char* env = std::getenv("LOOPCAST_STATUSLINE_LOG");
-      const char* home = std::getenv("HOME");
-      if (env && *env) path = env;
-      else if (home && *home) path = std::string(home) + "/.claude/loopcast-statusline.jsonl";
-      else throw std::invalid_argument("statusline: no HOME and no --log: say where to log the snapshots");
-    }
-    std::error_code ec;
-    const auto dir = std::filesystem::path(path).parent_path();
-    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-    std::ofstream out(path, std::ios::app);
-    out << statusline_log_line(*s) << "\n";
-    out.flush();
-    if (!out) throw output_error(fmt::format("{}: cannot append the snapshot", path));
-  }
-  fmt::print("{}\n", statusline_text(*s));
-  return ok;
-}
-
 int infer_plan_cmd(const std::vector<std::string>& logs, const std::string& statusline, bool as_json) {
   std::vector<statusline_snapshot> snaps;
   std::size_t skipped = 0;
@@ -376,13 +318,13 @@ std::vector<command> catalogue_commands(CLI::App& app, const globals& g) {
                                     : infer_limits_cmd(ls->files, ls->as_json);
                   }});
 
-  auto sa = std::make_shared<statusline_args>();
+  auto sa = std::make_shared<detail::statusline_call>();
   auto* status = app.add_subcommand("statusline", "Claude Code statusline command: records the plan's percentages "
                                                   "(rate_limits, read on stdin) to a log and prints them (docs/plans.md)");
   status->add_option("--log", sa->log, "Where to append the snapshots (default: $LOOPCAST_STATUSLINE_LOG, else "
                                        "~/.claude/loopcast-statusline.jsonl)");
   status->add_flag("--no-log", sa->no_log, "Print the line only");
-  cmds.push_back({status, [sa] { return statusline_cmd(*sa); }});
+  cmds.push_back({status, [sa] { return detail::run_statusline(*sa, 0, 1, 2); }});
   return cmds;
 }
 
