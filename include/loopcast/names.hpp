@@ -12,11 +12,14 @@
 // preset reader accepts (and prints in its error), the CLI's messages and the Python constants.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace loopcast {
 
@@ -82,6 +85,41 @@ std::string spelling_list(bool quoted = false) {
     out += t[i].name;
     if (quoted) out += '"';
   }
+  return out;
+}
+
+/// The edit distance of two names (insertions, deletions, substitutions, each 1).
+inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// The candidates closest to a mistyped `name` (at most `most`, nearest first, ties by order):
+/// those within a third of the name's length in edits, or that contain it, or it them. Empty
+/// when none is close: "did you mean" says nothing rather than something random.
+inline std::vector<std::string> closest_names(std::string_view name, const std::vector<std::string>& candidates,
+                                              std::size_t most = 3) {
+  std::vector<std::pair<std::size_t, std::size_t>> near;  // (distance, index)
+  const std::size_t allowed = std::max<std::size_t>(2, name.size() / 3);
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const auto& c = candidates[i];
+    const std::size_t d = edit_distance(name, c);
+    const bool contains = !name.empty() && (c.find(name) != std::string::npos || name.find(c) != std::string_view::npos);
+    if (d <= allowed || contains) near.emplace_back(contains ? std::min(d, allowed) : d, i);
+  }
+  std::stable_sort(near.begin(), near.end());
+  std::vector<std::string> out;
+  for (std::size_t k = 0; k < near.size() && out.size() < most; ++k) out.push_back(candidates[near[k].second]);
   return out;
 }
 

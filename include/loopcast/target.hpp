@@ -87,6 +87,12 @@ struct target {
 /// later date, it takes the steps up to it. A NaN date (a log on a relative clock) gives the
 /// preset's own limits and no steps.
 target target_at(const target& t, double unix_s);
+/// The date whose rules a run starting at `start_unix_s` meets: that date, or NaN (the preset's
+/// own, today's, rules) for a run with no date — t = 0 at the Unix epoch, as a scenario without
+/// start_time_utc or a replay of logs on a relative clock starts.
+inline double rules_date(double start_unix_s) noexcept {
+  return start_unix_s > 0 ? start_unix_s : std::numeric_limits<double>::quiet_NaN();
+}
 /// Forgets one bucket's dated limits and limit steps: a limit the user sets (a scenario's
 /// "limits", `--limit`) is that bucket's limit at any date.
 void drop_dated_limits(target& t, std::string_view bucket);

@@ -178,14 +178,13 @@ class Target(Preset):
     def with_bucket_limit(self, bucket: str, limit: float) -> "Target":
         """A copy with one rate-limit bucket's limit changed: ``t.with_bucket_limit("total_tpm", 900_000)``.
 
-        The limit holds at any date: the bucket's dated rules (``limits.dated``) are dropped."""
+        The limit is the cap in force now: the bucket's dated rules (``limits.dated``) still scale it
+        at other dates, as ``--limit`` on the command line (a replay of April's logs on a Claude plan
+        meets half the 5-hour cap given)."""
         data = self.to_dict()
         for b in data["limits"]["buckets"]:
             if b["name"] == bucket:
                 b["limit"] = limit
-                # The figure given holds at any date: the bucket's dated rules go.
-                if "dated" in data["limits"]:
-                    data["limits"]["dated"] = [d for d in data["limits"]["dated"] if d["bucket"] != bucket]
                 return Target(data)
         names = ", ".join(b["name"] for b in data["limits"]["buckets"]) or "none"
         raise KeyError(f"{self.name} has no bucket {bucket!r} (buckets: {names})")

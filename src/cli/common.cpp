@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <fnmatch.h>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -67,49 +69,101 @@ target target_ref(const preset_library& lib, const std::string& ref) {
   return lib.load_target(ref);
 }
 
+namespace {
+// One --limit: [TARGET:]BUCKET=N, TARGET a name or a shell pattern ("claude-max-*").
+struct limit_setting {
+  std::string text, target, bucket;
+  double value = 0;
+};
+limit_setting parse_limit(const std::string& s) {
+  const auto eq = s.find('=');
+  double v = 0;
+  const char* end = s.data() + s.size();
+  const auto [p, ec] = eq == std::string::npos ? std::from_chars(end, end, v) : std::from_chars(s.data() + eq + 1, end, v);
+  if (eq == std::string::npos || eq == 0 || ec != std::errc{} || p != end || !(v >= 1 && v <= 1e12) || v != std::floor(v))
+    throw std::invalid_argument(
+        fmt::format("--limit {}: expected BUCKET=N or TARGET:BUCKET=N with N a whole number from 1 to 10^12", s));
+  limit_setting l{s, "", s.substr(0, eq), v};
+  if (const auto colon = l.bucket.rfind(':'); colon != std::string::npos) {
+    l.target = l.bucket.substr(0, colon);
+    l.bucket = l.bucket.substr(colon + 1);
+    if (l.target.empty() || l.bucket.empty())
+      throw std::invalid_argument(fmt::format("--limit {}: expected TARGET:BUCKET=N with a target and a bucket", s));
+  }
+  return l;
+}
+bool names_target(const limit_setting& l, const target& t) {
+  return l.target.empty() || fnmatch(l.target.c_str(), t.name.c_str(), 0) == 0;
+}
+} // namespace
+
 void set_bucket_limits(std::span<target* const> targets, const std::vector<std::string>& settings) {
-  for (std::size_t i = 0; i < settings.size(); ++i)  // a bucket set twice: which one was meant?
-    for (std::size_t j = 0; j < i; ++j) {
-      const auto a = settings[j].substr(0, settings[j].find('=')), b = settings[i].substr(0, settings[i].find('='));
-      if (a == b && settings[i].find('=') != std::string::npos)
-        throw std::invalid_argument(fmt::format("--limit {} and --limit {}: the bucket {} is set twice", settings[j],
-                                                settings[i], a));
-    }
-  for (const auto& s : settings) {
-    const auto eq = s.find('=');
-    double v = 0;
-    const char* end = s.data() + s.size();
-    const auto [p, ec] = eq == std::string::npos ? std::from_chars(end, end, v) : std::from_chars(s.data() + eq + 1, end, v);
-    if (eq == std::string::npos || eq == 0 || ec != std::errc{} || p != end || !(v >= 1 && v <= 1e12) || v != std::floor(v))
-      throw std::invalid_argument(
-          fmt::format("--limit {}: expected BUCKET=N with N a whole number from 1 to 10^12", s));
-    const auto name = s.substr(0, eq);
-    bool found = false;
-    for (auto* t : targets)
-      if (auto* b = t->find_bucket(name)) {
-        b->limit = v;
+  std::vector<limit_setting> parsed;
+  for (const auto& s : settings) parsed.push_back(parse_limit(s));
+  for (std::size_t i = 0; i < parsed.size(); ++i)  // a bucket set twice for one target: which one was meant?
+    for (std::size_t j = 0; j < i; ++j)
+      if (parsed[i].bucket == parsed[j].bucket)
+        for (const auto* t : targets)
+          if (names_target(parsed[i], *t) && names_target(parsed[j], *t) && t->find_bucket(parsed[i].bucket))
+            throw std::invalid_argument(fmt::format("--limit {} and --limit {}: the bucket {} of {} is set twice",
+                                                    parsed[j].text, parsed[i].text, parsed[i].bucket, t->name));
+  for (const auto& l : parsed) {
+    bool target_found = false, found = false;
+    for (auto* t : targets) {
+      if (!names_target(l, *t)) continue;
+      target_found = true;
+      if (auto* b = t->find_bucket(l.bucket)) {
+        // The figure given is the cap in force now: a dated rule of the preset still scales it at
+        // other dates (a replay of logs from before 2026-05-06 meets half of a Claude plan's
+        // 5-hour cap), and the replay's notes say which rule applied.
+        b->limit = l.value;
         b->limit_unpublished = false;
-        drop_dated_limits(*t, name);  // the figure given holds at any date
         found = true;
       }
+    }
+    std::vector<std::string> names;
+    if (!target_found) {
+      for (const auto* t : targets) names.push_back(t->name);
+      const auto near = closest_names(l.target, names);
+      throw std::invalid_argument(fmt::format("--limit {}: no target named \"{}\"{} (targets: {})", l.text, l.target,
+                                              near.empty() ? "" : fmt::format("; did you mean {}?", fmt::join(near, " or ")),
+                                              fmt::join(names, ", ")));
+    }
     if (!found) {
-      std::vector<std::string> names;
       for (auto* t : targets)
-        for (const auto& b : t->limits)
-          if (std::find(names.begin(), names.end(), b.name) == names.end()) names.push_back(b.name);
-      throw std::invalid_argument(fmt::format("--limit {}: no target has a bucket \"{}\" (buckets: {})", s, name,
+        if (names_target(l, *t))
+          for (const auto& b : t->limits)
+            if (std::find(names.begin(), names.end(), b.name) == names.end()) names.push_back(b.name);
+      const auto near = closest_names(l.bucket, names);
+      throw std::invalid_argument(fmt::format("--limit {}: no target{} has a bucket \"{}\"{} (buckets: {})", l.text,
+                                              l.target.empty() ? "" : " matching " + l.target, l.bucket,
+                                              near.empty() ? "" : fmt::format("; did you mean {}?", fmt::join(near, " or ")),
                                               names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
     }
   }
 }
 
 void check_limits_set(std::span<target* const> targets) {
+  std::vector<std::string> missing, examples;
   for (const auto* t : targets)
     for (const auto& b : t->limits)
-      if (b.limit_unpublished)
-        throw std::invalid_argument(fmt::format("target {}: bucket {} has no published limit; set it with --limit {}=N "
-                                                "(docs/plans.md)",
-                                                t->name, b.name, b.name));
+      if (b.limit_unpublished) {
+        const auto item = fmt::format("{}:{}", t->name, b.name);
+        if (std::find(missing.begin(), missing.end(), item) == missing.end()) {
+          missing.push_back(item);
+          examples.push_back(fmt::format("--limit {}=N", item));
+        }
+      }
+  if (missing.empty()) return;
+  if (missing.size() == 1) {
+    const auto& t = missing[0];
+    throw std::invalid_argument(fmt::format("target {}: bucket {} has no published limit; set it with --limit {}=N "
+                                            "(docs/plans.md)",
+                                            t.substr(0, t.rfind(':')), t.substr(t.rfind(':') + 1), t.substr(t.rfind(':') + 1)));
+  }
+  throw std::invalid_argument(fmt::format("{} buckets have no published limit: {}; set each (e.g. {}), or one for every "
+                                          "target with --limit BUCKET=N (docs/plans.md)",
+                                          missing.size(), fmt::join(missing, ", "), fmt::join(examples, " ")));
 }
 
 retry_policy client_ref(const preset_library& lib, const std::string& ref) {

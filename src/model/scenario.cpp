@@ -162,7 +162,7 @@ scenario_result run_scenario(std::shared_ptr<const scenario> shared, const run_o
   if (std::any_of(shared->options.begin(), shared->options.end(), has_dated_limits)) {
     auto resolved = std::make_shared<scenario>(*shared);
     for (auto& o : resolved->options)
-      for (auto& t : o.targets) t = target_at(t, resolved->start_unix_s);
+      for (auto& t : o.targets) t = target_at(t, rules_date(resolved->start_unix_s));
     shared = std::move(resolved);
   }
   const scenario& s = *shared;
@@ -227,7 +227,7 @@ option_result run_option(const scenario_option& o, std::span<const session_plan>
   std::optional<scenario_option> resolved;
   if (has_dated_limits(o)) {
     resolved = o;
-    for (auto& t : resolved->targets) t = target_at(t, so.start_unix_s);
+    for (auto& t : resolved->targets) t = target_at(t, rules_date(so.start_unix_s));
   }
   const scenario_option& run = resolved ? *resolved : o;
   res.sim = run.simulator ? run.simulator(run, plans, so)

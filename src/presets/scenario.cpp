@@ -82,8 +82,7 @@ void set_option_limits(target& t, const node& option) {
   read_limits(option, [&](const std::string& key, const node& lim) {
     auto* b = t.find_bucket(key);
     if (!b) lim.fail(fmt::format("target {} has no bucket \"{}\" (its buckets: {})", t.name, key, bucket_names(t)));
-    drop_dated_limits(t, key);
-    return b;
+    return b;  // (the cap in force now: the preset's dated rules still scale it at other dates)
   });
   for (const auto& b : t.limits)
     if (b.limit_unpublished)
@@ -110,7 +109,6 @@ void set_route_limits(std::vector<target>& route, const node& option) {
     if (!b)
       lim.fail(fmt::format("target {} has no bucket \"{}\" (its buckets: {})", t->name, key.substr(colon + 1),
                            bucket_names(*t)));
-    drop_dated_limits(*t, key.substr(colon + 1));
     return b;
   });
   for (const auto& t : route)

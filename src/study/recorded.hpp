@@ -9,7 +9,9 @@ namespace loopcast::detail {
 
 /// Throws trace_error for a log of per-task totals only (nothing to replay).
 void refuse_totals_only(const recorded_trace& t);
-/// The clock origin: the earliest send over traces on an absolute clock, each trace's own otherwise.
-double origin_of(const std::vector<recorded_trace>& traces, const recorded_trace& t);
+/// Each trace's clock origin: the earliest send over all the traces when every one is on an
+/// absolute clock (or totals only), else each trace's own earliest send (0 without requests).
+/// Linear in the requests' sessions, computed once for all traces.
+std::vector<double> origins_of(const std::vector<recorded_trace>& traces);
 
 } // namespace loopcast::detail

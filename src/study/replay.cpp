@@ -21,7 +21,7 @@
 
 namespace loopcast {
 
-using detail::origin_of;
+using detail::origins_of;
 using detail::refuse_totals_only;
 
 recorded_run measure_recorded(const std::vector<recorded_trace>& traces, const model_price_book* prices) {
@@ -31,9 +31,11 @@ recorded_run measure_recorded(const std::vector<recorded_trace>& traces, const m
   std::size_t priced_requests = 0;
   bool all_cost = true;
   std::set<std::string> unpriced;
-  for (const auto& t : traces) {
+  const auto origins = origins_of(traces);
+  for (std::size_t ti = 0; ti < traces.size(); ++ti) {
+    const auto& t = traces[ti];
     if (t.totals) continue;
-    const double origin = origin_of(traces, t);
+    const double origin = origins[ti];
     for (const auto& s : t.sessions)
       for (const auto& r : s.requests) {
         first = std::min(first, r.t_send - origin);
@@ -215,6 +217,18 @@ void note_rule_changes(const scenario_option& o, double start_unix_s, double spa
     const auto changes = rule_changes_within(t, start_unix_s, start_unix_s + span_s);
     for (const auto& b : now.limits) {
       double before = b.limit;
+      // A dated rule in force at the start: the replay begins under it, which the notes say.
+      if (const auto* own = t.find_bucket(b.name); own && own->limit > 0 && b.limit != own->limit) {
+        std::string source;
+        for (const auto& d : t.dated_limits)
+          if (d.bucket == b.name && d.from_unix_s <= start_unix_s && start_unix_s < d.until_unix_s)
+            source += fmt::format("{}{}", source.empty() ? "" : "; ", d.source);
+        summary.notes.push_back(fmt::format(
+            "{}: the limit of {} at the logs' start ({:%Y-%m-%d}) is {}, {:g} times the {} in force now, by a dated rule "
+            "({})",
+            t.name, b.name, fmt::gmtime(static_cast<std::time_t>(start_unix_s)), detail::grouped(b.limit),
+            b.limit / own->limit, detail::grouped(own->limit), source));
+      }
       for (const auto& step : b.limit_steps) {
         if (step.at_unix_s >= start_unix_s + span_s) break;
         std::string source;
@@ -296,7 +310,7 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
   const auto ss = sessions_of(traces);
   const std::size_t n = ss.source.size();
   // The logs' span from their first send, for the plan rules that change within it.
-  const double origin = !traces.empty() && traces.front().absolute_clock ? origin_of(traces, traces.front()) : 0.0;
+  const double origin = !traces.empty() && traces.front().absolute_clock ? origins_of(traces).front() : 0.0;
   double span_s = 0;
   for (const auto& t : traces)
     for (const auto& s : t.sessions)
@@ -336,8 +350,8 @@ replay_result run_replay(const std::vector<recorded_trace>& traces, const std::v
     }
     if (opt.speed != replay_speed::recorded) note_extrapolation(tg, entries, choice, shaped, summary);
     note_one_lifetime(tg, entries, choice, shaped, summary);
-    note_rule_changes(*o, so.start_unix_s, span_s, summary);
-    for (auto& t : o->targets) t = target_at(t, so.start_unix_s);  // the rules in force at the start
+    if (!std::isnan(rules_date(so.start_unix_s))) note_rule_changes(*o, so.start_unix_s, span_s, summary);
+    for (auto& t : o->targets) t = target_at(t, rules_date(so.start_unix_s));  // the rules in force at the start
     auto result = run_option(*o, plans, so, true, true);
     result.label = tg.label;
     result.option = o;

@@ -25,20 +25,25 @@ void refuse_totals_only(const recorded_trace& t) {
                                            to_string(t.format), x.api_calls, x.tokens_sent, x.tokens_received));
 }
 
-double origin_of(const std::vector<recorded_trace>& traces, const recorded_trace& t) {
+std::vector<double> origins_of(const std::vector<recorded_trace>& traces) {
   const bool all_absolute = std::all_of(traces.begin(), traces.end(), [](const auto& x) { return x.absolute_clock || x.totals; });
-  double o = std::numeric_limits<double>::infinity();
-  for (const auto& x : traces) {
-    if (!all_absolute && &x != &t) continue;
-    for (const auto& s : x.sessions)
-      if (!s.requests.empty()) o = std::min(o, s.requests.front().t_send);
+  std::vector<double> own(traces.size(), std::numeric_limits<double>::infinity());
+  double all = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    for (const auto& s : traces[i].sessions)
+      if (!s.requests.empty()) own[i] = std::min(own[i], s.requests.front().t_send);
+    all = std::min(all, own[i]);
   }
-  return std::isfinite(o) ? o : 0.0;
+  for (auto& o : own) {
+    if (all_absolute) o = all;
+    if (!std::isfinite(o)) o = 0.0;
+  }
+  return own;
 }
 
 } // namespace detail
 
-using detail::origin_of;
+using detail::origins_of;
 using detail::refuse_totals_only;
 
 std::vector<session_plan> replay_sessions::plans(std::uint64_t seed) const {
@@ -413,10 +418,11 @@ std::string default_client_for(const std::vector<recorded_trace>& traces) {
 
 replay_sessions make_replay_sessions(const std::vector<recorded_trace>& traces, const session_shaping& shape) {
   replay_sessions rs;
+  const auto origins = origins_of(traces);
   for (std::size_t ti = 0; ti < traces.size(); ++ti) {
     const auto& t = traces[ti];
     refuse_totals_only(t);
-    const double origin = origin_of(traces, t);
+    const double origin = origins[ti];
     for (const auto& s : t.sessions) {
       if (s.requests.empty()) continue;
       std::int32_t c = 0, k = 0;

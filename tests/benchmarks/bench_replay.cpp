@@ -117,4 +117,40 @@ void BM_ImportAndReplayFiveTracesOnThreePresets(benchmark::State& state) {
 }
 BENCHMARK(BM_ImportAndReplayFiveTracesOnThreePresets)->Unit(benchmark::kMillisecond);
 
+// A replay of many logs, one short session each (a tree of 32,000 session files): the time per log
+// must not grow with their number. Before the origins were computed once, each log looked through
+// all the others for the clock's origin (8k logs 1.2 s, 32k 14 s in the red team's measure).
+void BM_ReplayManyLogs(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  std::vector<loopcast::recorded_trace> logs(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& t = logs[i];
+    t.file = "log" + std::to_string(i) + ".jsonl";
+    t.format = loopcast::trace_format::claude_code;
+    t.absolute_clock = true;
+    t.models = {"claude-opus-4-6"};
+    t.sessions.resize(1);
+    for (int k = 0; k < 3; ++k) {
+      loopcast::recorded_request r;
+      r.t_send = 1.77e9 + 60.0 * static_cast<double>(i) + 10.0 * k;
+      r.t_end = r.t_send + 5;
+      r.tokens.input = 1000 + 500 * k;
+      r.tokens.output = 100;
+      t.sessions[0].requests.push_back(r);
+    }
+    t.summary.requests = 3;
+  }
+  auto options = three_presets();
+  options.resize(1);
+  options[0].first().limits.clear();
+  loopcast::replay_options ro;
+  ro.record_attempts = false;
+  for (auto _ : state) {
+    auto r = loopcast::run_replay(logs, options, ro);
+    benchmark::DoNotOptimize(r.options.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(n) * state.iterations());  // logs per second
+}
+BENCHMARK(BM_ReplayManyLogs)->ArgName("logs")->Arg(2000)->Arg(8000)->Arg(32000)->Unit(benchmark::kMillisecond);
+
 } // namespace

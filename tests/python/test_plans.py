@@ -24,7 +24,9 @@ def test_option_limits_set_the_unpublished_caps(models):
     scn = _plan_scenario({"five_hour": 400_000, "weekly": 2_000_000})
     assert scn.options[0].limits == {"five_hour": 400_000, "weekly": 2_000_000}
     o = loopcast.run(scn, models=models).options[0]
-    assert o.bucket_limit == {"five_hour": 400_000, "weekly": 2_000_000}
+    # The caps given are today's; the scenario starts on 2026-05-04, before the 5-hour caps doubled
+    # (the preset's dated rule): it runs under half of the 5-hour cap until 2026-05-06.
+    assert o.bucket_limit == {"five_hour": 200_000, "weekly": 2_000_000}
     plan = o.plan
     assert plan["name"] == "Claude Max 5x" and plan["monthly_fee_usd"] == 100
     # The run's share of the fee is fee × wall / month, and that is its cost.

@@ -38,11 +38,13 @@ def test_editing_returns_validated_copies(models):
     assert t.to_dict()["cache"]["ttl_s"] == 300  # the original is unchanged
     with pytest.raises(KeyError, match="has no bucket 'tpd'"):
         t.with_bucket_limit("tpd", 1)
-    # A limit set by hand holds at any date: the bucket's dated rules go, the others' stay.
+    # A limit set by hand is the cap in force now: the bucket's dated rules stay, and scale it at
+    # other dates (as --limit does).
     pro = loopcast.Target.load("claude-pro-sonnet-4.5", models=models)
     assert [d["bucket"] for d in pro.to_dict()["limits"]["dated"]] == ["five_hour"]
-    assert pro.with_bucket_limit("five_hour", 1_000_000).to_dict()["limits"]["dated"] == []
-    assert len(pro.with_bucket_limit("weekly", 9_000_000).to_dict()["limits"]["dated"]) == 1
+    capped = pro.with_bucket_limit("five_hour", 1_000_000).to_dict()
+    assert [(d["bucket"], d["factor"]) for d in capped["limits"]["dated"]] == [("five_hour", 0.5)]
+    assert capped["limits"]["buckets"][0]["limit"] == 1_000_000
 
 
 def test_presets_typed_in_code_need_no_provenance_and_can_be_renamed(models, cli, tmp_path):

@@ -592,7 +592,8 @@ TEST(CliLogs, ReplayLimitSetsAPlansCaps) {
                    "weekly=N (docs/plans.md)\n");
   r = run_cli("replay " + log + " --on claude-max-5x-opus-4.5 --limit five_hour=1.5");
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "loopcast: --limit five_hour=1.5: expected BUCKET=N with N a whole number from 1 to 10^12\n");
+  EXPECT_EQ(r.err, "loopcast: --limit five_hour=1.5: expected BUCKET=N or TARGET:BUCKET=N with N a whole number from 1 "
+                   "to 10^12\n");
   r = run_cli("replay " + log + " --on claude-max-5x-opus-4.5 --limit weekly=3000000 --limit hourly=5");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "loopcast: --limit hourly=5: no target has a bucket \"hourly\" (buckets: five_hour, weekly)\n");

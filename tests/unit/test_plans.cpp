@@ -850,3 +850,62 @@ TEST(Forecast, EnsembleCrpsByHand) {
   EXPECT_DOUBLE_EQ(ensemble_crps({1, std::numeric_limits<double>::infinity()}, 2, 3), 0.5);
   EXPECT_TRUE(std::isnan(ensemble_crps({}, 2)));
 }
+
+// --limit sets the cap in force now; the preset's dated rule still scales it back (finding 6 of
+// the fourth reliability round): the Codex rollouts of 2026-02-23, before Claude's 5-hour caps
+// doubled on 2026-05-06, replayed on Max 5x with --limit five_hour=60000 meet a cap of 30,000 —
+// exactly what an undated copy of the preset with 30,000 gives — and the notes name the rule.
+TEST(PlanCaps, ALimitGivenIsTodaysAndDatedRulesScaleItBack) {
+  using loopcast::test_support::run_cli;
+  const auto logs = (test_support::traces / "codex").string();
+  auto dated = run_cli("--models " + test_support::models + " replay --json " + logs +
+                       " --on claude-max-5x-opus-4.5 --limit five_hour=60000 --limit weekly=100000000");
+  ASSERT_EQ(dated.code, 0) << dated.err;
+  auto preset = nlohmann::json::parse(test_support::slurp(test_support::models + "/targets/plans/claude-max-5x-opus-4.5.json"));
+  preset["limits"].erase("dated");
+  preset["name"] = "max-5x-undated";
+  const auto file = test_support::scratch("plans", "max-5x-undated.json");
+  std::ofstream(file) << preset.dump();
+  auto flat = run_cli("--models " + test_support::models + " replay --json " + logs + " --on " + file.string() +
+                      " --limit five_hour=30000 --limit weekly=100000000");
+  ASSERT_EQ(flat.code, 0) << flat.err;
+  const auto a = nlohmann::json::parse(dated.out)["options"][0], b = nlohmann::json::parse(flat.out)["options"][0];
+  EXPECT_EQ(a["buckets"][0]["limit"], 30000.0);
+  EXPECT_EQ(a["first_429"], b["first_429"]);
+  EXPECT_EQ(a["wall_s"], b["wall_s"]);
+  const auto notes = a["route_notes"].dump();
+  EXPECT_NE(notes.find("the limit of five_hour at the logs' start (2026-02-23) is 30,000, 0.5 times the 60,000 in force "
+                       "now, by a dated rule"),
+            std::string::npos) << notes;
+}
+
+// Per-target limits: TARGET:BUCKET=N (a pattern allowed) sets one target's cap, two plans with
+// different caps give different rows; a target's typo is answered with the closest names; every
+// missing cap is named in one message.
+TEST(PlanCaps, PerTargetLimitsAndTheirMessages) {
+  using loopcast::test_support::run_cli;
+  const auto logs = (test_support::traces / "codex").string();
+  const auto on = " --on claude-max-5x-opus-4.7 --on claude-max-20x-opus-4.7";
+  auto r = run_cli("--models " + test_support::models + " replay --json " + logs + on +
+                   " --limit 'claude-max-5x-*:five_hour=60000' --limit claude-max-20x-opus-4.7:five_hour=240000 "
+                   "--limit weekly=100000000");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["options"][0]["buckets"][0]["limit"], 30000.0);   // today's 60,000, halved in February
+  EXPECT_EQ(j["options"][1]["buckets"][0]["limit"], 120000.0);  // today's 240,000, halved
+  EXPECT_NE(j["options"][0]["first_429"], j["options"][1]["first_429"]);
+  r = run_cli("--models " + test_support::models + " replay " + logs + on + " --limit claude-max-5-opus-4.7:five_hour=1");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "loopcast: --limit claude-max-5-opus-4.7:five_hour=1: no target named \"claude-max-5-opus-4.7\"; did "
+                   "you mean claude-max-5x-opus-4.7 or claude-max-20x-opus-4.7? (targets: claude-max-5x-opus-4.7, "
+                   "claude-max-20x-opus-4.7)\n");
+  r = run_cli("--models " + test_support::models + " replay " + logs + on + " --limit five_hour=100000");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "loopcast: 2 buckets have no published limit: claude-max-5x-opus-4.7:weekly, "
+                   "claude-max-20x-opus-4.7:weekly; set each (e.g. --limit claude-max-5x-opus-4.7:weekly=N --limit "
+                   "claude-max-20x-opus-4.7:weekly=N), or one for every target with --limit BUCKET=N (docs/plans.md)\n");
+  r = run_cli("--models " + test_support::models + " replay " + logs + on + " --limit fivehour=100000");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "loopcast: --limit fivehour=100000: no target has a bucket \"fivehour\"; did you mean five_hour? "
+                   "(buckets: five_hour, weekly)\n");
+}

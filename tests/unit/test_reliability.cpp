@@ -280,7 +280,8 @@ TEST(Reliability, Messages) {
   auto r = cli("replay " + (traces / "codex").string() + " --on claude-max-5x-opus-4.5 --limit five_hour=1000 "
                "--limit weekly=5000 --limit five_hour=2000");
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "loopcast: --limit five_hour=1000 and --limit five_hour=2000: the bucket five_hour is set twice\n");
+  EXPECT_EQ(r.err, "loopcast: --limit five_hour=1000 and --limit five_hour=2000: the bucket five_hour of claude-max-5x-opus-4.5 is set "
+            "twice\n");
   const auto dir = folder("messages");
   const auto out = (dir / "free.json").string();
   r = cli("prices import " + test_support::litellm_prices.string() + " --model codestral/codestral-latest --base "
