@@ -8,6 +8,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <signal.h>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,6 +27,23 @@ void register_replay(py::module_& m);
 void register_sweep(py::module_& m);
 void register_solve(py::module_& m);
 void register_catalogue(py::module_& m);
+
+/// Long work in C++: the GIL released and Ctrl-C honoured. While it lives, SIGINT asks the work to
+/// stop (request_interrupt, interrupt.hpp): it stops within one simulation's 16,384 events, or
+/// before its next seed, point, draw or file, and `interrupted` reaches Python as
+/// KeyboardInterrupt. Python's own SIGINT handler is restored after.
+class interruptible_release {
+public:
+  interruptible_release();
+  ~interruptible_release();
+  interruptible_release(const interruptible_release&) = delete;
+  interruptible_release& operator=(const interruptible_release&) = delete;
+
+private:
+  struct sigaction previous_ {};
+  bool installed_ = false;
+  std::optional<py::gil_scoped_release> release_;
+};
 
 /// The preset library of a models directory (nullopt: default_models_dir()), indexed once and
 /// reused while its folders do not change (a file added, removed or renamed); `fresh`: index anew.

@@ -52,7 +52,7 @@ void register_traces(py::module_& m) {
         const auto lib = library_at(models_dir);
         wall_forecast f;
         {
-          py::gil_scoped_release release;
+          interruptible_release release;
           if (logs.empty()) throw std::invalid_argument("forecast: no log given");
           auto traces = import_traces({logs.begin(), logs.end()}, fmt_);
           if (logs.size() == 1 && traces.size() != 1)
@@ -87,7 +87,7 @@ void register_traces(py::module_& m) {
         bo.forecast.agent = lib->load_client(default_client_for(h.traces));
         backtest_result r;
         {
-          py::gil_scoped_release release;
+          interruptible_release release;
           r = backtest_forecasts(h.traces, tgt, bo);
         }
         return to_python(backtest_document(r, bo));
@@ -227,7 +227,7 @@ void register_replay_run(py::module_& m) {
                                           *library_at(models_dir),
                                           models_of(r->traces));
         ro.recorded_prices = &book;
-        py::gil_scoped_release release;
+        interruptible_release release;
         r->replay = std::make_unique<replay_result>(run_replay(r->traces, targets, ro));
         return r;
       },
@@ -269,7 +269,7 @@ void register_fits(py::module_& m) {
         vo.seed = seed;
         validation_result r;
         {
-          py::gil_scoped_release release;
+          interruptible_release release;
           r = validate_replay(held_out.traces, rt, vo);
         }
         r.notes.insert(r.notes.begin(), notes.begin(), notes.end());
@@ -308,7 +308,7 @@ void register_fits(py::module_& m) {
         if (!t.prices) throw std::invalid_argument("price: the target has no prices (a local target is priced by its power)");
         workload_validation r;
         {
-          py::gil_scoped_release release;
+          interruptible_release release;
           r = validate_workload(held_out.traces, w, *t.prices, sessions, seed);
         }
         return to_python(workload_validation_document(r));

@@ -25,7 +25,7 @@ void register_simulation(py::module_& m) {
         ro.seed = seed;
         ro.record_attempts = record;
         ro.record_charges = record;
-        py::gil_scoped_release release;
+        interruptible_release release;
         h->result = std::make_unique<scenario_result>(run_scenario(std::move(scn), ro));
         return h;
       },
@@ -43,7 +43,7 @@ void register_simulation(py::module_& m) {
         r.settings.horizon_s = horizon_s;
         r.settings.threads = threads;
         {
-          py::gil_scoped_release release;
+          interruptible_release release;
           r.rows = run_seeds(scn, s, threads);
           r.seeds = static_cast<std::int32_t>(s.size());
           r.options = summarize_runs(scn, r.rows, r.settings);
@@ -72,7 +72,7 @@ void register_simulation(py::module_& m) {
         o.metric = *chosen;
         montecarlo_result r;
         {
-          py::gil_scoped_release release;
+          interruptible_release release;
           r = run_montecarlo(scn, o);
         }
         return rows_and_summary(scn, std::move(r));

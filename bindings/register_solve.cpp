@@ -30,7 +30,7 @@ void register_solve(py::module_& m) {
         c.option = option_named(s, kw, "option", 0);
         solve_result r;
         auto run = [&](auto f) {
-          py::gil_scoped_release release;
+          interruptible_release release;
           r = f();
         };
         if (question == "max-agents") {
@@ -93,7 +93,7 @@ void register_solve(py::module_& m) {
         if (kw.contains("bar") && !kw["bar"].is_none()) co.bar = kw["bar"].cast<double>();
         compare_result r;
         {
-          py::gil_scoped_release release;
+          interruptible_release release;
           r = compare_on(wl, options, co);
         }
         return to_python(compare_document(r));

@@ -34,7 +34,7 @@ void register_sweep(py::module_& m) {
         const auto s = load_spec(json_text, file, models_dir);
         sweep_result r;
         {
-          py::gil_scoped_release release;
+          interruptible_release release;
           r = run_sweep(s, threads);
         }
         auto summary = to_python(sweep_document(s, r));
@@ -50,7 +50,7 @@ void register_sweep(py::module_& m) {
         if (point >= s.points.size()) throw py::index_error("the sweep has " + std::to_string(s.points.size()) + " points");
         std::vector<run_summary> rows;
         {
-          py::gil_scoped_release release;
+          interruptible_release release;
           rows = run_sweep_point(s, point, threads);
         }
         return owned_rows(std::move(rows));

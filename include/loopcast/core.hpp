@@ -12,6 +12,7 @@
 #include "loopcast/engine.hpp"
 #include "loopcast/errors.hpp"
 #include "loopcast/fields.hpp"
+#include "loopcast/interrupt.hpp"
 #include "loopcast/limits/level_curve.hpp"
 #include "loopcast/names.hpp"
 #include "loopcast/plan.hpp"

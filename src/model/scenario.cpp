@@ -233,6 +233,7 @@ option_result run_option(const scenario_option& o, std::span<const session_plan>
   res.sim = run.simulator ? run.simulator(run, plans, so)
             : run.routed() ? simulate_route(run.targets, run.routing, run.client, plans, so)
                            : simulate(run.first(), run.client, plans, so);
+  throw_if_interrupted();  // (a simulation asked to stop returns early: its result is not one)
   if (measure) res.metrics = compute_request_metrics(res.sim.requests);
   return res;
 }

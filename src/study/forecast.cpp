@@ -79,7 +79,9 @@ simulation_result forecast_replay::run(const std::vector<recorded_trace>& one, b
   so.record_charges = false;
   so.peak_demand = false;
   so.start_unix_s = t.absolute_clock ? origin_ : 0.0;
-  return simulate(tgt_, wait_out ? waits_ : no_retry_, plans, so);
+  auto r = simulate(tgt_, wait_out ? waits_ : no_retry_, plans, so);
+  throw_if_interrupted();  // (each draw: a forecast of 10^5 draws stops within one)
+  return r;
 }
 
 // The recent requests of the trace (by send), each as a step of its session: its prompt growth

@@ -7,6 +7,8 @@
 // is rethrown on the calling thread once every worker has stopped.
 #pragma once
 
+#include "loopcast/interrupt.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -77,7 +79,10 @@ public:
       else fn(i);
     };
     if (helpers_.empty() || n <= 1) {
-      for (std::size_t i = 0; i < n; ++i) call(i, 0);
+      for (std::size_t i = 0; i < n; ++i) {
+        throw_if_interrupted();
+        call(i, 0);
+      }
       return;
     }
     using call_t = decltype(call);
@@ -139,6 +144,7 @@ private:
       const std::size_t i = next_.fetch_add(1, std::memory_order_relaxed);
       if (i >= n_ || failed_.load(std::memory_order_relaxed)) return;
       try {
+        throw_if_interrupted();  // (before each index: seeds, sweep points, evaluations, files)
         job_call_(job_, i, worker);
       } catch (...) {
         std::lock_guard lock(mutex_);

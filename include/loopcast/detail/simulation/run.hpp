@@ -9,6 +9,7 @@
 #include "loopcast/detail/run_storage.hpp"
 #include "loopcast/detail/simulation/checks.hpp"
 #include "loopcast/detail/simulation/deployment.hpp"
+#include "loopcast/interrupt.hpp"
 #include "loopcast/metrics.hpp"
 #include "loopcast/rate_limits.hpp"
 
@@ -116,8 +117,13 @@ public:
         queue_.pop();
         top_handled_ = false;
       }
-      if (opt_.progress && (seq_ & 0x3fff) == 0)
-        opt_.progress(opt_.progress_context, served_, layout_.requests);
+      if ((seq_ & 0x3fff) == 0) {
+        if (opt_.progress) opt_.progress(opt_.progress_context, served_, layout_.requests);
+        if (interrupt_requested()) {  // (the caller throws `interrupted`: this result is never used)
+          cut_off(ev.t);
+          break;
+        }
+      }
       if (attempts_ >= budget_) {
         cut_off(ev.t);
         break;
