@@ -100,7 +100,11 @@ struct wall_forecast {
   double p90_s = std::numeric_limits<double>::infinity();
   bool p10_at_least = false, p50_at_least = false, p90_at_least = false;
   double hit_share = 0;               ///< draws that met a refusal within the horizon
-  std::string bucket;                 ///< the bucket that refused in most of them ("" when none)
+  /// The bucket of the draw whose wall is nearest the P50 (the headline's time and bucket come
+  /// from the same draws); "" when none, or when the P50 is beyond the horizon.
+  std::string bucket;
+  /// Each bucket that refused first in some draw: the share of all draws it did so in, largest first.
+  std::vector<std::pair<std::string, double>> first_by;
   double requests_p50 = 0;            ///< requests sent before the refusal, median over those draws
   std::int32_t draws = 0;
   std::int32_t draws_censored = 0;    ///< draws the work budget stopped before a wall or the horizon

@@ -123,8 +123,8 @@ def stats(logs: "Logs | str | Sequence[str] | None" = None, price: "Target | str
     ``logs`` None reads every log in the agents' default places (``~/.claude/projects``,
     ``~/.codex/sessions``, opencode's data; docs/trace-format.md); each API response counts once.
     ``by`` groups by ``"model"``, ``"day"``, ``"week"`` (from Monday), ``"month"``, ``"session"``,
-    ``"project"`` (the folder the agent ran in) or ``"block"`` (the 5-hour windows a Claude plan
-    counts); periods are local to ``timezone`` (an IANA name; default: the machine's), and their
+    ``"project"`` (the folder the agent ran in), ``"machine"`` or ``"block"`` (the 5-hour windows a
+    Claude plan counts); periods are local to ``timezone`` (an IANA name; default: the machine's), and their
     ``start``/``end`` columns are datetimes there. ``breakdown`` splits each group by model.
     ``since``/``until`` keep the requests sent in that span (dates are whole local days, ``until``
     included; datetimes and Unix seconds are exact). Each request is priced at its own model: from a
@@ -133,6 +133,8 @@ def stats(logs: "Logs | str | Sequence[str] | None" = None, price: "Target | str
     (``priced_partial``). ``price`` instead prices every request with one target. ``cache_ttl_s``
     > 0 adds the hit rate and cost with a provider cache of that TTL.
     """
+    if timezone is not None and not str(timezone).strip():
+        raise ValueError("timezone: an empty time zone: give an IANA name (UTC, Europe/Berlin), or None for the machine's")
     price_json = None
     if price is not None:
         price_json = (price if isinstance(price, Target) else Target.load(price))._text

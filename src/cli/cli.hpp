@@ -45,6 +45,8 @@ struct command {
 
 /// A finite number from lo to hi (CLI11's Range lets NaN through: every comparison with it is false).
 CLI::Validator finite_range(double lo, double hi);
+/// A time zone given on the command line: not empty (an empty one would mean the machine's silently).
+CLI::Validator time_zone_given();
 /// A whole number from 0 to 2^64 − 1 written in decimal digits (no sign, no wrap-around).
 CLI::Validator seed_digits();
 /// One of an enumeration's spellings (names.hpp).

@@ -400,7 +400,8 @@ void add_stats_command(CLI::App& app, const globals& g, const std::string& forma
   stats->add_option("--by", sa->by, "Group by model, day, week (from Monday), month, session, project (the folder the "
                                     "agent ran in), machine (--machine) or block (the 5-hour windows a Claude plan counts)")
       ->capture_default_str()->check(member_of<stats_grouping>());
-  stats->add_option("--timezone", sa->timezone, "IANA time zone of days, weeks, months and blocks (default: the machine's, $TZ)");
+  stats->add_option("--timezone", sa->timezone, "IANA time zone of days, weeks, months and blocks (default: the machine's, $TZ)")
+      ->check(time_zone_given());
   stats->add_flag("--breakdown", sa->breakdown, "Split each group by model");
   stats->add_option("--price", sa->price, "Price every request with this target preset (name or .json) instead of its own model's prices");
   stats->add_option("--price-list", sa->price_list, "Price each request at its model from this LiteLLM or models.dev price list "

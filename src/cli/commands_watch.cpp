@@ -8,6 +8,7 @@
 #include "loopcast/report/forecast.hpp"
 #include "loopcast/trace.hpp"
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <charconv>
@@ -171,6 +172,8 @@ int follow(const watch_args& a, std::vector<std::filesystem::path> logs, const s
   for (auto& p : logs) files.push_back({std::move(p), {}, false});
   log_fingerprint seen;  // what the last forecast was of (with has_seen)
   bool has_seen = false;
+  double seen_last = 0;         // its last send
+  std::size_t seen_before = 0;  // its requests sent at or before seen_last
   auto last_change = std::chrono::steady_clock::now();
   for (;;) {
     if (rescan)
@@ -203,6 +206,24 @@ int follow(const watch_args& a, std::vector<std::filesystem::path> logs, const s
         if (f.last.exists) present.push_back(f.path);
       if (const auto t = account_trace(present, format)) {
         const auto fp = fingerprint_of(*t);
+        // A request appended with a send before the last one already read (a clock set back, a log
+        // copied in late): the forecast is made from the log sorted by send time, which is said.
+        std::size_t before = 0;
+        double last = -std::numeric_limits<double>::infinity(), earliest_new = std::numeric_limits<double>::infinity();
+        for (const auto& s : t->sessions)
+          for (const auto& r : s.requests) {
+            last = std::max(last, r.t_send);
+            if (has_seen && r.t_send <= seen_last) {
+              ++before;
+              earliest_new = std::min(earliest_new, r.t_send);
+            }
+          }
+        if (has_seen && before > seen_before)
+          say(a, t->file, "earlier_request",
+              fmt::format("{} request{} sent before the last one already read ({}) appeared (the earliest sent {:.0f} s "
+                          "before it): the forecast is made from the log sorted by send time",
+                          before - seen_before, before - seen_before == 1 ? "" : "s", fmt::format("{:%Y-%m-%d %H:%M:%S} UTC", fmt::gmtime(static_cast<std::time_t>(seen_last))),
+                          seen_last - earliest_new));
         if (!has_seen || !(seen == fp)) {
           auto fo = forecast_options_of(a);
           fo.agent = lib.load_client(default_client_for({*t}));
@@ -212,6 +233,10 @@ int follow(const watch_args& a, std::vector<std::filesystem::path> logs, const s
           std::cout.flush();
           seen = fp;
           has_seen = true;
+          seen_last = last;
+          seen_before = 0;
+          for (const auto& s : t->sessions)
+            for (const auto& r : s.requests) seen_before += r.t_send <= seen_last;
         }
       }
       last_change = std::chrono::steady_clock::now();

@@ -22,6 +22,17 @@
 
 namespace loopcast::cli {
 
+CLI::Validator time_zone_given() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text.find_first_not_of(" \t") == std::string::npos)
+          return "an empty time zone: give an IANA name (UTC, Europe/Berlin), or leave the option out for the "
+                 "machine's";
+        return {};
+      },
+      "IANA ZONE");
+}
+
 CLI::Validator finite_range(double lo, double hi) {
   return CLI::Validator(
       [lo, hi](std::string& text) -> std::string {

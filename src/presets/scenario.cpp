@@ -176,6 +176,8 @@ arrival_rule read_arrivals(const node& n) {
   }
   if (auto z = n.find("time_zone")) {
     a.time_zone = z->string();
+    if (a.time_zone.find_first_not_of(" \t") == std::string::npos)
+      z->fail("an empty time zone: give an IANA name such as UTC or Europe/Berlin (or leave \"time_zone\" out for UTC)");
     try {
       (void)detail::zone(a.time_zone);
     } catch (const std::invalid_argument& e) {

@@ -65,7 +65,12 @@ nlohmann::ordered_json forecast_doc(const wall_forecast& f) {
           {"growth_tokens_per_request", f.steps > 0 ? nlohmann::ordered_json(f.growth_per_request) : nlohmann::ordered_json(nullptr)},
           {"steps_resampled", f.steps},
           {"next_wall",
-           {{"bucket", hit ? nlohmann::ordered_json(f.bucket) : nlohmann::ordered_json(nullptr)},
+           {{"bucket", hit && !f.bucket.empty() ? nlohmann::ordered_json(f.bucket) : nlohmann::ordered_json(nullptr)},
+            {"first_refused_by", [&] {
+               nlohmann::ordered_json o = nlohmann::ordered_json::object();
+               for (const auto& [name, share] : f.first_by) o[name] = share;
+               return o;
+             }()},
             {"p10_s", finite_or_null(f.p10_s)},
             {"p50_s", finite_or_null(f.p50_s)},
             {"p90_s", finite_or_null(f.p90_s)},
@@ -190,18 +195,32 @@ void write_forecast_text(std::ostream& os, const wall_forecast& f, double horizo
                             : fmt::format("; {} draw{} stopped by the work budget {} after the last send (the wall later)",
                                           f.draws_censored, f.draws_censored == 1 ? "" : "s", span(f.censored_at_s));
   if (f.hit_share == 0) {
-    if (f.draws_censored == f.draws)
-      fmt::print(os, "  next wall: not within {} simulated ({} draws, each stopped by the work budget; {})\n",
-                 span(f.censored_at_s), f.draws, pace(f));
+    // A draw the work budget stopped says nothing past where it stopped: the headline claims only
+    // what every draw simulated.
+    if (f.draws_censored > 0)
+      fmt::print(os, "  next wall: none within {} (simulated); beyond that unknown ({} of {} draws stopped by the work "
+                     "budget; {})\n",
+                 span(f.censored_at_s), f.draws_censored, f.draws, pace(f));
     else
-      fmt::print(os, "  next wall: none within {} in {} draws ({}){}\n", span(horizon_s), f.draws, pace(f), censored);
+      fmt::print(os, "  next wall: none within {} in {} draws ({})\n", span(horizon_s), f.draws, pace(f));
     return;
   }
-  fmt::print(os, "  next wall: {} in {} (P10 {}, P90 {}), at {}, after about {:.0f} more requests; {:.0f}% of {} draws "
-                 "meet it within {} ({}){}\n",
-             f.bucket, bound(f.p50_s, f.p50_at_least), bound(f.p10_s, f.p10_at_least), bound(f.p90_s, f.p90_at_least),
-             std::isfinite(f.p50_s) ? (f.p50_at_least ? "≥ " : "") + when(f, f.last_send_s + f.p50_s) : std::string("—"),
-             f.requests_p50, 100 * f.hit_share, f.draws, span(horizon_s), pace(f), censored);
+  // Which bucket refused first, over the same draws as the time: "five_hour first in 70% of draws, weekly in 20%".
+  std::string first;
+  for (const auto& [name, share] : f.first_by)
+    first += fmt::format("{}{} {:.0f}%", first.empty() ? "" : ", ", name, 100 * share);
+  if (!std::isfinite(f.p50_s)) {
+    fmt::print(os, "  next wall: beyond {} in half the draws{} (P10 {}); {:.0f}% of {} draws meet one within it, first "
+                   "refused by: {} ({}){}\n",
+               span(horizon_s), f.p50_at_least ? " simulated" : "", bound(f.p10_s, f.p10_at_least), 100 * f.hit_share,
+               f.draws, first, pace(f), censored);
+  } else {
+    fmt::print(os, "  next wall: {} in {} (P10 {}, P90 {}), at {}, after about {:.0f} more requests; {:.0f}% of {} draws "
+                   "meet one within {}, first refused by: {} ({}){}\n",
+               f.bucket, bound(f.p50_s, f.p50_at_least), bound(f.p10_s, f.p10_at_least), bound(f.p90_s, f.p90_at_least),
+               (f.p50_at_least ? "≥ " : "") + when(f, f.last_send_s + f.p50_s), f.requests_p50, 100 * f.hit_share, f.draws,
+               span(horizon_s), first, pace(f), censored);
+  }
   write_each_window(os, f, horizon_s);
 }
 

@@ -275,6 +275,7 @@ wall_forecast forecast_next_wall(const recorded_trace& trace, const target& tgt,
   const std::int64_t per_draw = opt.work_budget / opt.draws;  // requests each draw may simulate
   const detail::continuation_shape shape{opt.block_requests, opt.pace_sigma};
   std::vector<double> times, counts, censored;
+  std::vector<std::string> wall_buckets;  // (beside times: each wall's bucket)
   std::map<std::string, int> by_bucket;
   const std::size_t nb = replay.tgt().limits.size();
   std::vector<std::vector<double>> bucket_walls(nb), bucket_censored(nb);
@@ -289,6 +290,7 @@ wall_forecast forecast_next_wall(const recorded_trace& trace, const target& tgt,
     switch (outcome.kind) {
     case detail::draw_outcome::wall:
       times.push_back(outcome.after_s);
+      wall_buckets.push_back(outcome.bucket);
       counts.push_back(static_cast<double>(outcome.requests));
       ++by_bucket[outcome.bucket];
       f.draws_s.push_back(outcome.after_s);
@@ -316,12 +318,18 @@ wall_forecast forecast_next_wall(const recorded_trace& trace, const target& tgt,
     std::sort(counts.begin(), counts.end());
     f.requests_p50 = sorted_quantile(counts, 0.5);
   }
-  int most = 0;
-  for (const auto& [name, k] : by_bucket)
-    if (k > most) {
-      most = k;
-      f.bucket = name;
-    }
+  // The headline's bucket: that of the draw whose wall is nearest the P50, so that its time and
+  // bucket come from the same draws (the mode of the buckets could name one that is rarely first).
+  if (std::isfinite(f.p50_s)) {
+    double nearest = std::numeric_limits<double>::infinity();
+    for (std::size_t k = 0; k < times.size(); ++k)
+      if (std::abs(times[k] - f.p50_s) < nearest) {
+        nearest = std::abs(times[k] - f.p50_s);
+        f.bucket = wall_buckets[k];
+      }
+  }
+  for (const auto& [name, k] : by_bucket) f.first_by.emplace_back(name, static_cast<double>(k) / opt.draws);
+  std::stable_sort(f.first_by.begin(), f.first_by.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   return f;
 }
 

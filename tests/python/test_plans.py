@@ -332,3 +332,33 @@ def test_backtest_matches_the_cli_and_tables(traces, cli, models):
     with pytest.raises(ValueError, match='a cap on bucket "monthly": the target claude-pro-sonnet-4.5 has no bucket '
                                          r'of that name \(its buckets: five_hour, weekly\)'):
         loopcast.backtest(logs, "claude-pro-sonnet-4.5", caps={"monthly": 0.9}, models=models)
+
+
+def test_watch_says_when_an_earlier_request_is_appended(traces, cli, models, tmp_path):
+    """A request appended with a send before the last one read (here tool_heavy.jsonl's last response,
+    copied with a timestamp three days earlier and new ids) is said before the new forecast."""
+    lines = (traces / "claude-code-jsonl" / "tool_heavy.jsonl").read_text().splitlines(keepends=True)
+    log = tmp_path / "session.jsonl"
+    log.write_text("".join(lines))
+    on = ["--on", "claude-max-5x-opus-4.5", "--limit", "five_hour=2000000", "--limit", "weekly=20000000",
+          "--json", "--draws", "20"]
+    w = _Watch([cli, "--models", models, "watch", str(log), *on, "--poll", "0.02"])
+    try:
+        first = w.next()
+        assert first["requests"] == 4
+        earlier = []
+        for line in lines:
+            j = json.loads(line)
+            if j.get("type") in ("user", "assistant") and j.get("timestamp", "").startswith("2026-02-10"):
+                j["timestamp"] = "2026-02-07" + j["timestamp"][10:]
+                if j.get("type") == "assistant":
+                    j["message"]["id"] += "-late"
+                    j["requestId"] = j.get("requestId", "r") + "-late"
+                earlier.append(json.dumps(j) + "\n")
+        with open(log, "a") as f:
+            f.write("".join(earlier[-12:]))
+        event = w.next()
+        assert event["event"] == "earlier_request" and event["log"] == str(log)
+        assert w.next()["requests"] > 4
+    finally:
+        w.stop()

@@ -308,6 +308,14 @@ TEST(Arrivals, ReadFromAScenarioWithTheirErrors) {
   j["fleet"][0]["arrivals"]["time_zone"] = "Mars/Olympus";
   EXPECT_EQ(scenario_error(j), "fleet.json: /fleet/0/arrivals/time_zone: unknown time zone \"Mars/Olympus\" (expected "
                                "an IANA name such as UTC, Europe/Berlin or America/New_York, from /usr/share/zoneinfo)");
+  // An empty zone is no zone (it meant UTC silently).
+  j["fleet"][0]["arrivals"]["time_zone"] = "";
+  EXPECT_EQ(scenario_error(j), "fleet.json: /fleet/0/arrivals/time_zone: an empty time zone: give an IANA name such as "
+                               "UTC or Europe/Berlin (or leave \"time_zone\" out for UTC)");
+  const auto r = test_support::run_cli("stats --timezone '' " + (test_support::traces / "codex").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "loopcast: --timezone: an empty time zone: give an IANA name (UTC, Europe/Berlin), or leave the option "
+                   "out for the machine's\n");
 }
 
 // A scenario with a problem in each of three parts says all three in one error, each at its place;

@@ -766,8 +766,8 @@ TEST(Forecast, ADrawStoppedByTheWorkBudgetIsCensoredNotNoWall) {
   EXPECT_LE(f.requests_simulated, 10 + 20 * 1000);
   std::ostringstream text;
   write_forecast_text(text, f, o.horizon_s);
-  EXPECT_NE(text.str().find(fmt::format("next wall: not within {:.1f} h simulated (20 draws, each stopped by the work "
-                                        "budget; a request every 60 s, +1000 tokens per request)",
+  EXPECT_NE(text.str().find(fmt::format("next wall: none within {:.1f} h (simulated); beyond that unknown (20 of 20 "
+                                        "draws stopped by the work budget; a request every 60 s, +1000 tokens per request)",
                                         f.censored_at_s / 3600)),
             std::string::npos)
       << text.str();
@@ -908,4 +908,35 @@ TEST(PlanCaps, PerTargetLimitsAndTheirMessages) {
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "loopcast: --limit fivehour=100000: no target has a bucket \"fivehour\"; did you mean five_hour? "
                    "(buckets: five_hour, weekly)\n");
+}
+
+// The headline names a bucket from the same draws as its time (finding 9 of the fourth reliability
+// round): on a plan with a 5-hour window and a one-minute window of 22,000 tokens, draws at three
+// or more requests a minute meet the minute's first and slower ones the five hours'. Every draw that meets a wall is in first_by once,
+// so its shares sum to the hit share, and the headline's bucket is one that refused first.
+TEST(Forecast, TheHeadlinesBucketAndTimeComeFromTheSameDraws) {
+  auto plan = window_plan(100000);
+  auto minute = plan.limits[0];
+  minute.name = "per_minute";
+  minute.period_s = 60;
+  minute.limit = 22000;  // a request at the recorded pace fits (about 12,000); three in a minute do not
+  plan.limits.push_back(minute);
+  forecast_options o;
+  o.draws = 200;
+  o.horizon_s = 86400;
+  o.pace_sigma = 1.5;
+  const auto f = forecast_next_wall(ten_growing_requests(), plan, o);
+  ASSERT_GE(f.first_by.size(), 2u);
+  double shares = 0;
+  for (const auto& [name, share] : f.first_by) shares += share;
+  EXPECT_NEAR(shares, f.hit_share, 1e-12);
+  ASSERT_TRUE(std::isfinite(f.p50_s));
+  EXPECT_TRUE(std::any_of(f.first_by.begin(), f.first_by.end(), [&](const auto& b) { return b.first == f.bucket; }));
+  std::ostringstream text;
+  write_forecast_text(text, f, o.horizon_s);
+  EXPECT_NE(text.str().find(fmt::format("first refused by: {} {:.0f}%, {} {:.0f}%", f.first_by[0].first,
+                                        100 * f.first_by[0].second, f.first_by[1].first, 100 * f.first_by[1].second)),
+            std::string::npos) << text.str();
+  const auto j = nlohmann::json::parse(forecast_to_json(f, -1));
+  EXPECT_NEAR(j["next_wall"]["first_refused_by"][f.first_by[0].first].get<double>(), f.first_by[0].second, 1e-12);
 }
