@@ -15,6 +15,7 @@
 #include "loopcast/names.hpp"
 #include "loopcast/prefix_cache.hpp"
 #include "loopcast/tokens.hpp"
+#include "loopcast/walls.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -50,6 +51,25 @@ struct enum_names<trace_format> {
 
 inline constexpr double unknown_time = std::numeric_limits<double>::quiet_NaN();
 
+/// Where a request was served: the plan's own API, or something that does not count against it.
+enum class request_backend : std::uint8_t {
+  first_party,   ///< the provider's own API (what a plan's windows count)
+  vertex,        ///< Google Vertex AI (Claude Code's message ids msg_vrtx_…)
+  bedrock,       ///< AWS Bedrock (msg_bdrk_…)
+  relay,         ///< a proxy or relay (a response without the provider's request id)
+  other_vendor,  ///< another vendor's model behind the agent (a model the agent's provider does not make)
+  unknown        ///< the log does not say (every non-Claude-Code log)
+};
+template <>
+struct enum_names<request_backend> {
+  static constexpr std::array table{enum_entry{request_backend::first_party, "first_party"},
+                                    enum_entry{request_backend::vertex, "vertex"},
+                                    enum_entry{request_backend::bedrock, "bedrock"},
+                                    enum_entry{request_backend::relay, "relay"},
+                                    enum_entry{request_backend::other_vendor, "other_vendor"},
+                                    enum_entry{request_backend::unknown, "unknown"}};
+};
+
 struct recorded_request {
   double t_send = 0;                  ///< when the request was sent, s on the log's clock
   double t_first_token = unknown_time;///< first token, s; NaN when the log has no TTFT
@@ -72,6 +92,10 @@ struct recorded_request {
   std::uint64_t response_key = 0;
   /// The response's message alone (a hash of Claude Code's message.id; 0: none), for an echo.
   std::uint64_t echo_key = 0;
+  request_backend backend = request_backend::unknown;  ///< where it was served (Claude Code's ids say)
+  /// Characters of what the response wrote (text, thinking, tool inputs), when the log holds it;
+  /// -1 unknown. Against a partial streaming output count (plan_usage), it estimates the output.
+  std::int32_t output_chars = -1;
   /// Logged only as an echo in another session's log (Claude Code's `progress` records of a
   /// subagent): counted unless the response is logged anywhere else (drop_repeated_responses).
   bool echo = false;
@@ -118,15 +142,12 @@ struct rate_limit_snapshot {
   std::string json;    ///< the snapshot object, as JSON text
 };
 
-/// A subscription's cut-off as the log recorded it: Claude Code's "Claude AI usage limit
-/// reached|EPOCH" message, or a newer one ("5-hour limit reached ∙ resets 3pm", "You've hit your
-/// limit · resets 2am (Europe/Berlin)", "… Your limit will reset at 3pm (America/Bogota)."): the
-/// request was refused, and the plan's window reopens at the time it gives.
-struct limit_cutoff {
-  double t = 0;                 ///< when it was recorded, s on the log's clock
-  double resets_at_unix = 0;    ///< when the window reopens, Unix seconds (a time of day's next occurrence)
-  double period_s = 5 * 3600.0; ///< the window it closes: 5 hours, or a week ("weekly limit")
-  std::int64_t source_line = 0;
+/// Who was logged in from a moment on, as the log says: `/status`'s "Email:" or "Login method:"
+/// lines, or a "Login successful" after `/login` (an account not yet named).
+struct account_marker {
+  double t = 0;           ///< when, s on the log's clock
+  std::string account;    ///< an email, else the login method ("Claude Max account"); "" for a /login not yet named
+  std::string plan;       ///< the login method when said ("Claude Max account", "Claude Pro account"), else ""
 };
 
 /// Per-task totals, for logs that have nothing finer (SWE-agent).
@@ -152,7 +173,8 @@ struct recorded_trace {
                                       ///< Code's and Codex's cwd); "" when it does not say
   std::optional<recorded_totals> totals;  ///< totals-only logs (sessions is empty)
   std::vector<rate_limit_snapshot> rate_limits;  ///< as recorded, consecutive duplicates dropped
-  std::vector<limit_cutoff> cutoffs;             ///< a subscription's limit messages
+  std::vector<plan_wall> walls;                  ///< a plan's limit messages, as written (dedupe_walls counts each once)
+  std::vector<account_marker> accounts;          ///< logins and /status outputs, in time order
   import_summary summary;
 
   std::size_t request_count() const noexcept;

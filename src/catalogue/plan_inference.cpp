@@ -207,11 +207,12 @@ void cutoff_observations(std::span<const recorded_trace> traces, const usage_ind
   double first = std::numeric_limits<double>::infinity(), last = -first;
   for (const auto& t : traces) {
     if (!t.absolute_clock) continue;
-    for (const auto& c : t.cutoffs) {
-      observation o{c.period_s, {}, {}};
+    for (const auto& c : t.walls) {
+      if (wall_period_s(c.kind) == 0 || std::isnan(c.resets_at_unix)) continue;
+      observation o{wall_period_s(c.kind), {}, {}};
       const std::size_t end = by_send.lower(c.t);  // requests sent before the cut-off
-      if (c.period_s == 5 * 3600.0) {
-        const double start = c.resets_at_unix - c.period_s;
+      if (c.kind == wall_kind::five_hour) {
+        const double start = c.resets_at_unix - 5 * 3600.0;
         if (!(c.t >= start && c.t < c.resets_at_unix)) {
           ++unplaced;
           continue;
@@ -223,7 +224,7 @@ void cutoff_observations(std::span<const recorded_trace> traces, const usage_ind
         }
       } else {
         // A week whose start is not known lies within the week before the cut-off: an upper bound.
-        const std::size_t begin = by_send.lower(c.t - c.period_s);
+        const std::size_t begin = by_send.lower(c.t - wall_period_s(c.kind));
         for (std::size_t k = 0; k < rules.size(); ++k) {
           o.low[k] = 0;
           o.high[k] = by_send.sum(k, begin, end);
@@ -316,9 +317,9 @@ plan_inference infer_plan_caps(std::span<const recorded_trace> traces, std::span
   std::vector<double> known;  // the 5-hour windows the cut-offs placed
   for (const auto& t : traces)
     if (t.absolute_clock)
-      for (const auto& c : t.cutoffs)
-        if (c.period_s == 5 * 3600.0 && c.t >= c.resets_at_unix - c.period_s && c.t < c.resets_at_unix)
-          known.push_back(c.resets_at_unix - c.period_s);
+      for (const auto& c : t.walls)
+        if (c.kind == wall_kind::five_hour && c.t >= c.resets_at_unix - 5 * 3600.0 && c.t < c.resets_at_unix)
+          known.push_back(c.resets_at_unix - 5 * 3600.0);
   usage_observations(by_send, std::move(known), obs, r.notes);
   if (obs.empty())
     throw trace_error(traces.empty() ? std::string("(no logs)") : traces.front().file, 0,

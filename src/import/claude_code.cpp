@@ -18,7 +18,7 @@
 //   auto-compaction requests; a compact_boundary system line starts a new context.
 #include "import/common.hpp"
 #include "import/simd.hpp"
-#include "util/time_zone.hpp"
+#include "loopcast/walls.hpp"
 
 #include <fmt/format.h>
 
@@ -39,6 +39,8 @@ struct response {
   double t_send = unknown_time, t_first = 0, t_last = 0, t_tool = unknown_time;
   std::int64_t input = 0, cache_read = 0, cache_write = 0, cache_write_1h = 0, output = 0;
   std::uint64_t response_key = 0, echo_key = 0;
+  request_backend backend = request_backend::unknown;
+  std::int64_t output_chars = 0;  // summed over the response's lines (a content block each)
   std::string model;
   bool new_context = false;
   std::uint8_t output_kinds = 0;  // the content blocks' types (output_kind bits)
@@ -48,70 +50,71 @@ const std::set<std::string, std::less<>> known_types{
     "user", "assistant", "progress", "file-history-snapshot", "system", "summary", "queue-operation",
     "attachment", "custom-title", "tag"};
 
-// A time of day as Claude Code prints it: "3pm", "11:30am", "9:30 AM"; nullopt otherwise.
-std::optional<std::pair<int, int>> time_of_day(std::string_view s) {
-  int hour = 0, minute = 0;
-  std::size_t i = 0;
-  auto digits = [&](int& v) {
-    const std::size_t from = i;
-    while (i < s.size() && i - from < 2 && s[i] >= '0' && s[i] <= '9') v = v * 10 + (s[i++] - '0');
-    return i > from;
-  };
-  if (!digits(hour)) return std::nullopt;
-  if (i < s.size() && s[i] == ':') {
-    ++i;
-    if (!digits(minute) || minute > 59) return std::nullopt;
+// The characters a content value holds: strings' lengths, keys' and values', through objects and
+// arrays (a tool's input), without building any string.
+std::int64_t chars_in(const dom::element& e, int depth = 0) {
+  if (depth > 32) return 0;
+  switch (e.type()) {
+  case dom::element_type::STRING: return static_cast<std::int64_t>(std::string_view(e.get_string().value_unsafe()).size());
+  case dom::element_type::ARRAY: {
+    std::int64_t n = 0;
+    const dom::array a = e.get_array().value_unsafe();
+    for (const dom::element x : a) n += chars_in(x, depth + 1);
+    return n;
   }
-  while (i < s.size() && s[i] == ' ') ++i;
-  const auto rest = s.substr(i, 2);
-  const bool pm = rest == "pm" || rest == "PM", am = rest == "am" || rest == "AM";
-  if (!pm && !am) return hour <= 23 && i > 0 ? std::optional(std::pair{hour, minute}) : std::nullopt;
-  if (hour < 1 || hour > 12) return std::nullopt;
-  return std::pair{hour % 12 + (pm ? 12 : 0), minute};
+  case dom::element_type::OBJECT: {
+    std::int64_t n = 0;
+    const dom::object o = e.get_object().value_unsafe();
+    for (const auto field : o) n += static_cast<std::int64_t>(field.key.size()) + chars_in(field.value, depth + 1);
+    return n;
+  }
+  default: return 0;
+  }
 }
 
-// A plan's cut-off in a synthetic message's text: the legacy "Claude AI usage limit
-// reached|1749924000" (the epoch the window reopens), or a newer message that gives the reset as
-// a time of day, with or without its zone — "5-hour limit reached ∙ resets 3pm", "You've hit your
-// limit · resets 2am (Europe/Berlin)", "Claude usage limit reached. Your limit will reset at 3pm
-// (America/Bogota)." — whose reset is that time's next occurrence after the message, in the zone
-// it names, else the machine's. A weekly limit's message closes a week's window. A message that
-// reads as a cut-off but whose reset cannot be read is noted and not used.
-std::optional<limit_cutoff> cutoff_in(std::string_view said, double t, std::int64_t line, issue_log& log) {
-  if (const auto at = said.find("usage limit reached|"); at != std::string_view::npos) {
-    const auto digits = said.substr(at + 20);
-    double epoch = 0;
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), epoch);
-    if (ec == std::errc{} && end != digits.data() && epoch > 1e9 && epoch < 1e11) return limit_cutoff{t, epoch, 5 * 3600.0, line};
-    log.note(line, "a usage-limit message whose reset time is not a Unix time between 2001 and 5138: not used");
-    return std::nullopt;
-  }
-  const bool limit = said.find("limit reached") != std::string_view::npos ||
-                     said.find("hit your limit") != std::string_view::npos;
-  if (!limit) return std::nullopt;
-  std::size_t at = said.find("resets ");
-  std::size_t skip = 7;
-  if (at == std::string_view::npos) {
-    at = said.find("reset at ");
-    skip = 9;
-  }
-  const auto when = at == std::string_view::npos ? std::nullopt : time_of_day(said.substr(at + skip));
-  if (!when) {
-    log.note(line, "a usage-limit message without a reset time of day to read: not used");
-    return std::nullopt;
-  }
-  std::string zone_name;
-  if (const auto open = said.find('(', at); open != std::string_view::npos)
-    if (const auto close = said.find(')', open); close != std::string_view::npos && close - open < 64)
-      zone_name = std::string(said.substr(open + 1, close - open - 1));
-  try {
-    const zone z(zone_name);
-    const bool weekly = said.find("eekly") != std::string_view::npos;
-    return limit_cutoff{t, z.next_local_time(t, when->first, when->second), weekly ? 7 * 86400.0 : 5 * 3600.0, line};
-  } catch (const std::invalid_argument&) {
-    log.note(line, fmt::format("a usage-limit message naming an unknown time zone \"{}\": not used", zone_name));
-    return std::nullopt;
-  }
+// Where a response was served, from its ids and model: Vertex and Bedrock write their own message
+// ids; a relay answers without the provider's request id; another vendor's model behind Claude
+// Code is not Anthropic's.
+request_backend backend_of(std::string_view message_id, std::string_view request_id, std::string_view model) {
+  if (message_id.starts_with("msg_vrtx_")) return request_backend::vertex;
+  if (message_id.starts_with("msg_bdrk_")) return request_backend::bedrock;
+  if (!model.starts_with("claude")) return request_backend::other_vendor;
+  if (request_id.empty()) return request_backend::relay;
+  return request_backend::first_party;
+}
+
+// A user record's text (a string, or the text blocks of an array).
+std::string user_text(const dom::element& msg) {
+  const auto content = member(msg, "content");
+  if (!content) return {};
+  if (const auto s = string_of(content)) return std::string(*s);
+  std::string out;
+  dom::array blocks;
+  if (!content->get_array().get(blocks))
+    for (const dom::element b : blocks)
+      if (const auto s = string_of(member(b, "text"))) out += *s;
+  return out;
+}
+
+// An account marker in a slash command's output: "Login successful" after /login, or /status's
+// "Login method: Claude Max account" and "Email: …" lines.
+std::optional<account_marker> account_in(std::string_view text, double t) {
+  const auto open = text.find("<local-command-stdout>");
+  if (open == std::string_view::npos) return std::nullopt;
+  const auto body = text.substr(open + 22, text.find("</local-command-stdout>", open) - open - 22);
+  auto line_after = [&](std::string_view key) -> std::string {
+    const auto at = body.find(key);
+    if (at == std::string_view::npos) return {};
+    auto rest = body.substr(at + key.size());
+    rest = rest.substr(0, rest.find_first_of("\r\n"));
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+    while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t')) rest.remove_suffix(1);
+    return std::string(rest);
+  };
+  account_marker m{t, line_after("Email:"), line_after("Login method:")};
+  if (m.account.empty()) m.account = m.plan;
+  if (m.account.empty() && body.find("Login successful") == std::string_view::npos) return std::nullopt;
+  return m;
 }
 
 } // namespace
@@ -170,6 +173,8 @@ void add_sessions(recorded_trace& t, const std::vector<response>& responses, con
     q.response_key = r.response_key;
     q.echo_key = r.echo_key;
     q.echo = r.lane >= 2;
+    q.backend = r.backend;
+    q.output_chars = static_cast<std::int32_t>(std::min<std::int64_t>(r.output_chars, std::numeric_limits<std::int32_t>::max()));
     q.model = model_index(t, r.model);
     q.compaction = compaction_file;
     q.new_context = r.new_context;
@@ -205,11 +210,18 @@ recorded_trace import_claude_code(const std::string& path) {
     const auto content_member = member(msg, "content");
     const bool has_content = content_member && !content_member->get_array().get(content);
     if (model == "<synthetic>") {
-      // A plan's cut-off (cutoff_in), said in the message's text.
+      // A plan's wall (walls.hpp), said in the message's text.
       if (has_content)
         for (const dom::element block : content)
-          if (const auto said = string_of(member(block, "text")))
-            if (auto c = cutoff_in(*said, ts, n, log)) t.cutoffs.push_back(*c);
+          if (const auto said = string_of(member(block, "text"))) {
+            auto reading = read_wall_text(*said, ts);
+            if (reading.wall) {
+              reading.wall->source_line = n;
+              t.walls.push_back(std::move(*reading.wall));
+            } else if (!reading.problem.empty()) {
+              log.note(n, reading.problem);
+            }
+          }
       return log.skip(n, "synthetic message (no API call)");
     }
     const auto usage = member(msg, "usage");
@@ -235,6 +247,7 @@ recorded_trace import_claude_code(const std::string& path) {
       r.model = model;
       r.new_context = boundary[lane];
       if (!message_id.empty() && !request_id.empty()) r.response_key = response_key_of(message_id, request_id);
+      r.backend = backend_of(message_id, request_id, model);
       if (!message_id.empty()) {
         r.echo_key = response_key_of(message_id, "");
         if (echoed && r.response_key == 0) r.response_key = response_key_of(message_id, "(echo)");
@@ -249,6 +262,9 @@ recorded_trace import_claude_code(const std::string& path) {
       for (const dom::element block : content) {
         const auto kind = string_of(member(block, "type")).value_or("");
         if (kind == "tool_use" && std::isnan(r.t_tool)) r.t_tool = ts;
+        if (kind == "text") r.output_chars += chars_in(*member(block, "text"));
+        else if (kind == "thinking") r.output_chars += member(block, "thinking") ? chars_in(*member(block, "thinking")) : 0;
+        else if (kind == "tool_use" && member(block, "input")) r.output_chars += chars_in(*member(block, "input")) + static_cast<std::int64_t>(string_of(member(block, "name")).value_or("").size());
         if (kind == "thinking" || kind == "redacted_thinking") r.output_kinds |= output_thinking;
         else if (kind == "text") r.output_kinds |= output_text;
         else if (kind == "tool_use") r.output_kinds |= output_tool_use;
@@ -272,6 +288,10 @@ recorded_trace import_claude_code(const std::string& path) {
     if (ts_text) ts = parse_iso8601(*ts_text);
     if (*type == "user") {
       if (ts) last_user[side] = *ts;
+      // A slash command's output: who is logged in from now on (/login, /status).
+      if (const auto msg = member(j, "message"); ts && msg && msg->is_object())
+        if (const auto said = user_text(*msg); said.find("<local-command-stdout>") != std::string::npos)
+          if (auto m = account_in(said, *ts)) t.accounts.push_back(std::move(*m));
       return;
     }
     if (*type == "system") {

@@ -581,7 +581,8 @@ recorded_trace merge_logs(const std::vector<recorded_trace>& all) {
     }
     m.lineages += t.lineages;
     m.rate_limits.insert(m.rate_limits.end(), t.rate_limits.begin(), t.rate_limits.end());
-    m.cutoffs.insert(m.cutoffs.end(), t.cutoffs.begin(), t.cutoffs.end());
+    m.walls.insert(m.walls.end(), t.walls.begin(), t.walls.end());
+    m.accounts.insert(m.accounts.end(), t.accounts.begin(), t.accounts.end());
     m.summary.records_read += t.summary.records_read;
     m.summary.requests += t.summary.requests;
     for (const auto& [reason, n] : t.summary.skipped) m.summary.skipped[reason] += n;
@@ -589,7 +590,8 @@ recorded_trace merge_logs(const std::vector<recorded_trace>& all) {
     m.summary.issues_total += t.summary.issues_total;
   }
   std::stable_sort(m.rate_limits.begin(), m.rate_limits.end(), [](const auto& a, const auto& b) { return a.t < b.t; });
-  std::stable_sort(m.cutoffs.begin(), m.cutoffs.end(), [](const auto& a, const auto& b) { return a.t < b.t; });
+  std::stable_sort(m.walls.begin(), m.walls.end(), [](const auto& a, const auto& b) { return a.t < b.t; });
+  std::stable_sort(m.accounts.begin(), m.accounts.end(), [](const auto& a, const auto& b) { return a.t < b.t; });
   m.file = fmt::format("{} logs ({})", logs.size(), fmt::join(files, ", "));
   return m;
 }

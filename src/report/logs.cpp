@@ -56,7 +56,7 @@ logs_tally tally_logs(const std::vector<recorded_trace>& traces) {
     a.sessions += static_cast<std::int64_t>(t.sessions.size());
     if (n == 0 && !t.totals) {
       if (t.summary.skipped.contains(std::string(repeated_response_reason))) ++a.copies;
-      else if (!t.cutoffs.empty()) ++a.limit_only;
+      else if (!t.walls.empty()) ++a.limit_only;
       else if (t.summary.records_read == 0) ++a.empty;
       else ++a.no_response;
     }

@@ -68,6 +68,12 @@ double zone::midnight(int year, unsigned month, unsigned day) const {
   return static_cast<double>(t.time_since_epoch().count());
 }
 
+double zone::at(int year, unsigned month, unsigned day, int hour, int minute) const {
+  const date::local_days d{date::year{year} / date::month{month} / date::day{day}};
+  const auto lt = date::local_seconds{d.time_since_epoch()} + std::chrono::hours{hour} + std::chrono::minutes{minute};
+  return static_cast<double>(tz_->to_sys(lt, date::choose::earliest).time_since_epoch().count());
+}
+
 double zone::next_local_time(double after_unix, int hour, int minute) const {
   const auto c = local(after_unix);
   const date::local_days today{date::year{c.year} / date::month{c.month} / date::day{c.day}};

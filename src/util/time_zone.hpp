@@ -29,6 +29,9 @@ public:
   civil_time local(double unix_s) const;
   /// The Unix time (s) of a local date's midnight (the first instant of that day there).
   double midnight(int year, unsigned month, unsigned day) const;
+  /// The Unix time (s) at which the local clock reads that date and time (the earlier of two in a
+  /// DST fold; in a gap, the first instant after it).
+  double at(int year, unsigned month, unsigned day, int hour, int minute) const;
   /// The first Unix time (s) after `after_unix` at which the local clock reads hour:minute.
   double next_local_time(double after_unix, int hour, int minute) const;
 

@@ -106,7 +106,7 @@ TEST(LogTrees, StubsEchoesAndCopiesCountEachResponseOnce) {
   for (const auto& x : t) {
     requests += x.request_count();
     if (x.request_count() == 0) ++without;
-    cutoffs += x.cutoffs.size();
+    cutoffs += x.walls.size();
   }
   EXPECT_EQ(requests, 18u);
   EXPECT_EQ(t.size(), 5u);    // the five .jsonl files; the copy and the stub stay, without requests

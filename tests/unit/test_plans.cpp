@@ -517,9 +517,9 @@ TEST(PlanCaps, ClaudeCodeCutOffBoundsTheCap) {
   }
   const auto t = import_trace(path, trace_format::claude_code);
   std::filesystem::remove(path);
-  ASSERT_EQ(t.cutoffs.size(), 1u);
-  EXPECT_EQ(t.cutoffs[0].resets_at_unix, 1767243600.0);
-  EXPECT_EQ(t.cutoffs[0].source_line, 8);
+  ASSERT_EQ(t.walls.size(), 1u);
+  EXPECT_EQ(t.walls[0].resets_at_unix, 1767243600.0);
+  EXPECT_EQ(t.walls[0].source_line, 8);
   const auto r = infer_plan_caps({&t, 1});
   const auto& all = cap(r, "5-hour", "all tokens");
   EXPECT_EQ(all.low, 13500.0);

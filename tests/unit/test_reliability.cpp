@@ -119,7 +119,7 @@ TEST(Reliability, ManyCutOffsAreOneNote) {
   }
   out.close();
   const std::vector<recorded_trace> t{import_trace(dir / "many.jsonl", trace_format::claude_code)};
-  ASSERT_EQ(t[0].cutoffs.size(), 400u);
+  ASSERT_EQ(t[0].walls.size(), 400u);
   const auto r = infer_plan_caps(t);
   // Three notes: one summary of the cut-offs (not a note each), the usage's, and what would bound
   // the weekly cap.
@@ -156,11 +156,11 @@ TEST(Reliability, NewerCutOffMessagesArePlaced) {
   synthetic("2026-03-04T11:00:00Z", "You've hit your limit · resets soon");
   out.close();
   const auto t = import_trace(dir / "newer.jsonl", trace_format::claude_code);
-  ASSERT_EQ(t.cutoffs.size(), 4u);
-  EXPECT_EQ(t.cutoffs[0].resets_at_unix, 1772447400.0);  // 11:30 in Berlin (UTC+1) = 10:30Z the same day
-  EXPECT_EQ(t.cutoffs[1].resets_at_unix, 1772503200.0);  // 02:00Z the next day
-  EXPECT_EQ(t.cutoffs[2].resets_at_unix, 1772568000.0);  // 15:00 in Bogotá (UTC−5) = 20:00Z
-  EXPECT_EQ(t.cutoffs[3].period_s, 7 * 86400.0);
+  ASSERT_EQ(t.walls.size(), 4u);
+  EXPECT_EQ(t.walls[0].resets_at_unix, 1772447400.0);  // 11:30 in Berlin (UTC+1) = 10:30Z the same day
+  EXPECT_EQ(t.walls[1].resets_at_unix, 1772503200.0);  // 02:00Z the next day
+  EXPECT_EQ(t.walls[2].resets_at_unix, 1772568000.0);  // 15:00 in Bogotá (UTC−5) = 20:00Z
+  EXPECT_EQ(t.walls[3].kind, wall_kind::weekly);
   bool noted = false;
   for (const auto& i : t.summary.issues)
     noted = noted || i.reason == "a usage-limit message without a reset time of day to read: not used";
