@@ -111,6 +111,10 @@ std::vector<continuation_step> recent_steps(const recorded_trace& t, std::int32_
     s.reasoning = r->tokens.reasoning;
     s.delay_s = agent_delay(*prev, *r);
     s.duration_s = std::isfinite(r->t_end) ? std::max(0.0, r->t_end - r->t_send) : 0.0;
+    s.uncached = r->tokens.input;
+    const std::int64_t shared = std::min(prev->tokens.prompt(), r->tokens.prompt());
+    s.read_share = shared > 0 ? std::min(1.0, static_cast<double>(r->tokens.cache_read) / static_cast<double>(shared)) : 0.0;
+    s.write_1h = r->tokens.cache_write_1h > 0;
     steps.push_back(s);
   }
   return steps;
@@ -131,6 +135,8 @@ std::size_t active_session(const recorded_trace& t) {
 void append_continuation(recorded_trace& t, std::size_t session, std::span<const continuation_step> steps, rng& g,
                          std::size_t count, double stop_at, const continuation_shape& shape) {
   auto& reqs = t.sessions[session].requests;
+  bool reads = false;  // the log records cache reads (else every continued prompt is uncached, as recorded)
+  for (const auto& q : reqs) reads = reads || q.tokens.cache_read > 0;
   const double pace = shape.pace_sigma > 0 ? std::exp(shape.pace_sigma * standard_normal(g)) : 1.0;
   const auto block = static_cast<std::size_t>(std::max(1, shape.block));
   std::size_t at = 0, left = 0;  // the block being taken: its next step, and how many remain
@@ -148,7 +154,16 @@ void append_continuation(recorded_trace& t, std::size_t session, std::span<const
     q.delay_before_s = std::min(s.delay_s * pace, 1e7);  // (the longest agent time a script may hold)
     q.t_send = prev_end + q.delay_before_s;
     q.t_end = q.t_send + s.duration_s;
-    q.tokens.input = prev.tokens.prompt() + s.growth;
+    const std::int64_t prompt = prev.tokens.prompt() + s.growth;
+    if (t.has_prefix || !reads) {
+      q.tokens.input = prompt;  // the prefix runs (or no cache at all) decide what it reads
+    } else {
+      // It reads what the previous request left in the cache, as the step did (a break where the
+      // step's client broke it), and writes its growth.
+      q.tokens.cache_read = static_cast<std::int64_t>(std::llround(s.read_share * static_cast<double>(prev.tokens.prompt())));
+      q.tokens.input = std::min(s.uncached, prompt - q.tokens.cache_read);
+      (s.write_1h ? q.tokens.cache_write_1h : q.tokens.cache_write) = prompt - q.tokens.cache_read - q.tokens.input;
+    }
     q.tokens.output = s.output;
     q.tokens.reasoning = s.reasoning;
     q.model = prev.model;

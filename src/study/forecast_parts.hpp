@@ -52,6 +52,13 @@ struct continuation_step {
   std::int64_t output = 0, reasoning = 0;
   double delay_s = 0;           ///< agent time before it
   double duration_s = 0;
+  // For logs without hash ids, how the step met the cache (its prefix is what the replay
+  // derives from the recorded reads): its uncached input, the share of the prompt it shared
+  // with the previous request that it read from the cache (1: all; less: the client broke the
+  // cache there), and whether it wrote to the 1-hour cache.
+  std::int64_t uncached = 0;
+  double read_share = 1;
+  bool write_1h = false;
 };
 std::vector<continuation_step> recent_steps(const recorded_trace& t, std::int32_t recent);
 /// The session that sent last.
