@@ -3,7 +3,9 @@
 #include "common.hpp"
 #include "documents.hpp"
 
+#include <loopcast/plan_fit.hpp>
 #include <loopcast/progress.hpp>
+#include <loopcast/report/plans.hpp>
 
 #include <optional>
 
@@ -47,6 +49,27 @@ void register_catalogue(py::module_& m) {
         return to_python(plan_caps_document(infer_plan_caps(traces)));
       },
       py::arg("logs"), "`loopcast limits infer --logs --json` as a dict.");
+  m.def(
+      "fit_plan",
+      [](const std::vector<std::string>& logs, const std::string& account) {
+        const auto traces = import_traces({logs.begin(), logs.end()}, trace_format::automatic);
+        plan_fit_options o;
+        o.account = account;
+        return plan_fit_to_json(fit_plan(traces, {}, o), -1);
+      },
+      py::arg("logs"), py::arg("account") = "", "`loopcast limits infer --logs --json`'s \"fit\", as JSON text.");
+  m.def(
+      "backtest_plan",
+      [](const std::vector<std::string>& logs, const std::vector<double>& leads_s, const std::string& account, int draws) {
+        const auto traces = import_traces({logs.begin(), logs.end()}, trace_format::automatic);
+        plan_backtest_options o;
+        o.leads_s = leads_s;
+        o.account = account;
+        o.draws = draws;
+        return plan_backtest_to_json(backtest_plan(traces, {}, o), -1);
+      },
+      py::arg("logs"), py::arg("leads_s"), py::arg("account") = "", py::arg("draws") = 400,
+      "`loopcast limits backtest --json`, as JSON text.");
   m.def(
       "set_progress",
       [](std::optional<py::function> f) {

@@ -24,7 +24,7 @@ from loopcast._run import compare, monte_carlo, run, solve
 from loopcast._logs import Logs, backtest, fit, fit_workload, forecast, import_logs, replay, stats, validate
 from loopcast._sweep import Sweep, sweep
 from loopcast._tables import Report
-from loopcast._catalogue import import_prices, infer_limits, infer_plan_caps
+from loopcast._catalogue import backtest_plan, fit_plan, import_prices, infer_limits, infer_plan_caps
 from loopcast._progress import show_progress
 
 __version__ = _core.__version__
@@ -32,7 +32,7 @@ __version__ = _core.__version__
 __all__ = [
     "Client", "ConfigError", "compare", "Error", "Logs", "Option", "OptionResult", "Preset", "Report", "Route", "Run",
     "Scenario",
-    "SimulationError", "Sweep", "Table", "Target", "TraceError", "Workload", "backtest", "fit", "fit_workload", "forecast", "import_logs", "import_prices", "infer_limits", "infer_plan_caps", "load_preset",
+    "SimulationError", "Sweep", "Table", "Target", "TraceError", "Workload", "backtest", "backtest_plan", "fit", "fit_plan", "fit_workload", "forecast", "import_logs", "import_prices", "infer_limits", "infer_plan_caps", "load_preset",
     "models_dir", "monte_carlo", "presets", "replay", "run", "show_progress", "solve", "stats", "sweep", "validate",
     "__version__",
 ]

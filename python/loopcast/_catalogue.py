@@ -65,3 +65,31 @@ def infer_plan_caps(*logs: "str | os.PathLike") -> Report:
     if not logs:
         raise TypeError("infer_plan_caps needs at least one log")
     return Report("plan_caps", _core.infer_plan_caps([os.fspath(p) for p in logs]))
+
+
+def fit_plan(*logs: "str | os.PathLike", account: str = "") -> dict:
+    """A subscription plan's caps fitted robustly per account (``loopcast limits infer --logs``, docs/plans.md).
+
+    Each wall with a stated reset (Claude Code) and each window whose measured percentage rose 5
+    points or more (Codex's ``used_percent``) is one sample of the cap; per counting rule the
+    samples' median is the cap, with an 80% interval of the centre, the per-window spread
+    (``sigma``, ``p10``, ``p90``), the outliers named and the share explained. Returns
+    ``{"accounts", "windows", "walls", "notes"}``; each window's ``"best"`` is the rule whose
+    samples spread least, ``"rules"`` every rule tried. ``account`` keeps the accounts whose name
+    contains it.
+    """
+    if not logs:
+        raise TypeError("fit_plan needs at least one log")
+    return json.loads(_core.fit_plan([os.fspath(p) for p in logs], account))
+
+
+def backtest_plan(*logs: "str | os.PathLike", leads_s=(1800, 3600, 7200), account: str = "", draws: int = 400) -> dict:
+    """Each wall and measured-percentage window forecast from each lead before it, using only what
+    came earlier, scored against a baseline (``loopcast limits backtest --json``, docs/validation.md).
+
+    Returns ``{"walls", "windows_with_percent", "leads": [{"lead_s", "walls", "baseline", "percent",
+    "percent_baseline"}], "notes"}``; statistics without samples are None.
+    """
+    if not logs:
+        raise TypeError("backtest_plan needs at least one log")
+    return json.loads(_core.backtest_plan([os.fspath(p) for p in logs], [float(x) for x in leads_s], account, int(draws)))

@@ -72,6 +72,9 @@ class Traces:
 def backtest(traces: Traces, target_json: str, cuts: list[float], caps: list[tuple[str, float]], seed: int, draws: int, horizon_s: float, recent: int = ..., work_budget: int = ..., models_dir: str | None = ..., each_window: bool = ...) -> Any:
     """`loopcast watch --backtest --json` as a dict."""
 
+def backtest_plan(logs: list[str], leads_s: list[float], account: str = ..., draws: int = ...) -> str:
+    """`loopcast limits backtest --json`, as JSON text."""
+
 def compare(workload_json: str, file: str, models_dir: str, targets: list[tuple[str, str]], client_json: str, options: dict[str, Any]) -> Any:
     """Runs a task on several targets against its contract; the result as a dict."""
 
@@ -83,6 +86,9 @@ def find_preset(models_dir: str, kind: str, name: str) -> str:
 
 def fit(traces: Traces, name: str, model: str = ..., context_window: int = ..., noise: bool = ...) -> Any:
     """A target preset (as a dict) whose speed is fitted to the logs."""
+
+def fit_plan(logs: list[str], account: str = ...) -> str:
+    """`loopcast limits infer --logs --json`'s "fit", as JSON text."""
 
 def fit_workload(traces: Traces, name: str, model: str = ..., context_window: int = ..., max_tokens: int = ..., points: int = ..., sources: list[str] = ...) -> Any:
     """A workload preset (as a dict) fitted to the logs' sessions."""

@@ -8,6 +8,9 @@
 #include "loopcast/files.hpp"
 #include "loopcast/presets.hpp"
 #include "loopcast/limits_inference.hpp"
+#include "loopcast/plan_fit.hpp"
+#include "loopcast/report/logs.hpp"
+#include "loopcast/report/plans.hpp"
 #include "loopcast/price_lists.hpp"
 #include "loopcast/report.hpp"
 #include "loopcast/trace.hpp"
@@ -25,6 +28,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 namespace loopcast::cli {
 
@@ -227,30 +231,85 @@ int infer_limits_cmd(const std::vector<std::string>& files, bool as_json) {
   return ok;
 }
 
-int infer_plan_cmd(const std::vector<std::string>& logs, const std::string& statusline, bool as_json) {
+struct plan_args {
+  log_args logs;
+  std::string statusline, account;
+  std::vector<std::string> leads{"30m", "60m", "120m"};
+  std::int32_t draws = 400;
+  bool as_json = false;
+};
+
+// The logs and statusline snapshots a plan command reads, with the summary of what was read on
+// standard error (the answer goes first on standard output).
+std::pair<logs_read, std::vector<statusline_snapshot>> plan_inputs(const plan_args& a, bool defaults) {
   std::vector<statusline_snapshot> snaps;
   std::size_t skipped = 0;
-  if (!statusline.empty()) snaps = read_statusline_log(statusline, &skipped);
-  const auto traces = logs.empty() ? std::vector<recorded_trace>{} : import_traces({logs.begin(), logs.end()}, trace_format::automatic);
-  auto r = infer_plan_caps(traces, snaps, statusline);
+  if (!a.statusline.empty()) snaps = read_statusline_log(a.statusline, &skipped);
+  logs_read read;
+  if (!a.logs.logs.empty() || !a.logs.machines.empty() || defaults) read = read_logs(a.logs, defaults);
+  for (const auto& p : read.places) fmt::print(stderr, "reading {}\n", p);
   if (skipped > 0)
-    r.notes.push_back(fmt::format("{}: {} line{} that {} no statusline snapshot, skipped", statusline, skipped,
-                                  skipped == 1 ? "" : "s", skipped == 1 ? "is" : "are"));
-  if (as_json) {
-    std::cout << plan_caps_to_json(r) << "\n";
+    fmt::print(stderr, "note: {}: {} line{} that {} no statusline snapshot, skipped\n", a.statusline, skipped,
+               skipped == 1 ? "" : "s", skipped == 1 ? "is" : "are");
+  return {std::move(read), std::move(snaps)};
+}
+
+void print_read_summary(const logs_read& read) {
+  std::cout.flush();  // the answer first, the summary of what was read after it
+  std::ostringstream summary;
+  write_logs_summary(summary, read.traces, read.listing);
+  const auto text = summary.str();
+  fmt::print(stderr, "{}", text.empty() ? text : text.substr(1));
+}
+
+int infer_plan_cmd(const plan_args& a) {
+  const auto [read, snaps] = plan_inputs(a, false);
+  const auto& traces = read.traces;
+  plan_fit_options o;
+  o.account = a.account;
+  const auto fit = fit_plan(traces, snaps, o);
+  if (a.as_json) {
+    auto bounds = infer_plan_caps(traces, snaps, a.statusline);
+    std::cout << "{\"fit\": " << plan_fit_to_json(fit, -1) << ", \"bounds\": " << plan_caps_to_json(bounds, -1) << "}\n";
     return ok;
   }
-  fmt::print("A plan's caps, in counted tokens per window, consistent with every observation (docs/plans.md):\n");
-  for (const auto& c : r.caps) {
-    const auto range = !c.consistent ? std::string("no cap fits every observation (usage the logs miss, or another rule)")
-                       : std::isinf(c.high) ? fmt::format("above {}", detail::grouped(c.low))
-                                            : fmt::format("{} to {}", detail::grouped(c.low), detail::grouped(c.high));
-    fmt::print("  {:<9} {:<20} {} ({} observation{})\n", c.window, c.counts, range, c.observations,
-               c.observations == 1 ? "" : "s");
+  std::cout << plan_fit_text(fit, a.logs.verbose);
+  if (a.logs.verbose) {
+    const auto r = infer_plan_caps(traces, snaps, a.statusline);
+    fmt::print("\nBounds consistent with every observation (all accounts pooled; docs/plans.md, \"Bounds\"):\n");
+    for (const auto& c : r.caps) {
+      const auto range = !c.consistent ? std::string("no cap fits every observation (usage the logs miss, or another rule)")
+                         : c.high == 0 && c.low == 0 ? std::string("bounds nothing (no usage in these windows)")
+                         : std::isinf(c.high) ? fmt::format("above {}", detail::grouped(c.low))
+                                              : fmt::format("{} to {}", detail::grouped(c.low), detail::grouped(c.high));
+      fmt::print("  {:<9} {:<20} {} ({} observation{})\n", c.window, c.counts, range, c.observations,
+                 c.observations == 1 ? "" : "s");
+    }
+    for (const auto& n : r.notes) fmt::print("  note: {}\n", n);
+  } else {
+    fmt::print("\n(--verbose: every rule and sample, and the bounds consistent with every observation)\n");
   }
-  fmt::print("  The lower bounds hold always; the upper bounds only if the logs hold all the account's usage in the spans "
-             "measured.\n");
-  for (const auto& n : r.notes) fmt::print("  note: {}\n", n);
+  print_read_summary(read);
+  return ok;
+}
+
+int backtest_plan_cmd(const plan_args& a) {
+  plan_backtest_options o;
+  o.account = a.account;
+  o.draws = a.draws;
+  o.leads_s.clear();
+  for (const auto& l : a.leads) {
+    const auto s = parse_duration(l);
+    if (!s || !(*s > 0)) throw std::invalid_argument(fmt::format("--lead {}: not a duration (30m, 1h, 90m)", l));
+    o.leads_s.push_back(*s);
+  }
+  const auto [read, snaps] = plan_inputs(a, true);
+  const auto b = backtest_plan(read.traces, snaps, o);
+  if (a.as_json) std::cout << plan_backtest_to_json(b) << "\n";
+  else {
+    std::cout << plan_backtest_text(b);
+    print_read_summary(read);
+  }
   return ok;
 }
 
@@ -294,29 +353,49 @@ std::vector<command> catalogue_commands(CLI::App& app, const globals& g) {
 
   struct limit_state {
     std::vector<std::string> files;
-    std::string statusline;
     bool as_json = false, logs = false;
   };
   auto ls = std::make_shared<limit_state>();
+  auto pa = std::make_shared<plan_args>();
   auto* limits = app.add_subcommand("limits", "Rate limits");
   limits->require_subcommand(1);
   auto* infer = limits->add_subcommand("infer", "Propose buckets from captured rate-limit headers (raw HTTP or JSON, "
-                                                  "several snapshots) and check 429 messages against the bucket law");
-  infer->add_option("files", ls->files, "Header captures and/or logs with 429 messages");
+                                                  "several snapshots) and check 429 messages against the bucket law; "
+                                                  "with --logs, fit a subscription plan's caps from agent logs");
+  infer->add_option("files", ls->files, "Header captures and/or logs with 429 messages (with --logs: agent logs)");
   infer->add_flag("--json", ls->as_json, "Print the result as JSON");
   infer->add_flag("--logs", ls->logs,
-                  "The files are agent logs (Codex rollouts, Claude Code JSONL): bound a subscription plan's caps by "
-                  "their rate-limit snapshots and cut-offs");
-  infer->add_option("--statusline", ls->statusline,
+                  "The files are agent logs (Codex rollouts, Claude Code JSONL): fit a subscription plan's caps per "
+                  "account from their walls and measured percentages");
+  infer->add_option("--statusline", pa->statusline,
                      "With --logs: a statusline log written by `loopcast statusline` (a Claude plan's percentages)");
-  cmds.push_back({infer, [ls] {
-                    if (!ls->statusline.empty() && !ls->logs)
-                      throw std::invalid_argument("--statusline bounds a plan's caps: give it with --logs");
-                    if (ls->files.empty() && ls->statusline.empty())
+  infer->add_option("--account", pa->account, "With --logs: only the accounts whose name contains this");
+  infer->add_option("--machine", pa->logs.machines, "With --logs: NAME=DIR, another machine's copied logs (repeatable)");
+  infer->add_flag("-v,--verbose", pa->logs.verbose, "With --logs: every rule and sample, the pooled bounds, each file's import");
+  cmds.push_back({infer, [ls, pa] {
+                    if (!pa->statusline.empty() && !ls->logs)
+                      throw std::invalid_argument("--statusline fits a plan's caps: give it with --logs");
+                    if (!pa->account.empty() && !ls->logs)
+                      throw std::invalid_argument("--account fits a plan's caps: give it with --logs");
+                    if (ls->files.empty() && pa->statusline.empty() && pa->logs.machines.empty())
                       throw std::invalid_argument("limits infer: give header captures, or --logs with agent logs");
-                    return ls->logs ? infer_plan_cmd(ls->files, ls->statusline, ls->as_json)
-                                    : infer_limits_cmd(ls->files, ls->as_json);
+                    if (!ls->logs) return infer_limits_cmd(ls->files, ls->as_json);
+                    pa->logs.logs = ls->files;
+                    pa->as_json = ls->as_json;
+                    return infer_plan_cmd(*pa);
                   }});
+  auto ba = std::make_shared<plan_args>();
+  auto* backtest = limits->add_subcommand("backtest", "For each wall and window of measured percentages in the logs, "
+                                                       "forecast it from each lead before, using only what came earlier, "
+                                                       "and score the forecasts against a baseline (docs/validation.md)");
+  add_log_options(backtest, ba->logs, "claude-code, codex", true);
+  backtest->add_option("--lead", ba->leads, "Leads before each wall, comma-separated (default 30m,60m,120m)")
+      ->delimiter(',');
+  backtest->add_option("--statusline", ba->statusline, "A statusline log written by `loopcast statusline`");
+  backtest->add_option("--account", ba->account, "Only the accounts whose name contains this");
+  backtest->add_option("--draws", ba->draws, "Draws per forecast (default 400)")->check(CLI::Range(10, 100000));
+  backtest->add_flag("--json", ba->as_json, "Print the scores as JSON");
+  cmds.push_back({backtest, [ba] { return backtest_plan_cmd(*ba); }});
 
   auto sa = std::make_shared<detail::statusline_call>();
   auto* status = app.add_subcommand("statusline", "Claude Code statusline command: records the plan's percentages "

@@ -66,7 +66,8 @@ def test_infer_plan_caps_matches_the_cli(traces, cli):
     r = loopcast.infer_plan_caps(logs)
     out = subprocess.run([cli, "limits", "infer", "--logs", "--json", logs], check=True, capture_output=True,
                          text=True).stdout
-    assert dict(r) == json.loads(out)
+    assert dict(r) == json.loads(out)["bounds"]
+    assert loopcast.fit_plan(logs) == json.loads(out)["fit"]
     df = r.to_pandas()
     five = df[(df.window == "5-hour") & (df.counts == "all tokens")].iloc[0]
     # 2% → 6% while the requests used 1,434,736 tokens (the last of them 107,330): see test_plans.cpp.
@@ -362,3 +363,17 @@ def test_watch_says_when_an_earlier_request_is_appended(traces, cli, models, tmp
         assert w.next()["requests"] > 4
     finally:
         w.stop()
+
+
+def test_fit_and_backtest_plan_on_real_codex_accounts(traces, cli):
+    logs = str(traces / "codex-rate-limits")
+    f = loopcast.fit_plan(logs)
+    assert [a["name"] for a in f["accounts"]] == ["codex: EdofEngland-code_butler", "codex: EdouardZemb-test-framework",
+                                                 "codex: Jackela-AI-Recruitment-Clerk"]
+    five = [w for w in f["windows"] if w["window"] == "5-hour"][0]
+    assert five["best"]["rule"] == "cache reads at 0"
+    assert five["best"]["inliers"] == 6
+    out = subprocess.run([cli, "limits", "backtest", "--json", logs], check=True, capture_output=True, text=True).stdout
+    assert loopcast.backtest_plan(logs) == json.loads(out)
+    with pytest.raises(ValueError, match="--account nobody: no account of that name"):
+        loopcast.fit_plan(logs, account="nobody")

@@ -611,6 +611,12 @@ TEST(CliLogs, ReplayLimitSetsAPlansCaps) {
 TEST(CliLogs, LimitsInferLogsBoundsAPlansCaps) {
   auto r = run_cli("limits infer --logs " + trace_dir + "/codex");
   ASSERT_EQ(r.code, 0) << r.err;
+  // The answer first: the fitted cap (one window: no interval), the pooled bounds under --verbose.
+  EXPECT_EQ(r.out.find("A plan's caps, learnt from 1 account"), 0u) << r.out;
+  EXPECT_NE(r.out.find("from 1 window: too few to give an interval\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("Bounds consistent"), std::string::npos) << r.out;
+  r = run_cli("limits infer --logs --verbose " + trace_dir + "/codex");
+  ASSERT_EQ(r.code, 0) << r.err;
   // Two observations: the snapshots, and the usage itself (a lower bound).
   EXPECT_NE(r.out.find("  5-hour    all tokens           24,134,655 to 57,389,440 (2 observations)\n"), std::string::npos)
       << r.out;
@@ -618,7 +624,7 @@ TEST(CliLogs, LimitsInferLogsBoundsAPlansCaps) {
   EXPECT_NE(r.out.find("note: nothing bounds the weekly cap from above: a cut-off in the logs"), std::string::npos);
   // Logs with no cut-off still bound the caps from below: tool_heavy.jsonl's four requests fall in
   // one 5-hour window, which held 7 + 61,727 + 16,581 + 39 = 78,354 tokens before admitting the last.
-  r = run_cli("limits infer --logs " + trace_dir + "/claude-code-jsonl/tool_heavy.jsonl");
+  r = run_cli("limits infer --logs -v " + trace_dir + "/claude-code-jsonl/tool_heavy.jsonl");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("  5-hour    all tokens           above 78,354 (1 observation)\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  5-hour    all but cache reads  above 16,627 (1 observation)\n"), std::string::npos) << r.out;

@@ -1,0 +1,18 @@
+// loopcast — the reports of a plan's fitted caps and of their backtest (`limits infer --logs`,
+// `limits backtest`; docs/plans.md, docs/validation.md): text for a person, JSON for a program.
+#pragma once
+
+#include "loopcast/plan_fit.hpp"
+
+#include <string>
+
+namespace loopcast {
+
+/// The fit as text: per account, per window, the cap under the best rule with its interval, the
+/// spread, the outliers named, levels or a change point; `verbose` adds every rule and sample.
+std::string plan_fit_text(const plan_fit& f, bool verbose = false);
+std::string plan_fit_to_json(const plan_fit& f, int indent = 2);
+std::string plan_backtest_text(const plan_backtest& b);
+std::string plan_backtest_to_json(const plan_backtest& b, int indent = 2);
+
+} // namespace loopcast
