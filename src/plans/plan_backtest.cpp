@@ -3,11 +3,12 @@
 // before its window.
 //
 // A wall's forecast: the cap is lognormal around the fit of the earlier walls (its per-window σ
-// and the centre's uncertainty; σ 0.25 where under 3 earlier walls agree), and what the account
+// and the centre's uncertainty; σ 0.25 where under 3 earlier walls agree), above what the window
+// had admitted by the cut (it was still open then), and what the account
 // does next is drawn from its own usage in 10-minute blocks (the window so far, or its last 24
 // hours of activity while the window holds under 3 blocks). Each draw runs until the cap is met
 // or the window reopens. The baseline burns at the window's average rate so far until it meets
-// the fitted cap (its P10–P90 from the cap's). A window without a wall is forecast from `lead`
+// the fitted cap, conditioned the same way (its P10–P90 from the cap's). A window without a wall is forecast from `lead`
 // before its last request; a forecast P50 before it reopens is a false wall.
 //
 // A percentage's forecast: the percentage at the last snapshot `lead` before a window's last,
@@ -83,6 +84,14 @@ std::optional<cap_model> model_before(const detail::account_data& a, double peri
   return m;
 }
 
+// The chance the cap is above what the window already admitted (it was still open at the cut):
+// the draws of the cap are conditioned on it.
+double open_share(const cap_model& m, double used) {
+  if (!(used > 0)) return 1.0;
+  const double z = (std::log(used) - m.log_cap) / m.total_sigma;
+  return std::max(0.5 * std::erfc(z / std::sqrt(2.0)), 1e-9);
+}
+
 forecast wall_forecast(const detail::account_data& a, const cap_model& m, double start, double end, double cut, int draws,
                        rng& g) {
   const double used = a.by_send.between(m.rule, start, cut);
@@ -90,8 +99,10 @@ forecast wall_forecast(const detail::account_data& a, const cap_model& m, double
   if (pool.size() < 3) pool = blocks_of(a.by_send, m.rule, std::max(cut - 86400, a.summary.first_t), cut, true);
   std::vector<double> times;
   times.reserve(static_cast<std::size_t>(draws));
+  const double open = open_share(m, used);
   for (int d = 0; d < draws; ++d) {
-    const double z = standard_normal_quantile((static_cast<double>(d) + uniform01(g)) / draws);  // stratified
+    // Stratified, and above what the window already admitted: it had not walled at the cut.
+    const double z = standard_normal_quantile(1 - open + open * (static_cast<double>(d) + uniform01(g)) / draws);
     double rem = std::exp(m.log_cap + m.total_sigma * z) - used, t = cut;
     if (rem <= 0) {
       times.push_back(cut);
@@ -122,8 +133,9 @@ forecast burn_rate(const detail::account_data& a, const cap_model& m, double sta
     const double t = rate > 0 ? cut + (cap - used) / rate : none;
     return t < end ? t : none;
   };
-  const double z = standard_normal_quantile(0.9) * m.total_sigma;
-  return {when(std::exp(m.log_cap - z)), when(std::exp(m.log_cap)), when(std::exp(m.log_cap + z))};
+  const double open = open_share(m, used);
+  auto cap_at = [&](double p) { return std::exp(m.log_cap + m.total_sigma * standard_normal_quantile(1 - open + open * p)); };
+  return {when(cap_at(0.1)), when(cap_at(0.5)), when(cap_at(0.9))};
 }
 
 struct tally {
