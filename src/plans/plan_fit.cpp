@@ -4,6 +4,7 @@
 #include "loopcast/errors.hpp"
 #include "statusline/statusline.hpp"
 #include "util/text.hpp"
+#include "util/time_zone.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -56,19 +57,8 @@ double median_of(std::vector<double> v) {
 }
 
 std::string date_of(double t) {
-  const auto s = static_cast<std::int64_t>(std::floor(t));
-  std::int64_t days = s >= 0 ? s / 86400 : (s - 86399) / 86400;
-  // civil from days (Howard Hinnant's algorithm)
-  days += 719468;
-  const std::int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-  const auto doe = static_cast<unsigned>(days - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  const unsigned d = doy - (153 * mp + 2) / 5 + 1;
-  const unsigned m = mp < 10 ? mp + 3 : mp - 9;
-  const std::int64_t y = static_cast<std::int64_t>(yoe) + era * 400 + (m <= 2);
-  return fmt::format("{:04}-{:02}-{:02}", y, m, d);
+  const auto c = detail::zone("UTC").local(t);
+  return fmt::format("{:04}-{:02}-{:02}", c.year, c.month, c.day);
 }
 
 // The rules tried for an account: cache reads at 0, 0.02, 0.1 and 1, and Opus and Haiku scaled
@@ -211,7 +201,7 @@ std::vector<snapshot_window> read_snapshot_windows(const rate_limit_snapshot& s,
 std::vector<account_data> read_accounts(std::span<const recorded_trace> traces, std::span<const statusline_snapshot> statusline,
                                         std::vector<std::string>& notes) {
   // Which account each trace (Codex) or each moment (Claude Code) belongs to.
-  std::vector<std::size_t> codex;
+  std::vector<std::size_t> codex, codex_index(traces.size());
   std::vector<std::pair<double, const account_marker*>> markers;
   std::size_t other = 0, undated = 0;
   for (std::size_t i = 0; i < traces.size(); ++i) {
@@ -220,7 +210,10 @@ std::vector<account_data> read_accounts(std::span<const recorded_trace> traces, 
       ++undated;
       continue;
     }
-    if (t.format == trace_format::codex) codex.push_back(i);
+    if (t.format == trace_format::codex) {
+      codex_index[i] = codex.size();
+      codex.push_back(i);
+    }
     else if (t.format == trace_format::claude_code)
       for (const auto& m : t.accounts) markers.emplace_back(m.t, &m);
     else
@@ -310,8 +303,7 @@ std::vector<account_data> read_accounts(std::span<const recorded_trace> traces, 
     if (!t.absolute_clock || (t.format != trace_format::codex && t.format != trace_format::claude_code)) continue;
     std::string codex_name;
     if (t.format == trace_format::codex) {
-      const auto n = static_cast<std::size_t>(std::find(codex.begin(), codex.end(), i) - codex.begin());
-      codex_name = codex_names[sets.find(n)];
+      codex_name = codex_names[sets.find(codex_index[i])];
       account(codex_name, "");
       logs_of[codex_name].insert(t.file);
       for (const auto& s : t.rate_limits)
@@ -398,11 +390,8 @@ std::vector<account_data> read_accounts(std::span<const recorded_trace> traces, 
       a.summary.off_plan_share = it->second.first / it->second.second;
     // Walls, each once.
     std::vector<plan_wall> walls;
-    std::map<std::int64_t, std::string> source_of;  // by line+time, for the deduplicated wall's source
-    for (auto& [w, src] : p.walls) {
-      a.summary.wall_copies += 1;
-      walls.push_back(w);
-    }
+    for (const auto& pw : p.walls) walls.push_back(pw.first);
+    a.summary.wall_copies = static_cast<std::int32_t>(walls.size());
     auto sorted = p.walls;
     std::stable_sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return x.first.t < y.first.t; });
     a.walls = dedupe_walls(std::move(walls));

@@ -41,8 +41,6 @@ json rule_json(const rule_fit& r) {
 void print_window(std::string& out, const window_fit& w, const detail::zone& z, bool verbose) {
   if (w.rules.empty()) return;
   const auto& b = w.rules.front();
-  int outliers = 0;
-  for (const auto& s : w.samples) outliers += s.outlier;
   out += fmt::format("  {} window, from {} ({} sample{}):\n", w.window, w.evidence, w.samples.size(),
                      w.samples.size() == 1 ? "" : "s");
   if (!(b.cap > 0)) {
@@ -85,7 +83,6 @@ void print_window(std::string& out, const window_fit& w, const detail::zone& z, 
       out += fmt::format("    rule {:<44} cap {:>8}  σ {}  explained {}\n", r.rule.name(), tokens(r.cap),
                          std::isnan(r.sigma) ? std::string("-") : fmt::format("{:.2f}", r.sigma), share(r.explained));
     }
-  (void)outliers;
 }
 
 json scores_json(const backtest_scores& s) {
