@@ -2,10 +2,10 @@
 #include "loopcast/limits_inference.hpp"
 #include "loopcast/errors.hpp"
 
+#include "plans/plan_usage.hpp"
 #include "statusline/statusline.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
@@ -83,50 +83,32 @@ struct codex_window {
   std::vector<std::pair<double, double>> points;  // (t, percentage) of each snapshot, in order
 };
 
-std::optional<std::tuple<double, double, double>> window_of(const nlohmann::json& s, const char* key) {
-  const auto w = s.find(key);
-  if (w == s.end() || !w->is_object()) return std::nullopt;
-  const auto p = w->find("used_percent"), m = w->find("window_minutes"), r = w->find("resets_at");
-  if (p == w->end() || m == w->end() || r == w->end() || !p->is_number() || !m->is_number() || !r->is_number())
-    return std::nullopt;
-  const double pct = p->get<double>(), minutes = m->get<double>(), resets = r->get<double>();
-  // (a reset time past ±10^11 s, as any time in a log, is not one: it would print as hundreds of digits)
-  if (!(pct >= 0 && pct <= 100) || !(minutes > 0 && minutes < 1e6) || !(std::abs(resets) <= 1e11)) return std::nullopt;
-  return std::tuple{pct, minutes * 60, resets};
-}
-
-// The windows of a run of percentage snapshots (Codex's `primary`/`secondary`): each from its
-// first to its last snapshot with the same reset time.
+// The windows of a run of percentage snapshots (Codex's `primary`/`secondary`, read as the fit
+// reads them: detail::read_snapshot_windows): each from its first to its last snapshot with the
+// same reset time.
 std::vector<codex_window> percent_windows(const std::vector<rate_limit_snapshot>& snapshots, std::size_t& invalid) {
-  std::vector<std::pair<double, nlohmann::json>> snaps;  // each snapshot parsed once, for both windows
-  for (const auto& snap : snapshots) {
-    auto j = nlohmann::json::parse(snap.json, nullptr, false);
-    if (!j.is_discarded()) snaps.emplace_back(snap.t, std::move(j));
-  }
+  std::vector<std::pair<double, std::vector<detail::snapshot_window>>> snaps;  // each snapshot read once, for both windows
+  for (const auto& snap : snapshots) snaps.emplace_back(snap.t, detail::read_snapshot_windows(snap, invalid));
   std::vector<codex_window> windows;
-  for (const char* key : {"primary", "secondary"}) {
+  for (int slot = 0; slot < 2; ++slot) {
     std::optional<codex_window> cur;
     auto close = [&] {
       if (cur && cur->snapshots >= 2) windows.push_back(*cur);
       cur.reset();
     };
-    for (const auto& [t_snap, j] : snaps) {
-      const auto w = window_of(j, key);
-      if (!w) {
-        if (j.contains(key) && !j[key].is_null()) ++invalid;
-        continue;
+    for (const auto& [t_snap, ws] : snaps)
+      for (const auto& w : ws) {
+        if (w.slot != slot) continue;
+        // The same window while its reset time holds (it jitters by a second between snapshots).
+        if (!cur || cur->period_s != w.period_s || std::abs(cur->resets_at - w.resets_at) > 60 || w.used_percent < cur->p1) {
+          close();
+          cur = codex_window{w.period_s, w.resets_at, t_snap, w.used_percent, t_snap, w.used_percent, 0, {}};
+        }
+        cur->t1 = t_snap;
+        cur->p1 = w.used_percent;
+        cur->points.emplace_back(t_snap, w.used_percent);
+        ++cur->snapshots;
       }
-      const auto [pct, period, resets] = *w;
-      // The same window while its reset time holds (it jitters by a second between snapshots).
-      if (!cur || cur->period_s != period || std::abs(cur->resets_at - resets) > 60 || pct < cur->p1) {
-        close();
-        cur = codex_window{period, resets, t_snap, pct, t_snap, pct, 0, {}};
-      }
-      cur->t1 = t_snap;
-      cur->p1 = pct;
-      cur->points.emplace_back(t_snap, pct);
-      ++cur->snapshots;
-    }
     close();
   }
   return windows;
