@@ -43,10 +43,6 @@ double at(const std::vector<double>& sorted, double p) {
   if (std::isinf(a) || std::isinf(b)) return x - static_cast<double>(i) < 0.5 ? a : b;
   return a + (b - a) * (x - static_cast<double>(i));
 }
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return at(v, 0.5);
-}
 
 struct forecast {
   double p10 = none, p50 = none, p90 = none;
@@ -159,7 +155,7 @@ struct tally {
     s.missed_walls = missed;
     s.quiet_windows = quiet;
     if (!errors.empty()) {
-      s.median_abs_error_s = median(errors);
+      s.median_abs_error_s = detail::median_of(errors);
       double in15 = 0, in30 = 0;
       for (double e : errors) {
         in15 += e <= 900;
@@ -185,7 +181,7 @@ struct pp_tally {
     percent_scores s;
     s.forecasts = static_cast<std::int32_t>(errors.size());
     if (!errors.empty()) {
-      s.median_abs_error_pp = median(errors);
+      s.median_abs_error_pp = detail::median_of(errors);
       if (with_coverage) s.coverage_p10_p90 = static_cast<double>(covered) / static_cast<double>(errors.size());
     }
     return s;

@@ -47,7 +47,9 @@ bool off_plan(request_backend b) {
          b == request_backend::other_vendor;
 }
 
-double median_of(std::vector<double> v) {
+} // namespace
+
+double detail::median_of(std::vector<double> v) {
   if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
   const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
   std::nth_element(v.begin(), mid, v.end());
@@ -55,6 +57,8 @@ double median_of(std::vector<double> v) {
   if (v.size() % 2 == 1) return hi;
   return 0.5 * (hi + *std::max_element(v.begin(), mid));
 }
+
+namespace {
 
 std::string date_of(double t) {
   const auto c = detail::zone("UTC").local(t);
@@ -249,8 +253,8 @@ std::vector<account_data> read_accounts(std::span<const recorded_trace> traces, 
   };
 
   struct pending {
-    std::vector<std::pair<double, std::vector<double>>> send, end, send_logged;
     std::vector<std::pair<double, snapshot_window>> readings;
+    double off_input = 0, all_input = 0;  // uncached input (input + cache writes), of Claude Code requests
     std::string first_source;
     bool opus = false, haiku = false;
     std::vector<std::pair<plan_wall, std::string>> walls;
@@ -259,13 +263,16 @@ std::vector<account_data> read_accounts(std::span<const recorded_trace> traces, 
   std::map<std::string, std::set<std::string>> logs_of;
   std::size_t invalid = 0;
 
-  // Codex accounts: rollouts that share a window.
+  // Codex accounts: rollouts that share a window. Each rollout's snapshots are read once.
+  std::vector<std::vector<std::pair<double, snapshot_window>>> codex_readings(codex.size());
+  for (std::size_t n = 0; n < codex.size(); ++n)
+    for (const auto& s : traces[codex[n]].rate_limits)
+      for (const auto& w : read_snapshot_windows(s, invalid)) codex_readings[n].emplace_back(s.t, w);
   disjoint_sets sets(codex.size());
   {
     std::map<std::tuple<int, double, std::int64_t>, std::size_t> first_with;  // (slot, period, reset in 2-minute steps)
     for (std::size_t n = 0; n < codex.size(); ++n)
-      for (const auto& s : traces[codex[n]].rate_limits)
-        for (const auto& w : read_snapshot_windows(s, invalid))
+      for (const auto& [t_snap, w] : codex_readings[n])
           for (std::int64_t d : {-1, 0, 1}) {
             const auto key = std::tuple{w.slot, w.period_s, static_cast<std::int64_t>(std::floor(w.resets_at / 120)) + d};
             const auto [it, fresh] = first_with.emplace(key, n);
@@ -306,8 +313,8 @@ std::vector<account_data> read_accounts(std::span<const recorded_trace> traces, 
       codex_name = codex_names[sets.find(codex_index[i])];
       account(codex_name, "");
       logs_of[codex_name].insert(t.file);
-      for (const auto& s : t.rate_limits)
-        for (const auto& w : read_snapshot_windows(s, invalid)) work[codex_name].readings.emplace_back(s.t, w);
+      auto& readings = codex_readings[codex_index[i]];
+      work[codex_name].readings.insert(work[codex_name].readings.end(), readings.begin(), readings.end());
       if (work[codex_name].first_source.empty()) work[codex_name].first_source = t.file;
     }
     for (const auto& s : t.sessions)
@@ -315,6 +322,11 @@ std::vector<account_data> read_accounts(std::span<const recorded_trace> traces, 
         const auto name = t.format == trace_format::codex ? std::pair{codex_name, std::string()} : claude_name(q.t_send);
         auto& a = account(name.first, name.second);
         logs_of[name.first].insert(t.file);
+        if (t.format == trace_format::claude_code) {
+          const auto in = static_cast<double>(q.tokens.input + q.tokens.cache_writes());
+          work[name.first].all_input += in;
+          if (off_plan(q.backend)) work[name.first].off_input += in;
+        }
         if (off_plan(q.backend)) {
           ++a.summary.off_plan;
           continue;
@@ -331,17 +343,6 @@ std::vector<account_data> read_accounts(std::span<const recorded_trace> traces, 
       work[name.first].walls.emplace_back(w, fmt::format("{}:{}", t.file, w.source_line));
     }
   }
-  // Off-plan shares of uncached input.
-  std::map<std::string, std::pair<double, double>> input_split;  // (off, all)
-  for (const auto& t : traces)
-    if (t.absolute_clock && t.format == trace_format::claude_code)
-      for (const auto& s : t.sessions)
-        for (const auto& q : s.requests) {
-          auto& [off, all] = input_split[claude_name(q.t_send).first];
-          const auto in = static_cast<double>(q.tokens.input + q.tokens.cache_writes());
-          all += in;
-          if (off_plan(q.backend)) off += in;
-        }
   // Statusline snapshots: the Claude account logged in when each was taken.
   for (const auto& s : detail::statusline_as_rate_limits(statusline))
     for (const auto& w : read_snapshot_windows(s, invalid)) {
@@ -386,8 +387,7 @@ std::vector<account_data> read_accounts(std::span<const recorded_trace> traces, 
     a.summary.first_t = std::isfinite(first) ? first : 0;
     a.summary.last_t = std::isfinite(last) ? last : 0;
     a.summary.logs = static_cast<std::int32_t>(logs_of[a.summary.name].size());
-    if (const auto it = input_split.find(a.summary.name); it != input_split.end() && it->second.second > 0)
-      a.summary.off_plan_share = it->second.first / it->second.second;
+    if (p.all_input > 0) a.summary.off_plan_share = p.off_input / p.all_input;
     // Walls, each once.
     std::vector<plan_wall> walls;
     for (const auto& pw : p.walls) walls.push_back(pw.first);

@@ -82,4 +82,7 @@ window_fit fit_window(const account_data& a, double period_s, double before = st
 
 std::string window_label(double period_s);
 
+/// The median (of two middle values, their mean); NaN for none.
+double median_of(std::vector<double> v);
+
 } // namespace loopcast::detail
