@@ -70,13 +70,19 @@ void print_window(std::string& out, const window_fit& w, const detail::zone& z, 
       out += fmt::format("    two levels, mixed in time: {} windows at about {} and {} at about {} (two plans or "
                          "accounts in one?)\n", lo.samples, tokens(lo.cap), hi.samples, tokens(hi.cap));
   }
-  for (const auto& s : w.samples)
-    if (s.outlier || verbose)
+  constexpr int shown_outliers = 10;  // without --verbose: a long account's list would bury the cap
+  int outliers = 0;
+  for (const auto& s : w.samples) {
+    if (!(s.outlier || verbose)) continue;
+    if (s.outlier && !verbose && ++outliers > shown_outliers) continue;
       out += fmt::format("    {} {} → {}: {}{}{}\n", s.outlier ? "outlier" : "sample ", when(z, s.t0), when(z, s.t1),
                          s.points == 100 ? fmt::format("{} tokens before the wall", tokens(s.cap))
                                          : fmt::format("{} tokens over {:g} points = {}", tokens(s.cap * s.points / 100),
                                                        s.points, tokens(s.cap)),
                          s.outlier ? ": " : "", s.why);
+  }
+  if (outliers > shown_outliers)
+    out += fmt::format("    … and {} more outliers (--verbose lists every sample)\n", outliers - shown_outliers);
   if (verbose)
     for (std::size_t i = 1; i < w.rules.size(); ++i) {
       const auto& r = w.rules[i];
@@ -162,12 +168,12 @@ std::string plan_backtest_text(const plan_backtest& b) {
   }
   if (walls) {
     out += fmt::format("\nWalls, forecast from each lead before them (model | burn-rate baseline):\n"
-                       "{:>6} {:>9} {:>17} {:>15} {:>15} {:>15} {:>11} {:>11}\n",
+                       "{:>7} {:>9} {:>17} {:>15} {:>15} {:>15} {:>11} {:>11}\n",
                        "lead", "forecasts", "median error", "within 15 min", "within 30 min", "P10-P90 held", "false", "missed");
     for (const auto& l : b.leads) {
       const auto& m = l.walls;
       const auto& s = l.walls_baseline;
-      out += fmt::format("{:>6} {:>9} {:>17} {:>15} {:>15} {:>15} {:>11} {:>11}\n", minutes(l.lead_s), m.forecasts,
+      out += fmt::format("{:>7} {:>9} {:>17} {:>15} {:>15} {:>15} {:>11} {:>11}\n", minutes(l.lead_s), m.forecasts,
                          minutes(m.median_abs_error_s) + " | " + minutes(s.median_abs_error_s),
                          share(m.within_15_min) + " | " + share(s.within_15_min),
                          share(m.within_30_min) + " | " + share(s.within_30_min),
@@ -179,9 +185,9 @@ std::string plan_backtest_text(const plan_backtest& b) {
   }
   if (pct) {
     out += fmt::format("\nPercentages, the last of each window forecast from each lead before it (tokens per point | "
-                       "points per hour):\n{:>6} {:>9} {:>21} {:>13}\n", "lead", "forecasts", "median error", "P10-P90 held");
+                       "points per hour):\n{:>7} {:>9} {:>21} {:>13}\n", "lead", "forecasts", "median error", "P10-P90 held");
     for (const auto& l : b.leads)
-      out += fmt::format("{:>6} {:>9} {:>21} {:>13}\n", minutes(l.lead_s), l.percent.forecasts,
+      out += fmt::format("{:>7} {:>9} {:>21} {:>13}\n", minutes(l.lead_s), l.percent.forecasts,
                          fmt::format("{:.1f} | {:.1f} points", l.percent.median_abs_error_pp, l.percent_baseline.median_abs_error_pp),
                          share(l.percent.coverage_p10_p90));
   }
