@@ -279,7 +279,7 @@ int infer_plan_cmd(const plan_args& a) {
     fmt::print("\nBounds consistent with every observation (all accounts pooled; docs/plans.md, \"Bounds\"):\n");
     for (const auto& c : r.caps) {
       const auto range = !c.consistent ? std::string("no cap fits every observation (usage the logs miss, or another rule)")
-                         : c.high == 0 && c.low == 0 ? std::string("bounds nothing (no usage in these windows)")
+                         : c.low == 0 && std::isinf(c.high) ? std::string("bounds nothing (no usage in these windows)")
                          : std::isinf(c.high) ? fmt::format("above {}", detail::grouped(c.low))
                                               : fmt::format("{} to {}", detail::grouped(c.low), detail::grouped(c.high));
       fmt::print("  {:<9} {:<20} {} ({} observation{})\n", c.window, c.counts, range, c.observations,

@@ -149,15 +149,19 @@ void percent_observations(const std::string& label, const std::vector<rate_limit
                                 label, invalid, invalid == 1 ? "" : "s"));
   if (windows.empty()) return;
   std::map<std::string, int> counts;
+  int without_usage = 0;
   for (const auto& w : windows) {
     observation o{w.period_s, {}, {}};
     const double dp = w.p1 - w.p0;
     const std::size_t i = by_end.upper(w.t0), j = by_end.upper(w.t1);  // requests ending in (t0, t1]
+    without_usage += j == i;
     for (std::size_t k = 0; k < rules.size(); ++k) {
       const double all = by_end.sum(k, i, j);
       const double last = j > i ? by_end.sum(k, j - 1, j) : 0.0;  // the last to end may not show yet
       o.low[k] = 100 * (all - last) / (dp + 1.5);
-      o.high[k] = dp > 1.5 ? 100 * all / (dp - 1.5) : std::numeric_limits<double>::infinity();
+      // A window in which the logs hold nothing this rule counts bounds nothing: whatever moved its
+      // percentage was used elsewhere (another machine, the web), not "a cap of 0".
+      o.high[k] = dp > 1.5 && all > 0 ? 100 * all / (dp - 1.5) : std::numeric_limits<double>::infinity();
     }
     out.push_back(o);
     ++counts[window_name(w.period_s)];
@@ -167,6 +171,9 @@ void percent_observations(const std::string& label, const std::vector<rate_limit
                                   "the logs do not hold (another machine, claude.ai) joined",
                                   label, window_name(w.period_s), w.resets_at, at));
   }
+  if (without_usage > 0)
+    notes.push_back(fmt::format("{}: {} window{} in which the logs hold no usage bound nothing", label, without_usage,
+                                without_usage == 1 ? "" : "s"));
   std::string list;
   for (const auto& [name, n] : counts)
     list += fmt::format("{}{} {} window{}", list.empty() ? "" : ", ", n, name, n == 1 ? "" : "s");

@@ -449,6 +449,24 @@ TEST(PlanCaps, CodexSnapshotsBoundTheCap) {
   EXPECT_GT(week.low, 0.0);
 }
 
+// The same real rollout with its requests gone (used on another machine, say): its percentages
+// still rose 2% -> 6%, but a window in which the logs hold no usage bounds nothing. It once gave
+// "0 to 0" as a cap.
+TEST(PlanCaps, AWindowWithoutUsageBoundsNothing) {
+  auto t = import_trace(std::string(LOOPCAST_TEST_TRACES_DIR) +
+                            "/codex/rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl",
+                        trace_format::codex);
+  for (auto& s : t.sessions) s.requests.clear();
+  const auto r = infer_plan_caps({&t, 1});
+  for (const auto& c : r.caps) {
+    EXPECT_EQ(c.low, 0.0) << c.window << " " << c.counts;
+    EXPECT_TRUE(std::isinf(c.high)) << c.window << " " << c.counts;
+  }
+  bool noted = false;
+  for (const auto& n : r.notes) noted = noted || n.ends_with(": 2 windows in which the logs hold no usage bound nothing");
+  EXPECT_TRUE(noted);
+}
+
 // A snapshot whose reset time is absurd (10^300, once printed as a 301-digit epoch) or whose
 // window is invalid is not used, and the notes say how many: here the real rollout with its
 // first snapshot's primary window reset at 1e300 and its second's window_minutes at -5.
