@@ -234,10 +234,11 @@ recorded_trace import_claude_code(const std::string& path) {
     if (key.empty()) return log.skip(n, "assistant line without message.id or requestId");
     // An echo is keyed apart from the file's own lines (its own session), and matched by its
     // message too (echo_key), for an echo that lacks the request id.
-    const std::string lane_key = echoed ? fmt::format("{}\n{}", lane, key) : std::string(key);
+    const std::string echo_lane_key = echoed ? fmt::format("{}\n{}", lane, key) : std::string();
+    const std::string_view lane_key = echoed ? std::string_view(echo_lane_key) : key;
     auto it = by_key.find(lane_key);
     if (it == by_key.end()) {
-      it = by_key.emplace(lane_key, responses.size()).first;
+      it = by_key.emplace(std::string(lane_key), responses.size()).first;
       response r;
       r.key = key;
       r.lane = lane;
@@ -271,7 +272,12 @@ recorded_trace import_claude_code(const std::string& path) {
       }
   };
 
-  dom::parser parser;
+  thread_local dom::parser parser;  // its memory kept for the thread's next file
+  struct release {
+    ~release() {  // a long line's room is given back
+      if (parser.capacity() > (8u << 20)) parser = dom::parser();
+    }
+  } const release_at_end;
   for_each_line(path, log, [&](std::int64_t n, std::string_view text) {
     const auto parsed = parse_record(parser, text, n, log);
     if (!parsed) return;
@@ -289,7 +295,9 @@ recorded_trace import_claude_code(const std::string& path) {
     if (*type == "user") {
       if (ts) last_user[side] = *ts;
       // A slash command's output: who is logged in from now on (/login, /status).
-      if (const auto msg = member(j, "message"); ts && msg && msg->is_object())
+      // (The line is searched first: a prompt or a tool's output is not copied to look in it.)
+      if (const auto msg = member(j, "message");
+          ts && msg && msg->is_object() && text.find("local-command-stdout") != std::string_view::npos)
         if (const auto said = user_text(*msg); said.find("<local-command-stdout>") != std::string::npos)
           if (auto m = account_in(said, *ts)) t.accounts.push_back(std::move(*m));
       return;

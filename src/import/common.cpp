@@ -4,8 +4,14 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -29,45 +35,73 @@ void issue_log::note(std::int64_t line, const std::string& what) {
 
 void for_each_line(const std::string& path, issue_log& log,
                    const std::function<void(std::int64_t, std::string_view)>& f) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw trace_error(path, 0, "cannot open file");
-  std::string line;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw trace_error(path, 0, "cannot open file");
+  struct closer {
+    int fd;
+    ~closer() { ::close(fd); }
+  } const close_at_end{fd};
+  // One buffer, read into in large pieces: each complete line is given in place (no copy); the
+  // unfinished one moves to the front before the next read, and a line longer than the buffer
+  // grows it, up to max_line_bytes. Past that the line is dropped as it is read, never held whole.
+  constexpr std::size_t piece = 1u << 20;
+  thread_local std::vector<char> buf;  // kept for the thread's next file: no fresh pages per file
+  if (buf.size() < piece + line_padding) buf.assign(piece + line_padding, '\0');
+  struct shrink {
+    ~shrink() {  // the room a long line took is given back
+      if (buf.size() > 8 * piece + line_padding) std::vector<char>(piece + line_padding).swap(buf);
+    }
+  } const shrink_at_end;
+  std::size_t begin = 0, end = 0;  // bytes read and not yet given: [begin, end)
+  std::size_t scanned = 0;         // [begin, scanned) holds no newline
   std::int64_t n = 0;
-  char buf[1 << 16];
-  bool too_long = false;
-  // Read in chunks so that a pathological line never has to fit in memory.
-  while (in) {
-    in.read(buf, sizeof buf);
-    const auto got = static_cast<std::size_t>(in.gcount());
-    std::size_t start = 0;
-    for (std::size_t i = 0; i < got; ++i) {
-      if (buf[i] != '\n') continue;
-      if (!too_long) line.append(buf + start, i - start);
-      ++n;
-      if (too_long) log.skip(n, "line too long", fmt::format("over {} bytes", max_line_bytes));
-      else {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        f(n, line);
+  bool too_long = false, eof = false;
+  const auto give = [&](std::size_t a, std::size_t b) {
+    ++n;
+    if (b > a && buf[b - 1] == '\r') --b;
+    f(n, std::string_view(buf.data() + a, b - a));
+  };
+  const auto skip_long = [&](std::int64_t line) {
+    log.skip(line, "line too long", fmt::format("over {} bytes", max_line_bytes));
+  };
+  for (;;) {
+    while (scanned < end) {
+      const void* nl = std::memchr(buf.data() + scanned, '\n', end - scanned);
+      if (!nl) break;
+      const auto at = static_cast<std::size_t>(static_cast<const char*>(nl) - buf.data());
+      if (too_long || at - begin > max_line_bytes) {
+        skip_long(++n);
+        too_long = false;
+      } else {
+        give(begin, at);
       }
-      line.clear();
-      too_long = false;
-      start = i + 1;
+      begin = scanned = at + 1;
     }
-    if (!too_long) {
-      line.append(buf + start, got - start);
-      if (line.size() > max_line_bytes) {
-        too_long = true;
-        line.clear();
-        line.shrink_to_fit();
-      }
+    scanned = end;
+    if (eof) break;
+    if (too_long) begin = scanned = end;  // the rest of a line being dropped
+    if (begin > 0) {
+      std::memmove(buf.data(), buf.data() + begin, end - begin);
+      end -= begin;
+      scanned = end;
+      begin = 0;
     }
+    if (!too_long && end > max_line_bytes) {
+      too_long = true;
+      begin = scanned = end = 0;
+      std::vector<char>(piece + line_padding).swap(buf);
+    }
+    if (buf.size() - line_padding - end < piece / 2) buf.resize(2 * (buf.size() - line_padding) + line_padding);
+    const auto got = ::read(fd, buf.data() + end, buf.size() - line_padding - end);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      throw trace_error(path, n, "read error");
+    }
+    if (got == 0) eof = true;
+    else end += static_cast<std::size_t>(got);
   }
-  if (in.bad()) throw trace_error(path, n, "read error");
-  if (too_long) log.skip(n + 1, "line too long", fmt::format("over {} bytes", max_line_bytes));
-  else if (!line.empty()) {
-    if (line.back() == '\r') line.pop_back();
-    f(n + 1, line);
-  }
+  if (too_long || end - begin > max_line_bytes) skip_long(n + 1);
+  else if (end > begin) give(begin, end);
 }
 
 std::optional<nlohmann::json> parse_line(std::string_view text, std::int64_t line, issue_log& log) {
@@ -79,7 +113,38 @@ std::optional<nlohmann::json> parse_line(std::string_view text, std::int64_t lin
   return std::nullopt;
 }
 
+namespace {
+// "2026-02-10T21:11:56.846Z" as logs write it (fixed widths, UTC): read without sscanf or a copy.
+// Anything else (an offset, narrower fields) is nullopt here and left to the general reader.
+std::optional<double> parse_iso8601_utc(std::string_view s) {
+  if (s.size() < 20 || s.back() != 'Z' || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':')
+    return std::nullopt;
+  const auto num = [&](std::size_t at, std::size_t width) {
+    int v = 0;
+    for (std::size_t i = at; i < at + width; ++i) {
+      if (s[i] < '0' || s[i] > '9') return -1;
+      v = v * 10 + (s[i] - '0');
+    }
+    return v;
+  };
+  const int y = num(0, 4), mo = num(5, 2), d = num(8, 2), h = num(11, 2), mi = num(14, 2);
+  if (y < 0 || mo < 0 || d < 0 || h < 0 || mi < 0 || s[17] < '0' || s[17] > '9' || s[18] < '0' || s[18] > '9')
+    return std::nullopt;
+  double sec = 0;  // "56.846": exactly as strtod reads it
+  const auto secs = s.substr(17, s.size() - 18);
+  if (auto [ptr, ec] = std::from_chars(secs.data(), secs.data() + secs.size(), sec);
+      ec != std::errc() || ptr != secs.data() + secs.size())
+    return std::nullopt;
+  const std::chrono::year_month_day ymd{std::chrono::year{y}, std::chrono::month{static_cast<unsigned>(mo)},
+                                        std::chrono::day{static_cast<unsigned>(d)}};
+  if (!ymd.ok() || h > 23 || mi > 59 || !(sec >= 0 && sec < 61)) return std::nullopt;
+  const auto days = std::chrono::sys_days{ymd}.time_since_epoch().count();
+  return static_cast<double>(days) * 86400.0 + h * 3600.0 + mi * 60.0 + sec;
+}
+} // namespace
+
 std::optional<double> parse_iso8601(std::string_view s) {
+  if (auto t = parse_iso8601_utc(s)) return t;
   int y, mo, d, h, mi;
   double sec;
   int consumed = 0;

@@ -41,8 +41,14 @@ private:
   std::string file_;
 };
 
+/// Readable bytes that follow every line for_each_line gives (simdjson parses a line in place when
+/// at least SIMDJSON_PADDING bytes after it may be read).
+inline constexpr std::size_t line_padding = 64;
+
 /// Calls f(line_number, text) for each line of a file; lines over max_line_bytes are reported to
-/// `log` and skipped without being held in memory. Throws trace_error if the file cannot be read.
+/// `log` and skipped without being held in memory. `text` points into the reader's buffer (valid
+/// during the call, followed by line_padding readable bytes). Throws trace_error if the file
+/// cannot be read.
 void for_each_line(const std::string& path, issue_log& log,
                    const std::function<void(std::int64_t, std::string_view)>& f);
 

@@ -1,5 +1,6 @@
 // Format detection, dispatch to the importers, and the loopcast JSONL writer.
 #include "import/common.hpp"
+#include "import/simd.hpp"
 #include "loopcast/budget.hpp"
 
 #include "util/parallel.hpp"
@@ -78,6 +79,36 @@ std::vector<std::string_view> leading_keys(std::string_view head) {
   return keys;
 }
 
+// The top level of a record as far as the formats' `recognises` look (its keys, and short strings
+// such as "type"), read with simdjson: detecting a log whose first line is a large prompt builds
+// no tree of that prompt. nullopt where simdjson refuses the line (the strict reader then decides).
+std::optional<nlohmann::json> record_shape(std::string_view text) {
+  thread_local dom::parser parser;
+  if (parser.max_depth() != static_cast<std::size_t>(max_json_depth) || parser.capacity() < text.size())
+    if (parser.allocate(std::max<std::size_t>(text.size(), 1 << 16), max_json_depth)) return std::nullopt;
+  dom::element e;
+  if (parser.parse(text.data(), text.size(), /*realloc_if_needed=*/true).get(e)) return std::nullopt;
+  dom::object o;
+  if (e.get_object().get(o)) return nlohmann::json(nullptr);  // not an object: no format's record
+  auto shape = nlohmann::json::object();
+  for (const auto field : o) {
+    auto& v = shape[std::string(field.key)];
+    if (field.value.is_string()) {
+      const auto str = field.value.get_string().value_unsafe();
+      v = str.size() <= 256 ? std::string(str) : std::string();
+    } else if (field.value.is_object()) {
+      v = nlohmann::json::object();
+    } else if (field.value.is_array()) {
+      v = nlohmann::json::array();
+    } else if (field.value.is_bool()) {
+      v = field.value.get_bool().value_unsafe();
+    } else if (field.value.is_number()) {
+      v = field.value.get_double().value_unsafe();
+    }
+  }
+  return shape;
+}
+
 // What a parsed first record says about its format.
 std::optional<trace_format> classify(const nlohmann::json& j) {
   if (!j.is_object()) return std::nullopt;
@@ -138,18 +169,27 @@ trace_format detect_trace_format(const std::filesystem::path& path) {
     if (std::find(keys.begin(), keys.end(), "block_size") != keys.end() &&
         std::find(keys.begin(), keys.end(), "requests") != keys.end())
       return trace_format::kv_cache_tester;
-    if (const std::size_t more = std::min(size, sniff_bytes); more > head.size()) {
-      const std::size_t had = head.size();
+    // The head grows (64 KiB, then doubling up to 4 MiB) only while its lines do not yet tell: a
+    // Claude Code log is known from its first line, and is read once, by its importer, not twice.
+    const auto grow_to = [&](std::size_t want) {
+      const std::size_t had = head.size(), more = std::min({size, sniff_bytes, want});
+      if (more <= had) return false;
       head.resize(more);
       in.read(head.data() + had, static_cast<std::streamsize>(more - had));
       head.resize(had + static_cast<std::size_t>(in.gcount()));
-    }
-    const bool whole = size <= sniff_bytes;
+      return head.size() > had;
+    };
+    grow_to(64u << 10);
     std::size_t pos = 0;
     std::int64_t tried = 0;
     while (!found && !first_is_document && tried < 20 && pos < head.size()) {
+      const bool whole = head.size() >= std::min(size, sniff_bytes);
       const auto nl = head.find('\n', pos);
       if (nl == std::string::npos && !whole) {
+        if (grow_to(2 * head.size())) continue;
+        break;
+      }
+      if (nl == std::string::npos && size > sniff_bytes) {
         // The first line runs past the sniffed bytes: a long single-line document, or garbage.
         if (tried == 0) first_is_document = true;
         break;
@@ -159,6 +199,10 @@ trace_format detect_trace_format(const std::filesystem::path& path) {
       const auto start = text.find_first_not_of(" \t\r");
       if (start == std::string_view::npos) continue;
       ++tried;
+      if (const auto shape = record_shape(text)) {
+        found = classify(*shape);
+        continue;
+      }
       auto r = parse_json_text<nlohmann::json>(text, max_json_depth, false);
       if (r.value) found = classify(*r.value);
       else if (tried == 1 && (text[start] == '{' || text[start] == '[')) first_is_document = true;

@@ -107,7 +107,9 @@ private:
   dom::parser parser_;
 };
 
-/// One JSONL record: the parsed line, or nullopt for a blank line or one that is not JSON (skipped
+static_assert(line_padding >= simdjson::SIMDJSON_PADDING);
+
+/// One JSONL record (a line from for_each_line, followed by line_padding readable bytes): the parsed line, or nullopt for a blank line or one that is not JSON (skipped
 /// with reason "not JSON" and the strict reader's message). Valid until the parser's next parse.
 inline std::optional<dom::element> parse_record(dom::parser& parser, std::string_view text, std::int64_t line,
                                                 issue_log& log) {
@@ -116,7 +118,8 @@ inline std::optional<dom::element> parse_record(dom::parser& parser, std::string
   if (parser.max_depth() != static_cast<std::size_t>(max_json_depth) || parser.capacity() < text.size())
     err = parser.allocate(std::max<std::size_t>(text.size(), 1 << 16), max_json_depth);
   dom::element e;
-  if (!err) err = parser.parse(text.data(), text.size(), /*realloc_if_needed=*/true).get(e);
+  // In place: for_each_line's lines are followed by line_padding readable bytes.
+  if (!err) err = parser.parse(text.data(), text.size(), /*realloc_if_needed=*/false).get(e);
   if (!err) return e;
   if (parse_line(text, line, log)) log.skip(line, "not JSON", refusal(err));
   return std::nullopt;

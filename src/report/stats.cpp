@@ -99,7 +99,8 @@ void write_stats_text(std::ostream& os, const std::vector<recorded_trace>& trace
   write_stats_detail(os, st);
   fmt::print(os, "\n");
   if (st.repeated_responses > 0)
-    fmt::print(os, "  each response counted once: {} logged again in another file (a resumed or copied session) "
+    fmt::print(os, "  each response counted once: {} logged again in another file (a subagent echoed in its parent, a "
+                   "resumed or copied session) "
                    "left out\n", grouped(static_cast<double>(st.repeated_responses)));
   for (const auto* t : st.totals_only)
     fmt::print(os, "  {}: per-task totals only: {} API calls, {} tokens sent, {} received, cost {} (no per-request "
