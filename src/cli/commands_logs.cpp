@@ -4,6 +4,8 @@
 #include "loopcast/files.hpp"
 #include "loopcast/forecast.hpp"
 #include "loopcast/loopcast.hpp"
+#include "loopcast/plan_choice.hpp"
+#include "loopcast/report/plans.hpp"
 #include "loopcast/replay.hpp"
 #include "loopcast/speed_fit.hpp"
 #include "loopcast/stats.hpp"
@@ -509,11 +511,84 @@ void add_fit_commands(CLI::App& app, const globals& g, const std::shared_ptr<log
 
 } // namespace
 
+struct plans_args {
+  std::vector<std::string> limits;
+  double max_blocked = 2;
+  std::string timezone;
+  bool as_json = false;
+};
+
+int cmd_plans(const log_args& la, const globals& g, const plans_args& a) {
+  auto read = read_logs(la, true);
+  std::vector<recorded_trace> claude;
+  std::size_t other = 0;
+  for (auto& t : read.traces) {
+    if (t.request_count() == 0) continue;
+    if (t.format == trace_format::claude_code) claude.push_back(std::move(t));
+    else ++other;
+  }
+  if (claude.empty())
+    throw trace_error(la.logs.empty() ? std::string("(this machine's logs)") : la.logs.front(), 0,
+                      "no Claude Code request to compare plans with (only Claude Code logs are compared so far)");
+  const auto lib = library(g);
+  auto candidates = claude_plan_candidates(lib);
+  std::vector<target*> tgts;
+  std::vector<std::vector<double>> before;
+  for (auto& c : candidates)
+    for (auto& [pattern, t] : c.targets) {
+      tgts.push_back(&t);
+      std::vector<double> caps;
+      for (const auto& b : t.limits) caps.push_back(b.limit);
+      before.push_back(std::move(caps));
+    }
+  set_bucket_limits(tgts, a.limits);
+  std::size_t k = 0;
+  for (auto& c : candidates)
+    for (auto& [pattern, t] : c.targets) {
+      std::string given;
+      for (std::size_t i = 0; i < t.limits.size(); ++i)
+        if (t.limits[i].limit != before[k][i])
+          given += fmt::format("{}{} {}", given.empty() ? "" : ", ", t.limits[i].name, t.limits[i].limit);
+      if (!given.empty()) {
+        c.caps = plan_caps_source::given;
+        c.caps_note = "given: " + given;
+      }
+      ++k;
+    }
+  plan_choice_options o;
+  o.client = lib.load_client("claude-code");
+  o.max_blocked_hours_week = a.max_blocked;
+  auto r = choose_plan(claude, candidates, o);
+  if (other > 0)
+    r.notes.push_back(fmt::format("{} logs of other agents (Codex, opencode, …) left out: only Claude Code's plans are "
+                                  "compared so far", other));
+  if (a.as_json) std::cout << plan_choice_to_json(r) << "\n";
+  else std::cout << plan_choice_text(r, a.timezone);
+  return ok;
+}
+
+void add_plans_command(CLI::App& app, const globals& g, const std::string& formats, std::vector<command>& cmds) {
+  auto pa = std::make_shared<plans_args>();
+  auto* plans = app.add_subcommand("plans", "Which plan? Your Claude Code sessions replayed on Claude Pro, Max 5x, Max 20x "
+                                            "and the API: $ a month and hours a week waiting for resets (docs/plans.md)");
+  auto la = std::make_shared<log_args>();
+  add_log_options(plans, *la, formats, true);
+  plans->add_option("--limit", pa->limits, "A cap instead of the assumed one: BUCKET=N (every plan) or TARGET:BUCKET=N "
+                                           "(a preset name or pattern); repeatable");
+  plans->add_option("--max-blocked-hours", pa->max_blocked, "Hours a week of waiting for resets the verdict accepts")
+      ->capture_default_str()->check(finite_range(0, 168));
+  plans->add_option("--timezone", pa->timezone, "IANA time zone of the waits' clock times (default: the machine's, $TZ)")
+      ->check(time_zone_given());
+  plans->add_flag("--json", pa->as_json, "Print the result as JSON");
+  cmds.push_back({plans, [la, pa, &g] { return cmd_plans(*la, g, *pa); }});
+}
+
 std::vector<command> log_commands(CLI::App& app, const globals& g) {
   auto st = std::make_shared<log_state>();
   const std::string formats = "auto, claude-code, codex, opencode, kv-cache-tester, swe-agent, loopcast";
   std::vector<command> cmds;
   add_stats_command(app, g, formats, cmds);
+  add_plans_command(app, g, formats, cmds);
   add_replay_command(app, g, st, formats, cmds);
   add_watch_command(app, g, formats, cmds);
   add_fit_commands(app, g, st, formats, cmds);

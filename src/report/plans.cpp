@@ -209,4 +209,52 @@ std::string plan_backtest_to_json(const plan_backtest& b, int indent) {
                       indent);
 }
 
+namespace {
+std::string hours(double h) { return h < 10 ? fmt::format("{:.1f} h", h) : fmt::format("{:.0f} h", h); }
+const char* caps_word(plan_caps_source s) {
+  return s == plan_caps_source::assumed ? "assumed" : s == plan_caps_source::given ? "given" : "published";
+}
+} // namespace
+
+std::string plan_choice_text(const plan_choice& c, const std::string& time_zone) {
+  const detail::zone z = time_zone.empty() ? detail::zone() : detail::zone(time_zone);
+  std::string out = fmt::format("{}.\n\n", c.verdict);
+  out += fmt::format("  {:<20} {:>9} {:>22} {:>6} {:>9}  first waits ({})\n", "option", "$/month", "waiting a week",
+                     "waits", "cut", z.name());
+  for (const auto& r : c.rows) {
+    const auto price = r.plan ? fmt::format("${:.0f}", r.fee_usd_month) : fmt::format("${:.2f}", r.metered_usd_month);
+    const auto wait = r.blocked_low != r.blocked_high
+                          ? fmt::format("{} ({:.1f}–{:.1f})", hours(r.blocked_hours_week), r.blocked_low, r.blocked_high)
+                          : hours(r.blocked_hours_week);
+    std::string first;
+    for (const auto& w : r.first_walls)
+      first += fmt::format("{}{} {} {}", first.empty() ? "" : ", ", when(z, w.start_unix_s), w.bucket, hours(w.hours));
+    out += fmt::format("  {:<20} {:>9} {:>22} {:>6} {:>9}  {}\n", r.label, price, wait, r.walls,
+                       fmt::format("{}/{}", r.sessions_cut, r.sessions), first.empty() ? "-" : first);
+  }
+  out += "\n  $/month: a plan's fee, or the API's tokens at list price scaled to a month; waiting: hours a week some "
+         "session waits for a reset (at the caps replayed; in brackets at the high and the low caps); cut: sessions "
+         "that did not finish\n";
+  for (const auto& r : c.rows)
+    out += fmt::format("  caps of {}: {} ({})\n", r.label, r.caps_note, r.targets);
+  for (const auto& n : c.notes) out += fmt::format("  note: {}\n", n);
+  return out;
+}
+
+std::string plan_choice_to_json(const plan_choice& c, int indent) {
+  json rows = json::array();
+  for (const auto& r : c.rows) {
+    json walls = json::array();
+    for (const auto& w : r.first_walls) walls.push_back({{"start_unix_s", w.start_unix_s}, {"hours", w.hours}, {"bucket", w.bucket}});
+    rows.push_back({{"label", r.label}, {"targets", r.targets}, {"plan", r.plan}, {"fee_usd_month", r.fee_usd_month},
+                    {"metered_usd_month", r.metered_usd_month}, {"usd_month", r.usd_month},
+                    {"blocked_hours_week", r.blocked_hours_week}, {"blocked_hours_week_low", r.blocked_low},
+                    {"blocked_hours_week_high", r.blocked_high}, {"waits", r.walls}, {"first_waits", walls},
+                    {"sessions", r.sessions}, {"sessions_cut", r.sessions_cut}, {"caps", caps_word(r.caps)},
+                    {"caps_note", r.caps_note}, {"within_limit", r.within_limit}});
+  }
+  const json j{{"span_days", c.span_days}, {"requests", c.requests}, {"verdict", c.verdict}, {"rows", rows}, {"notes", c.notes}};
+  return j.dump(indent);
+}
+
 } // namespace loopcast

@@ -17,7 +17,7 @@ namespace loopcast {
 
 namespace {
 
-double median_of(std::vector<double> v) {
+double sample_median(std::vector<double> v) {
   if (v.empty()) return unknown_time;
   return summarize(std::move(v)).p50;
 }
@@ -209,7 +209,7 @@ trace_validation score_trace(const recorded_trace& t, const trace_draws& d, std:
     const auto a = summarize(ape);
     v.ape_p50 = a.p50;
     v.ape_p90 = a.p90;
-    v.bias_p50 = median_of(bias);
+    v.bias_p50 = sample_median(bias);
     v.total_error = sum_sim / sum_rec - 1;
     v.ks = ks_distance(rec_d, sim_d);
     v.total_recorded_s = sum_rec;
@@ -254,21 +254,21 @@ validation_result validate_replay(const std::vector<recorded_trace>& held_out, c
     const auto a = summarize(all.ape);
     sm.ape_p50_median = a.p50;
     sm.ape_p50_p90 = a.p90;
-    sm.bias_median = median_of(all.bias);
-    sm.total_error_abs_median = median_of(all.total);
+    sm.bias_median = sample_median(all.bias);
+    sm.total_error_abs_median = sample_median(all.total);
     sm.total_error_abs_max = *std::max_element(all.total.begin(), all.total.end());
-    sm.ks_median = median_of(all.ks);
+    sm.ks_median = sample_median(all.ks);
   }
-  if (!all.cache.empty()) sm.cache_share_diff_median = median_of(all.cache);
+  if (!all.cache.empty()) sm.cache_share_diff_median = sample_median(all.cache);
   if (all.covered_of > 0) sm.coverage = static_cast<double>(all.covered) / static_cast<double>(all.covered_of);
   if (all.totals_of > 0) sm.total_coverage = static_cast<double>(all.totals_covered) / static_cast<double>(all.totals_of);
   sm.ttft_requests = all.ttft_ape.size();
-  if (!all.ttft_ape.empty()) sm.ttft_ape_median = median_of(all.ttft_ape);
+  if (!all.ttft_ape.empty()) sm.ttft_ape_median = sample_median(all.ttft_ape);
   for (auto& [model, m] : all.models) {
     model_validation mv;
     mv.model = model;
     mv.requests = m.first.size();
-    mv.ape_p50 = median_of(m.first);
+    mv.ape_p50 = sample_median(m.first);
     if (m.second[1] > 0) mv.coverage = static_cast<double>(m.second[0]) / static_cast<double>(m.second[1]);
     out.models.push_back(std::move(mv));
   }
