@@ -114,6 +114,15 @@ std::optional<nlohmann::json> parse_line(std::string_view text, std::int64_t lin
 }
 
 namespace {
+// A valid UTC civil time as Unix seconds; nullopt for a date or time that does not exist.
+std::optional<double> civil_seconds(int y, int mo, int d, int h, int mi, double sec) {
+  const std::chrono::year_month_day ymd{std::chrono::year{y}, std::chrono::month{static_cast<unsigned>(mo)},
+                                        std::chrono::day{static_cast<unsigned>(d)}};
+  if (!ymd.ok() || h > 23 || mi > 59 || !(sec >= 0 && sec < 61)) return std::nullopt;
+  const auto days = std::chrono::sys_days{ymd}.time_since_epoch().count();
+  return static_cast<double>(days) * 86400.0 + h * 3600.0 + mi * 60.0 + sec;
+}
+
 // "2026-02-10T21:11:56.846Z" as logs write it (fixed widths, UTC): read without sscanf or a copy.
 // Anything else (an offset, narrower fields) is nullopt here and left to the general reader.
 std::optional<double> parse_iso8601_utc(std::string_view s) {
@@ -135,11 +144,7 @@ std::optional<double> parse_iso8601_utc(std::string_view s) {
   if (auto [ptr, ec] = std::from_chars(secs.data(), secs.data() + secs.size(), sec);
       ec != std::errc() || ptr != secs.data() + secs.size())
     return std::nullopt;
-  const std::chrono::year_month_day ymd{std::chrono::year{y}, std::chrono::month{static_cast<unsigned>(mo)},
-                                        std::chrono::day{static_cast<unsigned>(d)}};
-  if (!ymd.ok() || h > 23 || mi > 59 || !(sec >= 0 && sec < 61)) return std::nullopt;
-  const auto days = std::chrono::sys_days{ymd}.time_since_epoch().count();
-  return static_cast<double>(days) * 86400.0 + h * 3600.0 + mi * 60.0 + sec;
+  return civil_seconds(y, mo, d, h, mi, sec);
 }
 } // namespace
 
@@ -160,11 +165,9 @@ std::optional<double> parse_iso8601(std::string_view s) {
   } else {
     return std::nullopt;
   }
-  const std::chrono::year_month_day ymd{std::chrono::year{y}, std::chrono::month{static_cast<unsigned>(mo)},
-                                        std::chrono::day{static_cast<unsigned>(d)}};
-  if (!ymd.ok() || h > 23 || mi > 59 || !(sec >= 0 && sec < 61)) return std::nullopt;
-  const auto days = std::chrono::sys_days{ymd}.time_since_epoch().count();
-  return static_cast<double>(days) * 86400.0 + h * 3600.0 + mi * 60.0 + sec - offset;
+  const auto t = civil_seconds(y, mo, d, h, mi, sec);
+  if (!t) return std::nullopt;
+  return *t - offset;
 }
 
 std::optional<std::int64_t> count_at(const nlohmann::json& j, std::string_view key) {

@@ -1,19 +1,15 @@
 #include "loopcast/plan_choice.hpp"
 
-#include "loopcast/errors.hpp"
 #include "loopcast/replay.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 
 namespace loopcast {
 
 namespace {
 
-constexpr double week_s = 7 * 86400.0;
 constexpr double month_days = 30.436875;  // a mean Gregorian month
 
 // The assumed caps of Claude Max 5x (examples/scenarios/plan-vs-api.json), in counted tokens; Pro
