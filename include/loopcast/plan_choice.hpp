@@ -58,8 +58,8 @@ struct plan_choice_row {
   double fee_usd_month = 0;          ///< a plan's fee
   double metered_usd_month = 0;      ///< the API's tokens priced, scaled to a month
   double usd_month = 0;              ///< fee + metered
-  double blocked_hours_week = 0;     ///< waiting for resets, scaled to a week (middle caps)
-  double blocked_low = 0, blocked_high = 0;  ///< at the high and at the low caps (assumed caps)
+  double blocked_hours_week = 0;     ///< waiting for resets a week of the replayed span (middle caps)
+  double blocked_low = 0, blocked_high = 0;  ///< the least and most of the middle, half and twice the caps (assumed)
   std::int32_t walls = 0;            ///< waits (merged across sessions)
   std::vector<reset_wait> first_walls;  ///< the first few, in time order
   std::int32_t sessions_cut = 0;     ///< sessions that did not finish

@@ -121,7 +121,12 @@ plan_choice choose_plan(const std::vector<recorded_trace>& traces, const std::ve
   const auto recorded = measure_recorded(traces);
   r.requests = static_cast<std::int64_t>(recorded.requests);
   r.span_days = std::max(1.0, recorded.wall_s / 86400);
-  const double per_week = 7 / r.span_days, per_month = month_days / r.span_days;
+  const double per_month = month_days / r.span_days;
+  // Hours a week over the span the replay took: where a plan holds the work back, the sessions
+  // run later than recorded and the weeks they take are more than the logs' own.
+  const auto per_week = [&](const std::vector<reset_wait>& waits, const simulation_result& sim) {
+    return blocked_hours(waits) * 7 / std::max(r.span_days, sim.wall_s / 86400);
+  };
   for (const auto& c : candidates) {
     std::vector<model_map> maps{map_of(c, o.client, 1)};
     const bool spread = c.caps == plan_caps_source::assumed;
@@ -146,13 +151,15 @@ plan_choice choose_plan(const std::vector<recorded_trace>& traces, const std::ve
     const auto walls = waits_of(mid.sim, mid.option->buckets());
     row.walls = static_cast<std::int32_t>(walls.size());
     row.first_walls.assign(walls.begin(), walls.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(walls.size(), 5)));
-    row.blocked_hours_week = blocked_hours(walls) * per_week;
+    row.blocked_hours_week = per_week(walls, mid.sim);
     row.blocked_low = row.blocked_high = row.blocked_hours_week;
-    if (spread) {
-      const auto& low = rep.options[1];   // lower caps: more waiting
-      const auto& high = rep.options[2];
-      row.blocked_high = blocked_hours(waits_of(low.sim, low.option->buckets())) * per_week;
-      row.blocked_low = blocked_hours(waits_of(high.sim, high.option->buckets())) * per_week;
+    // Half and twice the caps (assumed): the interval is the least and the most of the three, as
+    // a run that waits less early may meet more walls later.
+    for (std::size_t i = 1; i < rep.options.size(); ++i) {
+      const auto& other = rep.options[i];
+      const double h = per_week(waits_of(other.sim, other.option->buckets()), other.sim);
+      row.blocked_low = std::min(row.blocked_low, h);
+      row.blocked_high = std::max(row.blocked_high, h);
     }
     row.sessions = static_cast<std::int32_t>(mid.sim.sessions.size());
     for (const auto& s : mid.sim.sessions) row.sessions_cut += s.outcome != session_outcome::completed;
