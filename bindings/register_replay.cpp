@@ -2,6 +2,11 @@
 #include "common.hpp"
 #include "documents.hpp"
 
+#include "loopcast/plan_choice.hpp"
+#include "loopcast/report/plans.hpp"
+
+#include <fnmatch.h>
+
 #include <cmath>
 
 namespace loopcast::python {
@@ -122,6 +127,40 @@ void register_traces(py::module_& m) {
 
 // `loopcast stats` and its local days.
 void register_stats(py::module_& m) {
+  m.def(
+      "plans",
+      [](const traces_holder& h, std::optional<std::string> models_dir, const std::string& plan, double max_blocked,
+         const std::map<std::string, double>& limits) {
+        compare_plans_options o;
+        o.home_plan = plan;
+        if (!(max_blocked >= 0 && max_blocked <= 168)) throw std::invalid_argument("max_blocked_hours must be 0 to 168");
+        o.max_blocked_hours_week = max_blocked;
+        std::map<std::string, bool> used;
+        // "BUCKET" or "TARGET:BUCKET" (TARGET a preset name or a shell pattern) → the cap.
+        o.set_given = [&](plan_agent, std::span<target* const> ts) {
+          for (const auto& [key, value] : limits) {
+            const auto colon = key.rfind(':');
+            const auto pattern = colon == std::string::npos ? std::string("*") : key.substr(0, colon);
+            const auto bucket = colon == std::string::npos ? key : key.substr(colon + 1);
+            if (!(value >= 1 && std::isfinite(value)))
+              throw std::invalid_argument("limits[\"" + key + "\"]: a cap must be a number of at least 1");
+            for (auto* t : ts)
+              if (fnmatch(pattern.c_str(), t->name.c_str(), 0) == 0)
+                if (auto* b = t->find_bucket(bucket)) {
+                  b->limit = value;
+                  b->limit_unpublished = false;
+                  used[key] = true;
+                }
+          }
+        };
+        const auto r = compare_plans(h.traces, *library_at(models_dir), o);
+        for (const auto& [key, value] : limits)
+          if (!used[key])
+            throw std::invalid_argument("limits[\"" + key + "\"]: no plan or API preset has that bucket");
+        return plan_choices_to_json(r, -1);
+      },
+      py::arg("traces"), py::arg("models_dir") = py::none(), py::arg("plan") = "", py::arg("max_blocked_hours") = 2.0,
+      py::arg("limits") = std::map<std::string, double>{}, "`loopcast plans --json` as JSON text.");
   m.def(
       "stats",
       [](const traces_holder& h, std::optional<std::string> price_target_json, std::optional<std::string> price_list,

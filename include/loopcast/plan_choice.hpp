@@ -1,23 +1,27 @@
 // loopcast — "which plan should I be on?": the recorded sessions replayed, with their recorded
-// agent time and durations, on each subscription plan and on the pay-as-you-go API; per option
-// what a month costs and how long a week is spent waiting for a plan's reset (docs/plans.md,
-// "Which plan").
+// agent time and durations, on each subscription plan of their agent and on the pay-as-you-go API;
+// per option what a month costs, how long a week is spent waiting for a plan's reset, and how late
+// the work would finish (docs/plans.md, "Which plan").
 #pragma once
 
+#include "loopcast/plan_fit.hpp"
 #include "loopcast/presets.hpp"
 #include "loopcast/retry.hpp"
 #include "loopcast/target.hpp"
 #include "loopcast/trace.hpp"
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
 namespace loopcast {
 
-/// Where a candidate's caps come from.
+/// Where a candidate's caps come from (the weakest of its buckets': assumed before fitted before given).
 enum class plan_caps_source : std::uint8_t {
-  assumed,  ///< no published figure: an assumption (replayed at low, middle and high caps)
+  assumed,  ///< no published figure and nothing in the logs: an assumption (replayed at ½ and 2× too)
+  fitted,   ///< from the user's own walls or measured percentages (fit_plan), scaled by the plans' stated ratio
   given,    ///< set by the user (--limit): replayed as given
   none      ///< the option has no cap to assume (the API: its tiers' published limits)
 };
@@ -25,22 +29,49 @@ enum class plan_caps_source : std::uint8_t {
 /// One option to replay the sessions on: a model map (the first pattern a request's model matches
 /// takes it; a plan's one pattern "*" puts every model in its shared buckets).
 struct plan_candidate {
-  std::string label;                          ///< "Claude Max 5x"
+  std::string label;                          ///< "Claude Max (5x)"
   std::vector<std::pair<std::string, target>> targets;  ///< (model pattern, target), in order
+  /// The same at the low and the high end of the caps' uncertainty (empty: no interval to run).
+  std::vector<std::pair<std::string, target>> low, high;
   plan_caps_source caps = plan_caps_source::none;
   std::string caps_note;                      ///< what the caps are and why
 };
 
-/// The options for Claude Code logs: Claude Pro, Max 5x and Max 20x with assumed caps (their
-/// published ratio 1 : 5 : 20 to a base of 1,000,000 counted tokens per 5 hours and 10,000,000 a
-/// week for Max 5x, docs/plans.md), and the API pay-as-you-go (tier 4) with a target per family.
-/// Throws config_error when a preset does not load.
-std::vector<plan_candidate> claude_plan_candidates(const preset_library& lib);
+/// The agents whose logs `plans` compares, each with its own plans.
+enum class plan_agent : std::uint8_t {
+  claude_code,  ///< Claude Pro / Max (5x) / Ultra (Max 20x), and Anthropic's API
+  codex         ///< ChatGPT Plus / Pro 5x / Pro 20x, and OpenAI's API
+};
+
+/// What is known about the caps, besides the presets.
+struct plan_caps_input {
+  /// Caps fitted from the same logs (fit_plan): each window an account's walls or percentages
+  /// measured is that account's plan's cap; the other plans get it times their stated ratio.
+  const plan_fit* fit = nullptr;
+  /// The plan the fitted account was on: a label or a word of one ("pro", "max", "ultra"; "plus",
+  /// "pro 5x", "pro 20x"). Empty: the login method the logs name, else Max (Claude) or Plus (Codex).
+  std::string home_plan;
+  /// Sets the user's own caps on the presets as loaded (the CLI's --limit): a bucket it sets is "given".
+  std::function<void(std::span<target* const>)> set_given;
+  /// The API option's prices per recorded model (Codex: a target per model of the logs, priced at
+  /// that model's list price); null: the presets' own.
+  const model_price_book* prices = nullptr;
+  std::vector<std::string> models;  ///< the models the logs name
+  /// Assumed caps (and fitted ones without an interval) are replayed at these multiples too.
+  double assumed_low = 0.5, assumed_high = 2;
+};
+
+/// The options for one agent's logs: its plans, each with caps from the user (given), else from the
+/// user's own fitted walls and percentages scaled by the plans' published ratios (fitted), else
+/// an assumption (docs/plans.md); and the API pay-as-you-go. Throws config_error when a preset
+/// does not load, std::invalid_argument for a home plan that names none of the agent's plans.
+std::vector<plan_candidate> plan_candidates(const preset_library& lib, plan_agent agent, const plan_caps_input& in = {});
 
 struct plan_choice_options {
-  retry_policy client;                ///< the agent (claude-code: waits out a plan's reset)
+  /// The agent. At a plan's wall it waits for the reset however often it is refused (a person
+  /// resumes when the window reopens); on the API its own retries apply.
+  retry_policy client;
   double max_blocked_hours_week = 2;  ///< the verdict's limit on waiting for resets
-  double cap_low = 0.5, cap_high = 2;  ///< assumed caps are replayed at these multiples too
   std::uint64_t seed = 1;
 };
 
@@ -59,10 +90,15 @@ struct plan_choice_row {
   double metered_usd_month = 0;      ///< the API's tokens priced, scaled to a month
   double usd_month = 0;              ///< fee + metered
   double blocked_hours_week = 0;     ///< waiting for resets a week of the replayed span (middle caps)
-  double blocked_low = 0, blocked_high = 0;  ///< the least and most of the middle, half and twice the caps (assumed)
+  double blocked_low = 0, blocked_high = 0;  ///< the least and most of the middle, low and high caps
+  /// How much later than recorded the last session ended (work held back by the walls), days.
+  double late_days = 0, late_low = 0, late_high = 0;
+  /// The share of the recorded pace the plan keeps up with: the logs' span over the replay's
+  /// (1: the work finishes on time; 0.1: it takes ten times as long), with its interval.
+  double pace = 1, pace_low = 1, pace_high = 1;
   std::int32_t walls = 0;            ///< waits (merged across sessions)
   std::vector<reset_wait> first_walls;  ///< the first few, in time order
-  std::int32_t sessions_cut = 0;     ///< sessions that did not finish
+  std::int32_t sessions_cut = 0;     ///< sessions that did not finish (a request no cap can take)
   std::int32_t sessions = 0;
   plan_caps_source caps = plan_caps_source::none;
   std::string caps_note;
@@ -70,6 +106,7 @@ struct plan_choice_row {
 };
 
 struct plan_choice {
+  std::string agent;         ///< "Claude Code", "Codex"
   double span_days = 0;      ///< the recorded sessions' first send to last end (at least a day)
   std::int64_t requests = 0;
   std::vector<plan_choice_row> rows;  ///< cheapest first among those within the limit, then the rest by blocked hours
@@ -81,5 +118,20 @@ struct plan_choice {
 /// change anything) and ranks them. Throws trace_error for logs without dated requests.
 plan_choice choose_plan(const std::vector<recorded_trace>& traces, const std::vector<plan_candidate>& candidates,
                         const plan_choice_options& o = {});
+
+struct compare_plans_options {
+  std::string home_plan;              ///< as plan_caps_input::home_plan
+  double max_blocked_hours_week = 2;  ///< the verdict's limit
+  std::string price_list;             ///< a LiteLLM or models.dev list for the API's prices ("" the bundled)
+  /// Sets the user's caps on one agent's presets as loaded (plan_caps_input::set_given).
+  std::function<void(plan_agent, std::span<target* const>)> set_given;
+};
+
+/// `loopcast plans`: the Claude Code logs compared on Claude's plans, the Codex logs on ChatGPT's,
+/// each with caps fitted from its own logs (fit_plan) and its agent's client; one comparison per
+/// agent that has requests, Claude Code first. Other agents' logs are counted in a note. Throws
+/// trace_error when no log holds a Claude Code or Codex request.
+std::vector<plan_choice> compare_plans(const std::vector<recorded_trace>& traces, const preset_library& lib,
+                                       const compare_plans_options& o = {});
 
 } // namespace loopcast

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import json
 import os
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -143,6 +144,26 @@ def stats(logs: "Logs | str | Sequence[str] | None" = None, price: "Target | str
                                        models_dir(models), float(cache_ttl_s), int(block_tokens), by,
                                        _day(since, "since", timezone), _day(until, "until", timezone, 1),
                                        timezone or "", bool(breakdown)))
+
+
+def plans(logs: "Logs | str | Sequence[str] | None" = None, *, plan: str = "", max_blocked_hours: float = 2.0,
+          limits: "Mapping[str, float] | None" = None, models: "str | os.PathLike | None" = None) -> "Report":
+    """Which plan? ``loopcast plans --json`` as a dict (``.to_pandas()``: a row per agent and option).
+
+    The Claude Code sessions in ``logs`` (None: this machine's logs) are replayed on Claude Pro,
+    Max (5x), Ultra (Max 20x) and the API, the Codex sessions on ChatGPT Plus, Pro 5x, Pro 20x and
+    the API, with their recorded agent time. Per option: ``usd_month``, ``blocked_hours_week``
+    (waiting for resets, with ``_low``/``_high`` at the caps' interval), ``pace`` (the share of the
+    recorded pace kept up with), the first waits, the sessions cut, and where the caps came from
+    (``caps``: given, fitted, assumed or published; ``caps_note``). ``limits`` gives caps:
+    ``{"five_hour": 1e6}`` for every plan, ``{"claude-pro-*:weekly": 2e6}`` for some. ``plan`` is the
+    plan the logs were recorded on ("max", "plus", …): caps fitted from the logs are that plan's
+    (docs/plans.md, "Which plan").
+    """
+    handle = Logs(_core.import_default_logs())._handle if logs is None else _logs(logs)._handle
+    text = _core.plans(handle, models_dir(models), str(plan), float(max_blocked_hours),
+                       {str(k): float(v) for k, v in (limits or {}).items()})
+    return Report("plans", json.loads(text))
 
 
 def _with_limits(tg: Target, limits: "Mapping[str, int]", found: "dict[str, bool]", names: "set[str]") -> Target:

@@ -108,7 +108,7 @@ class Report(dict):
         solve: one row per evaluation step; prices: one row per model (USD per million tokens,
         None where the list gives no usable price); limits: one row per inferred bucket; plan
         caps: one row per window and counting rule (``high`` NaN where nothing bounds it above);
-        backtest: one row per forecast.
+        backtest: one row per forecast; plans: one row per agent and option.
         Missing statistics are NaN, never 0.
         """
         import pandas as pd
@@ -127,6 +127,9 @@ class Report(dict):
             rows = _prices_rows(self)
         elif self.kind == "limits":
             rows = _limits_rows(self)
+        elif self.kind == "plans":
+            rows = [{"agent": a["agent"], **{k: v for k, v in r.items() if k != "first_waits"}}
+                    for a in self["agents"] for r in a["rows"]]
         elif self.kind == "plan_caps":
             rows = [{**c, "high": float("nan") if c["high"] is None else c["high"]} for c in self["caps"]]
         else:  # pragma: no cover - every constructor passes one of the kinds above

@@ -514,67 +514,58 @@ void add_fit_commands(CLI::App& app, const globals& g, const std::shared_ptr<log
 struct plans_args {
   std::vector<std::string> limits;
   double max_blocked = 2;
-  std::string timezone;
+  std::string timezone, home_plan;
   bool as_json = false;
 };
 
 int cmd_plans(const log_args& la, const globals& g, const plans_args& a) {
-  auto read = read_logs(la, true);
-  std::vector<recorded_trace> claude;
-  std::size_t other = 0;
-  for (auto& t : read.traces) {
-    if (t.request_count() == 0) continue;
-    if (t.format == trace_format::claude_code) claude.push_back(std::move(t));
-    else ++other;
+  const auto read = read_logs(la, true);
+  bool claude = false, codex = false;
+  for (const auto& t : read.traces) {
+    claude = claude || (t.format == trace_format::claude_code && t.request_count() > 0);
+    codex = codex || (t.format == trace_format::codex && t.request_count() > 0);
   }
-  if (claude.empty())
+  if (!claude && !codex)
     throw trace_error(la.logs.empty() ? std::string("(this machine's logs)") : la.logs.front(), 0,
-                      "no Claude Code request to compare plans with (only Claude Code logs are compared so far)");
-  const auto lib = library(g);
-  auto candidates = claude_plan_candidates(lib);
-  std::vector<target*> tgts;
-  std::vector<std::vector<double>> before;
-  for (auto& c : candidates)
-    for (auto& [pattern, t] : c.targets) {
-      tgts.push_back(&t);
-      std::vector<double> caps;
-      for (const auto& b : t.limits) caps.push_back(b.limit);
-      before.push_back(std::move(caps));
-    }
-  set_bucket_limits(tgts, a.limits);
-  std::size_t k = 0;
-  for (auto& c : candidates)
-    for (auto& [pattern, t] : c.targets) {
-      std::string given;
-      for (std::size_t i = 0; i < t.limits.size(); ++i)
-        if (t.limits[i].limit != before[k][i])
-          given += fmt::format("{}{} {}", given.empty() ? "" : ", ", t.limits[i].name, t.limits[i].limit);
-      if (!given.empty()) {
-        c.caps = plan_caps_source::given;
-        c.caps_note = "given: " + given;
-      }
-      ++k;
-    }
-  plan_choice_options o;
-  o.client = lib.load_client("claude-code");
+                      "no Claude Code or Codex request to compare plans with (plans are compared for those two agents)");
+  compare_plans_options o;
+  o.home_plan = a.home_plan;
   o.max_blocked_hours_week = a.max_blocked;
-  auto r = choose_plan(claude, candidates, o);
-  if (other > 0)
-    r.notes.push_back(fmt::format("{} logs of other agents (Codex, opencode, …) left out: only Claude Code's plans are "
-                                  "compared so far", other));
-  if (a.as_json) std::cout << plan_choice_to_json(r) << "\n";
-  else std::cout << plan_choice_text(r, a.timezone);
+  // A --limit names the buckets of one agent's plans or the other's: with both agents' logs it
+  // must fit one of them.
+  bool limits_used = a.limits.empty();
+  std::string limit_error;
+  o.set_given = [&](plan_agent, std::span<target* const> tgts) {
+    if (a.limits.empty()) return;
+    try {
+      set_bucket_limits(tgts, a.limits);
+      limits_used = true;
+    } catch (const std::invalid_argument& e) {
+      if (!claude || !codex) throw;
+      if (limit_error.empty()) limit_error = e.what();
+    }
+  };
+  const auto results = compare_plans(read.traces, library(g), o);
+  if (!limits_used) throw std::invalid_argument(limit_error);
+  if (a.as_json) std::cout << plan_choices_to_json(results) << "\n";
+  else
+    for (std::size_t i = 0; i < results.size(); ++i)
+      std::cout << (i > 0 ? "\n" : "") << plan_choice_text(results[i], a.timezone);
   return ok;
 }
 
 void add_plans_command(CLI::App& app, const globals& g, const std::string& formats, std::vector<command>& cmds) {
   auto pa = std::make_shared<plans_args>();
-  auto* plans = app.add_subcommand("plans", "Which plan? Your Claude Code sessions replayed on Claude Pro, Max 5x, Max 20x "
-                                            "and the API: $ a month and hours a week waiting for resets (docs/plans.md)");
+  auto* plans = app.add_subcommand("plans", "Which plan? Your Claude Code and Codex sessions replayed on each plan "
+                                            "(Claude Pro, Max, Ultra; ChatGPT Plus, Pro 5x, Pro 20x) and the API: $ a "
+                                            "month, hours a week waiting for resets (docs/plans.md)");
   auto la = std::make_shared<log_args>();
   add_log_options(plans, *la, formats, true);
-  plans->add_option("--limit", pa->limits, "A cap instead of the assumed one: BUCKET=N (every plan) or TARGET:BUCKET=N "
-                                           "(a preset name or pattern); repeatable");
+  plans->add_option("--limit", pa->limits, "A cap instead of the fitted or assumed one: BUCKET=N (every plan) or "
+                                           "TARGET:BUCKET=N (a preset name or pattern); repeatable");
+  plans->add_option("--plan", pa->home_plan, "The plan your logs were recorded on (pro, max, ultra; plus, pro 5x, "
+                                             "pro 20x): the caps fitted from them are that plan's (default: the login "
+                                             "method the logs name, else max or plus)");
   plans->add_option("--max-blocked-hours", pa->max_blocked, "Hours a week of waiting for resets the verdict accepts")
       ->capture_default_str()->check(finite_range(0, 168));
   plans->add_option("--timezone", pa->timezone, "IANA time zone of the waits' clock times (default: the machine's, $TZ)")

@@ -1,10 +1,17 @@
 #include "loopcast/plan_choice.hpp"
 
+#include "loopcast/price_book.hpp"
 #include "loopcast/replay.hpp"
 
 #include <fmt/format.h>
+#include <fmt/chrono.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <ctime>
+#include <stdexcept>
 
 namespace loopcast {
 
@@ -12,26 +19,193 @@ namespace {
 
 constexpr double month_days = 30.436875;  // a mean Gregorian month
 
-// The assumed caps of Claude Max 5x (examples/scenarios/plan-vs-api.json), in counted tokens; Pro
-// and Max 20x by Anthropic's stated ratio ("Max is 5x or 20x the usage of Pro").
-constexpr double max5x_five_hour = 1'000'000, max5x_weekly = 10'000'000;
+// A plan of an agent's family: its preset and its stated multiple of the family's smallest plan.
+struct plan_offer {
+  const char* label;
+  const char* preset;
+  double ratio;
+  const char* words;  ///< what a home plan may say to name it, lower case, '|' between
+};
+// An assumption where nothing measures a cap: the smallest plan's counted tokens per window.
+struct family {
+  std::vector<plan_offer> offers;
+  double base_five_hour, base_weekly;
+  const char* base_why;
+  const char* default_home;
+};
 
-plan_candidate plan_of(const preset_library& lib, const std::string& label, const std::string& preset, double ratio) {
-  auto t = lib.load_target(preset);
-  for (auto& b : t.limits) {
-    if (!b.limit_unpublished) continue;
-    b.limit = (b.name == "five_hour" ? max5x_five_hour : max5x_weekly) * ratio;
-    b.limit_unpublished = false;
+// Claude: "Max is 5x or 20x the usage of Pro" (support.anthropic.com, article 11014257); Max 5x
+// was renamed Max and Max 20x Ultra on 2026-10-30 (second-hand, docs/plans.md). The base: Max 5x
+// 1M counted tokens per 5 hours and 10M a week (examples/scenarios/plan-vs-api.json), over 5.
+const family& claude_family() {
+  static const family f{{{"Claude Pro", "claude-pro-sonnet-4.6", 1, "pro"},
+                         {"Claude Max (5x)", "claude-max-5x-opus-4.7", 5, "max|max 5x|max-5x|max5x|5x"},
+                         {"Claude Ultra (Max 20x)", "claude-max-20x-opus-4.7", 20, "ultra|max 20x|max-20x|max20x|20x"}},
+                        200'000,
+                        2'000'000,
+                        "Max 5x's assumed 1M and 10M (examples/scenarios/plan-vs-api.json) over 5",
+                        "max"};
+  return f;
+}
+// Codex: Pro $100 is 5x Plus's usage and Pro $200 20x (OpenAI's Codex pricing page as quoted by
+// simplemetrics.xyz, 2026-06). The base: the cap fitted on real Plus-sized Codex accounts
+// (tests/data/traces/codex-rate-limits: 1.25M tokens per 5 hours, cache reads at 0; 10.3M a week).
+const family& codex_family() {
+  static const family f{{{"ChatGPT Plus", "chatgpt-plus-codex-gpt-5", 1, "plus"},
+                         {"ChatGPT Pro 5x", "chatgpt-pro-5x-codex-gpt-5", 5, "pro 5x|pro-5x|pro5x|5x|pro"},
+                         {"ChatGPT Pro 20x", "chatgpt-pro-20x-codex-gpt-5", 20, "pro 20x|pro-20x|pro20x|20x"}},
+                        1'250'000,
+                        10'260'000,
+                        "fitted on real Codex accounts' used_percent (loopcast's test data; their plan is not recorded: taken "
+                        "as Plus)",
+                        "plus"};
+  return f;
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The offer a home plan's words name: an exact word first, else the offer whose words appear in it
+// (a login method "Claude Max account" names Max).
+const plan_offer* offer_named(const family& f, const std::string& text) {
+  const auto t = lower(text);
+  const auto words_of = [](const plan_offer& o) {
+    std::vector<std::string> w;
+    std::string s = o.words;
+    for (std::size_t a = 0; a <= s.size();) {
+      const auto b = std::min(s.find('|', a), s.size());
+      w.push_back(s.substr(a, b - a));
+      a = b + 1;
+    }
+    return w;
+  };
+  for (const auto& o : f.offers)
+    for (const auto& w : words_of(o))
+      if (t == w || t == lower(o.label)) return &o;
+  const plan_offer* best = nullptr;
+  std::size_t best_len = 0;
+  for (const auto& o : f.offers)
+    for (const auto& w : words_of(o))
+      if (w.size() > best_len && t.find(w) != std::string::npos) best = &o, best_len = w.size();
+  return best;
+}
+
+std::string tokens_text(double x) {
+  return x >= 1e6 ? fmt::format("{:.3g}M", x / 1e6) : fmt::format("{:.3g}K", x / 1e3);
+}
+
+// A fitted window's cap for a bucket of the same length: the account with the most inliers.
+struct fitted_window {
+  const window_fit* fit = nullptr;
+  const plan_account* account = nullptr;
+};
+fitted_window fitted_for(const plan_fit* pf, double period_s) {
+  fitted_window best;
+  if (pf == nullptr) return best;
+  for (const auto& w : pf->windows) {
+    if (w.rules.empty() || !std::isfinite(w.rules.front().cap) || std::abs(w.period_s - period_s) > 60) continue;
+    if (best.fit != nullptr && w.rules.front().inliers <= best.fit->rules.front().inliers) continue;
+    best.fit = &w;
+    best.account = nullptr;
+    for (const auto& a : pf->accounts)
+      if (a.name == w.account) best.account = &a;
   }
+  return best;
+}
+
+// Counting rule of a fit on a bucket: input, cache writes, output and reasoning at 1, cache reads
+// at the rule's weight (model weights stay the bucket's own: a plan's one target has one model).
+void count_as(bucket_config& b, const cap_rule& r) {
+  b.classes = {token_class::input, token_class::cache_write, token_class::output, token_class::reasoning};
+  b.class_weights = {1, 1, 1, 1, 1, 1};
+  if (r.cache_read > 0) {
+    b.classes.insert(token_class::cache_read);
+    b.class_weights[static_cast<std::size_t>(token_class::cache_read)] = r.cache_read;
+  }
+}
+
+// The product of the dated factors of `bucket` in force at `unix_s`.
+double dated_factor(const target& t, const std::string& bucket, double unix_s) {
+  double f = 1;
+  for (const auto& d : t.dated_limits)
+    if (d.bucket == bucket && unix_s >= d.from_unix_s && unix_s < d.until_unix_s) f *= d.factor;
+  return f;
+}
+
+// A plan's caps, bucket by bucket: given where the user set them, else fitted (the fitted account's
+// window, as it stood at its samples' dates brought to today's rules, times this plan's ratio over
+// the home plan's), else assumed (the family's base times the ratio). `t` comes after set_given.
+plan_candidate plan_of(target t, const family& f, const plan_offer& offer, const plan_offer& home,
+                       const plan_caps_input& in) {
   plan_candidate c;
-  c.label = label;
+  c.label = offer.label;
+  auto lo = t, hi = t;
+  std::vector<std::string> parts;
+  bool assumed = false, fitted = false, given = false, spread = false;
+  for (std::size_t i = 0; i < t.limits.size(); ++i) {
+    auto& b = t.limits[i];
+    if (!b.limit_unpublished) {
+      given = true;
+      parts.push_back(fmt::format("{} {} given", b.name, tokens_text(b.limit)));
+      continue;
+    }
+    double mid = 0, low = 0, high = 0;
+    const auto fw = fitted_for(in.fit, b.period_s);
+    if (fw.fit != nullptr) {
+      const auto& r = fw.fit->rules.front();
+      const auto& s = fw.fit->samples;
+      const double at = s.empty() ? std::numeric_limits<double>::quiet_NaN() : s[s.size() / 2].t1;
+      const double scale = offer.ratio / home.ratio / (std::isfinite(at) ? dated_factor(t, b.name, at) : 1.0);
+      // A dated change of level: the cap in force now is the later level's (its samples are too
+      // few for an interval of their own).
+      const bool changed = fw.fit->levels.size() == 2 && std::isfinite(fw.fit->change_at);
+      mid = (changed ? fw.fit->levels.back().cap : r.cap) * scale;
+      const bool interval = !changed && std::isfinite(r.cap_low) && std::isfinite(r.cap_high);
+      low = interval ? r.cap_low * scale : mid * in.assumed_low;
+      high = interval ? r.cap_high * scale : mid * in.assumed_high;
+      for (auto* x : {&b, &lo.limits[i], &hi.limits[i]}) count_as(*x, r.rule);
+      fitted = true;
+      const auto from = changed ? fmt::format("the {} windows after a change near {:%Y-%m-%d} of {} {} windows",
+                                              fw.fit->levels.back().samples,
+                                              fmt::gmtime(static_cast<std::time_t>(fw.fit->change_at)), r.samples,
+                                              fw.fit->evidence)
+                                : fmt::format("{} of {} {} windows", r.inliers, r.samples, fw.fit->evidence);
+      parts.push_back(fmt::format("{} {} fitted ({}–{}; {} of {}{}, {})", b.name, tokens_text(mid), tokens_text(low),
+                                  tokens_text(high), from, fw.fit->account,
+                                  &offer == &home ? "" : fmt::format(", × {:g} for {} over {}", offer.ratio / home.ratio,
+                                                                     offer.label, home.label),
+                                  r.rule.name()));
+    } else {
+      mid = (b.period_s <= 5 * 3600.0 ? f.base_five_hour : f.base_weekly) * offer.ratio;
+      low = mid * in.assumed_low;
+      high = mid * in.assumed_high;
+      assumed = true;
+      parts.push_back(fmt::format("{} {} assumed", b.name, tokens_text(mid)));
+    }
+    spread = true;
+    b.limit = mid;
+    lo.limits[i].limit = low;
+    hi.limits[i].limit = high;
+    for (auto* x : {&b, &lo.limits[i], &hi.limits[i]}) x->limit_unpublished = false;
+  }
+  c.caps = assumed ? plan_caps_source::assumed
+           : fitted ? plan_caps_source::fitted
+           : given  ? plan_caps_source::given
+                    : plan_caps_source::none;
+  std::string note;
+  for (const auto& p : parts) note += (note.empty() ? "" : "; ") + p;
+  if (assumed)
+    note += fmt::format(" (assumed: {} for {}, times {:g}; the plans state their ratio, not their caps)",
+                        tokens_text(f.base_five_hour) + " per 5 hours and " + tokens_text(f.base_weekly) + " a week",
+                        f.offers.front().label, offer.ratio);
+  c.caps_note = note;
+  if (spread) {
+    c.low.emplace_back("*", std::move(lo));
+    c.high.emplace_back("*", std::move(hi));
+  }
   c.targets.emplace_back("*", std::move(t));
-  c.caps = plan_caps_source::assumed;
-  const auto tok = [](double x) { return x >= 1e6 ? fmt::format("{:g}M", x / 1e6) : fmt::format("{:g}K", x / 1e3); };
-  c.caps_note = fmt::format("assumed: {} counted tokens per 5 hours, {} a week (Max 5x's assumed {} and {}, times {:g}: "
-                            "Anthropic states the ratio, not the caps)",
-                            tok(max5x_five_hour * ratio), tok(max5x_weekly * ratio), tok(max5x_five_hour),
-                            tok(max5x_weekly), ratio);
   return c;
 }
 
@@ -72,14 +246,13 @@ double blocked_hours(const std::vector<reset_wait>& walls) {
   return h;
 }
 
-model_map map_of(const plan_candidate& c, const retry_policy& client, double scale) {
+model_map map_of(const std::string& label, const std::vector<std::pair<std::string, target>>& targets,
+                 const retry_policy& client) {
   model_map m;
-  m.label = c.label;
-  for (const auto& [pattern, t] : c.targets) {
+  m.label = label;
+  for (const auto& [pattern, t] : targets) {
     scenario_option o;
     o.targets.push_back(t);
-    if (scale != 1)
-      for (auto& b : o.targets.back().limits) b.limit *= scale;
     o.label = o.name();
     o.client = client;
     m.entries.push_back({pattern, std::move(o)});
@@ -94,19 +267,70 @@ std::string targets_of(const plan_candidate& c) {
   return s;
 }
 
-} // namespace
-
-std::vector<plan_candidate> claude_plan_candidates(const preset_library& lib) {
-  std::vector<plan_candidate> out;
-  out.push_back(plan_of(lib, "Claude Pro", "claude-pro-sonnet-4.6", 0.2));
-  out.push_back(plan_of(lib, "Claude Max 5x", "claude-max-5x-opus-4.7", 1));
-  out.push_back(plan_of(lib, "Claude Max 20x", "claude-max-20x-opus-4.7", 4));
+// The API beside a family's plans: Claude, a tier-4 target per family (Haiku, Sonnet, the rest on
+// Opus); Codex, a tier-4 target per recorded model at that model's list price.
+plan_candidate api_of(const preset_library& lib, plan_agent agent, const plan_caps_input& in) {
   plan_candidate api;
   api.label = "API pay-as-you-go";
-  api.targets.emplace_back("*haiku*", lib.load_target("anthropic-tier4-claude-haiku-4.5"));
-  api.targets.emplace_back("*sonnet*", lib.load_target("anthropic-tier4-claude-sonnet-4.6"));
-  api.targets.emplace_back("*", lib.load_target("anthropic-tier4-claude-opus-4.7"));
-  api.caps_note = "tier 4's published rate limits; every token at list price";
+  if (agent == plan_agent::claude_code) {
+    api.targets.emplace_back("*haiku*", lib.load_target("anthropic-tier4-claude-haiku-4.5"));
+    api.targets.emplace_back("*sonnet*", lib.load_target("anthropic-tier4-claude-sonnet-4.6"));
+    api.targets.emplace_back("*", lib.load_target("anthropic-tier4-claude-opus-4.7"));
+    api.caps_note = "tier 4's published rate limits; every token at list price";
+    return api;
+  }
+  const auto base = lib.load_target("openai-tier4-gpt-5");
+  std::vector<std::string> unpriced;
+  for (const auto& m : in.models) {
+    if (api.targets.size() + 1 >= max_route_targets) break;
+    const auto* e = in.prices != nullptr ? in.prices->find(m) : nullptr;
+    if (e == nullptr) {
+      unpriced.push_back(m);
+      continue;
+    }
+    auto t = base;
+    t.name = "openai-tier4-" + normalize_model_name(m);
+    t.model = m;
+    t.prices = e->prices;
+    api.targets.emplace_back(m, std::move(t));
+  }
+  api.targets.emplace_back("*", base);
+  api.caps_note = "tier 4's published rate limits (gpt-5's); each model at its own list price";
+  if (!unpriced.empty())
+    api.caps_note += fmt::format(" ({} priced as gpt-5: no list price known)", fmt::format("{}", fmt::join(unpriced, ", ")));
+  return api;
+}
+
+} // namespace
+
+std::vector<plan_candidate> plan_candidates(const preset_library& lib, plan_agent agent, const plan_caps_input& in) {
+  const auto& f = agent == plan_agent::claude_code ? claude_family() : codex_family();
+  std::string home_text = in.home_plan;
+  if (home_text.empty() && in.fit != nullptr) {
+    const auto fw5 = fitted_for(in.fit, 5 * 3600.0), fww = fitted_for(in.fit, 7 * 86400.0);
+    for (const auto* a : {fw5.account, fww.account})
+      if (a != nullptr && !a->plan.empty() && home_text.empty()) home_text = a->plan;
+  }
+  const plan_offer* home = offer_named(f, home_text.empty() ? f.default_home : home_text);
+  if (home == nullptr) {
+    std::string names;
+    for (const auto& o : f.offers) names += fmt::format("{}{}", names.empty() ? "" : ", ", o.label);
+    if (!in.home_plan.empty())
+      throw std::invalid_argument(fmt::format("--plan {}: not a plan of this agent ({})", in.home_plan, names));
+    home = offer_named(f, f.default_home);
+  }
+  std::vector<target> loaded;
+  for (const auto& o : f.offers) loaded.push_back(lib.load_target(o.preset));
+  auto api = api_of(lib, agent, in);
+  if (in.set_given) {
+    std::vector<target*> all;
+    for (auto& t : loaded) all.push_back(&t);
+    for (auto& [pattern, t] : api.targets) all.push_back(&t);
+    in.set_given(all);
+  }
+  std::vector<plan_candidate> out;
+  for (std::size_t i = 0; i < f.offers.size(); ++i)
+    out.push_back(plan_of(std::move(loaded[i]), f, f.offers[i], *home, in));
   out.push_back(std::move(api));
   return out;
 }
@@ -127,13 +351,22 @@ plan_choice choose_plan(const std::vector<recorded_trace>& traces, const std::ve
   const auto per_week = [&](const std::vector<reset_wait>& waits, const simulation_result& sim) {
     return blocked_hours(waits) * 7 / std::max(r.span_days, sim.wall_s / 86400);
   };
+  const auto late = [&](const simulation_result& sim) { return std::max(0.0, sim.wall_s - recorded.wall_s) / 86400; };
+  const auto pace = [&](const simulation_result& sim) {
+    return sim.wall_s > recorded.wall_s ? recorded.wall_s / sim.wall_s : 1.0;
+  };
+  // At a plan's wall the person waits for the reset and goes on, however often the window refuses
+  // (the agent's own retry count is for transient errors, not for a plan's reset).
+  auto patient = o.client;
+  patient.max_retries = -1;
+  patient.honour_retry_after = true;
+  patient.retry_after_cap_s = std::numeric_limits<double>::infinity();
   for (const auto& c : candidates) {
-    std::vector<model_map> maps{map_of(c, o.client, 1)};
-    const bool spread = c.caps == plan_caps_source::assumed;
-    if (spread) {
-      maps.push_back(map_of(c, o.client, o.cap_low));
-      maps.push_back(map_of(c, o.client, o.cap_high));
-    }
+    const bool is_plan = c.targets.front().second.plan.has_value();
+    const auto& client = is_plan ? patient : o.client;
+    std::vector<model_map> maps{map_of(c.label, c.targets, client)};
+    if (!c.low.empty()) maps.push_back(map_of(c.label, c.low, client));
+    if (!c.high.empty()) maps.push_back(map_of(c.label, c.high, client));
     const auto rep = run_replay(traces, maps, ro);
     plan_choice_row row;
     row.label = c.label;
@@ -144,7 +377,7 @@ plan_choice choose_plan(const std::vector<recorded_trace>& traces, const std::ve
     for (const auto& n : rep.shaping.front().notes)
       if (std::find(r.notes.begin(), r.notes.end(), n) == r.notes.end()) r.notes.push_back(n);
     const auto& first = c.targets.front().second;
-    row.plan = first.plan.has_value();
+    row.plan = is_plan;
     if (row.plan) row.fee_usd_month = first.plan->monthly_fee_usd;
     else row.metered_usd_month = mid.sim.token_cost_usd * per_month;
     row.usd_month = row.fee_usd_month + row.metered_usd_month;
@@ -153,13 +386,19 @@ plan_choice choose_plan(const std::vector<recorded_trace>& traces, const std::ve
     row.first_walls.assign(walls.begin(), walls.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(walls.size(), 5)));
     row.blocked_hours_week = per_week(walls, mid.sim);
     row.blocked_low = row.blocked_high = row.blocked_hours_week;
-    // Half and twice the caps (assumed): the interval is the least and the most of the three, as
-    // a run that waits less early may meet more walls later.
+    row.late_days = row.late_low = row.late_high = late(mid.sim);
+    row.pace = row.pace_low = row.pace_high = pace(mid.sim);
+    // Low and high caps: the interval is the least and the most of the three, as a run that waits
+    // less early may meet more walls later.
     for (std::size_t i = 1; i < rep.options.size(); ++i) {
       const auto& other = rep.options[i];
       const double h = per_week(waits_of(other.sim, other.option->buckets()), other.sim);
       row.blocked_low = std::min(row.blocked_low, h);
       row.blocked_high = std::max(row.blocked_high, h);
+      row.late_low = std::min(row.late_low, late(other.sim));
+      row.late_high = std::max(row.late_high, late(other.sim));
+      row.pace_low = std::min(row.pace_low, pace(other.sim));
+      row.pace_high = std::max(row.pace_high, pace(other.sim));
     }
     row.sessions = static_cast<std::int32_t>(mid.sim.sessions.size());
     for (const auto& s : mid.sim.sessions) row.sessions_cut += s.outcome != session_outcome::completed;
@@ -180,11 +419,61 @@ plan_choice choose_plan(const std::vector<recorded_trace>& traces, const std::ve
                                   best.label, best.usd_month, best.blocked_hours_week, range, o.max_blocked_hours_week)
                     : fmt::format("no option stays within {:g} h a week of waiting; the least is {} with {:.1f} h{}",
                                   o.max_blocked_hours_week, best.label, best.blocked_hours_week, range);
+    // Which input would narrow the answer.
+    const bool assumed = std::any_of(r.rows.begin(), r.rows.end(),
+                                     [](const plan_choice_row& x) { return x.caps == plan_caps_source::assumed; });
+    if (assumed)
+      r.notes.push_back("some caps are assumed (no plan publishes its caps): a usage-limit wall in your logs, the plan's "
+                        "percentages recorded by `loopcast statusline` (Claude) or Codex's own, or --limit with your "
+                        "plan's caps replaces the assumption, and --plan says which plan those logs were on");
   }
   r.notes.push_back(fmt::format("{} requests over {:.1f} days of logs, replayed with their recorded agent time and "
                                 "durations; hours and dollars scaled to a week and a month",
                                 r.requests, r.span_days));
   return r;
+}
+
+std::vector<plan_choice> compare_plans(const std::vector<recorded_trace>& traces, const preset_library& lib,
+                                       const compare_plans_options& o) {
+  std::vector<recorded_trace> claude, codex;
+  std::size_t other = 0;
+  for (const auto& t : traces) {
+    if (t.request_count() == 0) continue;
+    if (t.format == trace_format::claude_code) claude.push_back(t);
+    else if (t.format == trace_format::codex) codex.push_back(t);
+    else ++other;
+  }
+  if (claude.empty() && codex.empty())
+    throw trace_error(traces.empty() ? std::string("(no log)") : traces.front().file, 0,
+                      "no Claude Code or Codex request to compare plans with (plans are compared for those two agents)");
+  std::vector<plan_choice> out;
+  for (const auto agent : {plan_agent::claude_code, plan_agent::codex}) {
+    const auto& logs = agent == plan_agent::claude_code ? claude : codex;
+    if (logs.empty()) continue;
+    const auto fit = fit_plan(logs);
+    std::vector<std::string> models;
+    for (const auto& t : logs)
+      for (const auto& m : t.models)
+        if (std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
+    const auto prices = load_price_book(o.price_list, lib, models);
+    plan_caps_input in;
+    in.fit = &fit;
+    in.home_plan = o.home_plan;
+    in.prices = &prices;
+    in.models = models;
+    if (o.set_given) in.set_given = [&](std::span<target* const> ts) { o.set_given(agent, ts); };
+    plan_choice_options po;
+    po.client = lib.load_client(agent == plan_agent::claude_code ? "claude-code" : "codex");
+    po.max_blocked_hours_week = o.max_blocked_hours_week;
+    auto r = choose_plan(logs, plan_candidates(lib, agent, in), po);
+    r.agent = agent == plan_agent::claude_code ? "Claude Code" : "Codex";
+    if (other > 0)
+      r.notes.push_back(fmt::format("{} log{} of other agents (opencode, SWE-agent, …) left out: plans are compared for "
+                                    "Claude Code and Codex",
+                                    other, other == 1 ? "" : "s"));
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 } // namespace loopcast

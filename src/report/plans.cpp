@@ -211,37 +211,17 @@ std::string plan_backtest_to_json(const plan_backtest& b, int indent) {
 
 namespace {
 std::string hours(double h) { return h < 10 ? fmt::format("{:.1f} h", h) : fmt::format("{:.0f} h", h); }
+std::string days(double d) { return d < 10 ? fmt::format("{:.1f} d", d) : fmt::format("{:.0f} d", d); }
 const char* caps_word(plan_caps_source s) {
-  return s == plan_caps_source::assumed ? "assumed" : s == plan_caps_source::given ? "given" : "published";
-}
-} // namespace
-
-std::string plan_choice_text(const plan_choice& c, const std::string& time_zone) {
-  const detail::zone z = time_zone.empty() ? detail::zone() : detail::zone(time_zone);
-  std::string out = fmt::format("{}.\n\n", c.verdict);
-  out += fmt::format("  {:<20} {:>9} {:>22} {:>6} {:>9}  first waits ({})\n", "option", "$/month", "waiting a week",
-                     "waits", "cut", z.name());
-  for (const auto& r : c.rows) {
-    const auto price = r.plan ? fmt::format("${:.0f}", r.fee_usd_month) : fmt::format("${:.2f}", r.metered_usd_month);
-    const auto wait = r.blocked_low != r.blocked_high
-                          ? fmt::format("{} ({:.1f}–{:.1f})", hours(r.blocked_hours_week), r.blocked_low, r.blocked_high)
-                          : hours(r.blocked_hours_week);
-    std::string first;
-    for (const auto& w : r.first_walls)
-      first += fmt::format("{}{} {} {}", first.empty() ? "" : ", ", when(z, w.start_unix_s), w.bucket, hours(w.hours));
-    out += fmt::format("  {:<20} {:>9} {:>22} {:>6} {:>9}  {}\n", r.label, price, wait, r.walls,
-                       fmt::format("{}/{}", r.sessions_cut, r.sessions), first.empty() ? "-" : first);
+  switch (s) {
+    case plan_caps_source::assumed: return "assumed";
+    case plan_caps_source::fitted: return "fitted";
+    case plan_caps_source::given: return "given";
+    case plan_caps_source::none: break;
   }
-  out += "\n  $/month: a plan's fee, or the API's tokens at list price scaled to a month; waiting: hours a week some "
-         "session waits for a reset (at the caps replayed; in brackets at the high and the low caps); cut: sessions "
-         "that did not finish\n";
-  for (const auto& r : c.rows)
-    out += fmt::format("  caps of {}: {} ({})\n", r.label, r.caps_note, r.targets);
-  for (const auto& n : c.notes) out += fmt::format("  note: {}\n", n);
-  return out;
+  return "published";
 }
-
-std::string plan_choice_to_json(const plan_choice& c, int indent) {
+json plan_choice_json(const plan_choice& c) {
   json rows = json::array();
   for (const auto& r : c.rows) {
     json walls = json::array();
@@ -249,12 +229,57 @@ std::string plan_choice_to_json(const plan_choice& c, int indent) {
     rows.push_back({{"label", r.label}, {"targets", r.targets}, {"plan", r.plan}, {"fee_usd_month", r.fee_usd_month},
                     {"metered_usd_month", r.metered_usd_month}, {"usd_month", r.usd_month},
                     {"blocked_hours_week", r.blocked_hours_week}, {"blocked_hours_week_low", r.blocked_low},
-                    {"blocked_hours_week_high", r.blocked_high}, {"waits", r.walls}, {"first_waits", walls},
-                    {"sessions", r.sessions}, {"sessions_cut", r.sessions_cut}, {"caps", caps_word(r.caps)},
-                    {"caps_note", r.caps_note}, {"within_limit", r.within_limit}});
+                    {"blocked_hours_week_high", r.blocked_high}, {"late_days", r.late_days},
+                    {"late_days_low", r.late_low}, {"late_days_high", r.late_high}, {"pace", r.pace},
+                    {"pace_low", r.pace_low}, {"pace_high", r.pace_high}, {"waits", r.walls},
+                    {"first_waits", walls}, {"sessions", r.sessions}, {"sessions_cut", r.sessions_cut},
+                    {"caps", caps_word(r.caps)}, {"caps_note", r.caps_note}, {"within_limit", r.within_limit}});
   }
-  const json j{{"span_days", c.span_days}, {"requests", c.requests}, {"verdict", c.verdict}, {"rows", rows}, {"notes", c.notes}};
-  return j.dump(indent);
+  return json{{"agent", c.agent}, {"span_days", c.span_days}, {"requests", c.requests}, {"verdict", c.verdict},
+              {"rows", rows}, {"notes", c.notes}};
+}
+} // namespace
+
+std::string plan_choice_text(const plan_choice& c, const std::string& time_zone) {
+  const detail::zone z = time_zone.empty() ? detail::zone() : detail::zone(time_zone);
+  std::string out = c.agent.empty() ? std::string() : fmt::format("{}: ", c.agent);
+  out += fmt::format("{}.\n\n", c.verdict);
+  out += fmt::format("  {:<23} {:>8} {:>20} {:>14} {:>6} {:>9}  first waits ({})\n", "option", "$/month",
+                     "waiting a week", "keeps pace", "waits", "cut", z.name());
+  const auto percent = [](double x) { return x >= 0.995 ? std::string("100%") : fmt::format("{:.2g}%", 100 * x); };
+  for (const auto& r : c.rows) {
+    const auto price = r.plan ? fmt::format("${:.0f}", r.fee_usd_month) : fmt::format("${:.2f}", r.metered_usd_month);
+    const auto wait = r.blocked_low != r.blocked_high
+                          ? fmt::format("{} ({:.1f}–{:.1f})", hours(r.blocked_hours_week), r.blocked_low, r.blocked_high)
+                          : hours(r.blocked_hours_week);
+    const auto pace = percent(r.pace_low) == percent(r.pace_high)
+                          ? percent(r.pace)
+                          : fmt::format("{} ({}–{})", percent(r.pace), percent(r.pace_low), percent(r.pace_high));
+    std::string first;
+    if (r.pace < 0.5 && r.late_days > 7 && !r.first_walls.empty())
+      first = fmt::format("from {} on the work falls behind: it takes {:.2g}× as long, finishing {} late",
+                          when(z, r.first_walls.front().start_unix_s), 1 / r.pace, days(r.late_days));
+    else
+      for (const auto& w : r.first_walls)
+        first += fmt::format("{}{} {} {}", first.empty() ? "" : ", ", when(z, w.start_unix_s), w.bucket, hours(w.hours));
+    out += fmt::format("  {:<23} {:>8} {:>20} {:>14} {:>6} {:>9}  {}\n", r.label, price, wait, pace, r.walls,
+                       fmt::format("{}/{}", r.sessions_cut, r.sessions), first.empty() ? "-" : first);
+  }
+  out += "\n  $/month: a plan's fee, or the API's tokens at list price scaled to a month; waiting: hours a week some "
+         "session waits for a reset (at the caps replayed; in brackets the least and the most at the caps' low and "
+         "high ends); keeps pace: the share of your recorded pace the option keeps up with (the logs' span over the "
+         "span the replay took: the waits hold the work back); cut: sessions that did not finish\n";
+  for (const auto& r : c.rows) out += fmt::format("  caps of {}: {} ({})\n", r.label, r.caps_note, r.targets);
+  for (const auto& n : c.notes) out += fmt::format("  note: {}\n", n);
+  return out;
+}
+
+std::string plan_choice_to_json(const plan_choice& c, int indent) { return plan_choice_json(c).dump(indent); }
+
+std::string plan_choices_to_json(const std::vector<plan_choice>& cs, int indent) {
+  json a = json::array();
+  for (const auto& c : cs) a.push_back(plan_choice_json(c));
+  return json{{"agents", a}}.dump(indent);
 }
 
 } // namespace loopcast

@@ -2,9 +2,13 @@
 // for resets and their monthly dollars derived by hand.
 #include "loopcast/plan_choice.hpp"
 #include "loopcast/presets.hpp"
+#include "loopcast/price_book.hpp"
 #include "loopcast/report/plans.hpp"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
 
 using namespace loopcast;
 
@@ -49,6 +53,13 @@ plan_candidate plan(const std::string& label, double requests, double fee, plan_
   t.plan->monthly_fee_usd = fee;
   plan_candidate c;
   c.label = label;
+  if (caps == plan_caps_source::assumed) {  // replayed at half and twice the cap too
+    auto lo = t, hi = t;
+    lo.limits[0].limit = requests / 2;
+    hi.limits[0].limit = requests * 2;
+    c.low.emplace_back("*", std::move(lo));
+    c.high.emplace_back("*", std::move(hi));
+  }
   c.targets.emplace_back("*", std::move(t));
   c.caps = caps;
   c.caps_note = "test";
@@ -93,6 +104,10 @@ TEST(PlanChoice, WaitsAndFeesByHand) {
   EXPECT_EQ(small.first_walls[0].bucket, "five_hour");
   EXPECT_NEAR(small.blocked_hours_week, 56.0, 1e-9);
   EXPECT_EQ(small.sessions_cut, 0);
+  // Recorded: t0 to t0 + 2 h 10 s; replayed: to t0 + 10 h 10 s, 8 hours later.
+  EXPECT_NEAR(small.late_days, 8.0 / 24, 1e-9);
+  EXPECT_NEAR(small.pace, 7210.0 / 36010.0, 1e-9);
+  EXPECT_DOUBLE_EQ(r.rows[0].pace, 1.0);
   EXPECT_EQ(r.verdict, "three a window at $200 a month: 0.0 h a week waiting for resets, the cheapest within 2 h");
 
   // Accepting 60 hours a week, the cheaper plan wins.
@@ -115,14 +130,172 @@ TEST(PlanChoice, AssumedCapsCarryTheirInterval) {
   EXPECT_NE(text.find("2026-05-28 22:26 five_hour 3.0 h"), std::string::npos) << text;
 }
 
-// The bundled options load, and every plan's caps are set (none is left unpublished).
+// At a plan's wall the person waits for the reset however often it refuses: a client that would
+// give up at once (no retries) still finishes on a plan, with the same waits as above.
+TEST(PlanChoice, APlanWallIsWaitedOutWhateverTheAgentsRetries) {
+  auto o = waiting_client(2);
+  o.client.max_retries = 0;
+  const auto r = choose_plan(three_requests(), {plan("one a window", 1, 20, plan_caps_source::given)}, o);
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0].sessions_cut, 0);
+  EXPECT_EQ(r.rows[0].walls, 2);
+  EXPECT_NEAR(r.rows[0].blocked_hours_week, 56.0, 1e-9);
+}
+
+// The bundled Claude options load with every cap set (none left unpublished): assumed from Pro's
+// 200K and 2M by the stated 1 : 5 : 20, with their ½ and 2× variants.
 TEST(PlanChoice, TheClaudeOptionsLoadWithTheirCaps) {
-  const auto c = claude_plan_candidates(preset_library({LOOPCAST_TEST_MODELS_DIR}));
+  const auto c = plan_candidates(preset_library({LOOPCAST_TEST_MODELS_DIR}), plan_agent::claude_code);
   ASSERT_EQ(c.size(), 4u);
   EXPECT_EQ(c[0].label, "Claude Pro");
+  EXPECT_EQ(c[1].label, "Claude Max (5x)");
+  EXPECT_EQ(c[2].label, "Claude Ultra (Max 20x)");
+  EXPECT_EQ(c[3].label, "API pay-as-you-go");
   for (const auto& o : c)
     for (const auto& [pattern, t] : o.targets)
       for (const auto& b : t.limits) EXPECT_FALSE(b.limit_unpublished) << o.label << " " << b.name;
   EXPECT_DOUBLE_EQ(c[0].targets[0].second.find_bucket("five_hour")->limit, 200000.0);
+  EXPECT_DOUBLE_EQ(c[0].low[0].second.find_bucket("five_hour")->limit, 100000.0);
+  EXPECT_DOUBLE_EQ(c[0].high[0].second.find_bucket("weekly")->limit, 4000000.0);
+  EXPECT_DOUBLE_EQ(c[1].targets[0].second.find_bucket("weekly")->limit, 10000000.0);
   EXPECT_DOUBLE_EQ(c[2].targets[0].second.find_bucket("five_hour")->limit, 4000000.0);
+  EXPECT_EQ(c[0].caps, plan_caps_source::assumed);
+  EXPECT_EQ(c[3].caps, plan_caps_source::none);
+  EXPECT_TRUE(c[3].low.empty());
+}
+
+namespace {
+// A fit of one account's 5-hour window: 8 windows, 6 inliers, 1.25M (1.13M–1.38M) counting cache
+// reads at 0, measured at t0 (after the 2026-05-06 rule change).
+plan_fit five_hour_fit(const std::string& account_plan) {
+  plan_fit f;
+  plan_account a;
+  a.name = "acct";
+  a.plan = account_plan;
+  f.accounts.push_back(a);
+  window_fit w;
+  w.account = "acct";
+  w.window = "5-hour";
+  w.period_s = 18000;
+  w.evidence = "used_percent";
+  rule_fit r;
+  r.rule.cache_read = 0;
+  r.samples = 8;
+  r.inliers = 6;
+  r.cap = 1.25e6;
+  r.cap_low = 1.13e6;
+  r.cap_high = 1.38e6;
+  w.rules.push_back(r);
+  cap_sample s;
+  s.t0 = t0 - 3600;
+  s.t1 = t0;
+  w.samples.push_back(s);
+  f.windows.push_back(w);
+  return f;
+}
+} // namespace
+
+// Fitted caps are the home plan's, and the others' by the stated ratio: Plus 1.25M, Pro 5x 6.25M,
+// Pro 20x 25M per 5 hours, counting what the fit counted (no cache reads); the weekly window, which
+// nothing measured, is assumed (Plus 10.26M a week). Fitted on a Pro 5x account, Plus is a fifth.
+TEST(PlanChoice, FittedCapsScaleByTheStatedRatio) {
+  const preset_library lib({LOOPCAST_TEST_MODELS_DIR});
+  const auto fit = five_hour_fit("");
+  plan_caps_input in;
+  in.fit = &fit;
+  const auto c = plan_candidates(lib, plan_agent::codex, in);
+  ASSERT_EQ(c.size(), 4u);
+  EXPECT_EQ(c[0].label, "ChatGPT Plus");
+  const auto* plus = c[0].targets[0].second.find_bucket("five_hour");
+  EXPECT_DOUBLE_EQ(plus->limit, 1.25e6);
+  EXPECT_FALSE(plus->classes.contains(token_class::cache_read));
+  EXPECT_TRUE(plus->classes.contains(token_class::input));
+  EXPECT_DOUBLE_EQ(c[0].low[0].second.find_bucket("five_hour")->limit, 1.13e6);
+  EXPECT_DOUBLE_EQ(c[1].targets[0].second.find_bucket("five_hour")->limit, 6.25e6);
+  EXPECT_DOUBLE_EQ(c[1].high[0].second.find_bucket("five_hour")->limit, 6.9e6);
+  EXPECT_DOUBLE_EQ(c[2].targets[0].second.find_bucket("five_hour")->limit, 25e6);
+  EXPECT_DOUBLE_EQ(c[0].targets[0].second.find_bucket("weekly")->limit, 10.26e6);
+  EXPECT_EQ(c[0].caps, plan_caps_source::assumed);  // the weekly cap is still assumed
+  EXPECT_NE(c[1].caps_note.find("five_hour 6.25M fitted (5.65M–6.9M; 6 of 8 used_percent windows of acct, × 5 for "
+                                "ChatGPT Pro 5x over ChatGPT Plus, cache reads at 0)"),
+            std::string::npos)
+      << c[1].caps_note;
+
+  in.home_plan = "pro 5x";
+  const auto on_pro = plan_candidates(lib, plan_agent::codex, in);
+  EXPECT_DOUBLE_EQ(on_pro[0].targets[0].second.find_bucket("five_hour")->limit, 0.25e6);
+  EXPECT_DOUBLE_EQ(on_pro[1].targets[0].second.find_bucket("five_hour")->limit, 1.25e6);
+
+  in.home_plan = "team";
+  try {
+    (void)plan_candidates(lib, plan_agent::codex, in);
+    FAIL() << "a home plan of no Codex plan";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "--plan team: not a plan of this agent (ChatGPT Plus, ChatGPT Pro 5x, ChatGPT Pro 20x)");
+  }
+}
+
+// The login method a Claude log names is the home plan ("Claude Pro account": Pro), and a cap
+// measured before 2026-05-06, when Claude's 5-hour caps were half of today's, is doubled.
+TEST(PlanChoice, AClaudeFitIsTheLoggedPlansAtTodaysRules) {
+  const preset_library lib({LOOPCAST_TEST_MODELS_DIR});
+  auto fit = five_hour_fit("Claude Pro account");
+  fit.windows[0].samples[0].t1 = 1770000000;  // 2026-02-02
+  plan_caps_input in;
+  in.fit = &fit;
+  const auto c = plan_candidates(lib, plan_agent::claude_code, in);
+  EXPECT_DOUBLE_EQ(c[0].targets[0].second.find_bucket("five_hour")->limit, 2.5e6);
+  EXPECT_DOUBLE_EQ(c[1].targets[0].second.find_bucket("five_hour")->limit, 12.5e6);
+}
+
+// A cap the user gives is replayed as given (no interval for it); the rest keep their sources.
+TEST(PlanChoice, GivenCapsAreKeptAsGiven) {
+  const preset_library lib({LOOPCAST_TEST_MODELS_DIR});
+  plan_caps_input in;
+  in.set_given = [](std::span<target* const> ts) {
+    for (auto* t : ts)
+      if (t->name == "claude-pro-sonnet-4.6")
+        for (auto& b : t->limits) {
+          b.limit = 300000;
+          b.limit_unpublished = false;
+        }
+  };
+  const auto c = plan_candidates(lib, plan_agent::claude_code, in);
+  EXPECT_EQ(c[0].caps, plan_caps_source::given);
+  EXPECT_EQ(c[0].caps_note, "five_hour 300K given; weekly 300K given");
+  EXPECT_TRUE(c[0].low.empty());
+  EXPECT_EQ(c[1].caps, plan_caps_source::assumed);
+}
+
+// The real Codex accounts (tests/data/traces/codex-rate-limits): the one whose 5-hour window moved
+// enough fits 1.25M tokens a window, then about 3.81M after a change near 2026-02-01; the cap in
+// force is the later one. Replayed on Plus (its plan taken as Plus) at that cap, the account meets
+// no wall, as its logged used_percent never passed 54%; at the earlier level it would have.
+TEST(PlanChoice, RealCodexAccountsOnTheirOwnPlanMeetNoWall) {
+  namespace fs = std::filesystem;
+  const preset_library lib({LOOPCAST_TEST_MODELS_DIR});
+  const auto logs = import_traces({fs::path(LOOPCAST_TEST_TRACES_DIR) / "codex-rate-limits"}, trace_format::automatic);
+  const auto fit = fit_plan(logs);
+  plan_caps_input in;
+  in.fit = &fit;
+  const auto c = plan_candidates(lib, plan_agent::codex, in);
+  EXPECT_NEAR(c[0].targets[0].second.find_bucket("five_hour")->limit, 3.81e6, 0.01e6);
+  plan_choice_options o;
+  o.client = lib.load_client("codex");
+  const auto r = choose_plan(logs, {c[0]}, o);
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0].walls, 0);
+  EXPECT_DOUBLE_EQ(r.rows[0].pace, 1.0);
+  EXPECT_EQ(r.rows[0].sessions, 40);
+
+  auto early = c[0];
+  early.low.clear();
+  early.high.clear();
+  const auto five = std::find_if(fit.windows.begin(), fit.windows.end(), [](const window_fit& w) { return w.window == "5-hour"; });
+  ASSERT_NE(five, fit.windows.end());
+  EXPECT_NEAR(five->rules.front().cap, 1.25e6, 0.01e6);
+  early.targets[0].second.find_bucket("five_hour")->limit = five->rules.front().cap;
+  const auto r_early = choose_plan(logs, {early}, o);
+  EXPECT_EQ(r_early.rows[0].walls, 2);
+  EXPECT_EQ(r_early.rows[0].first_walls[0].bucket, "five_hour");
 }

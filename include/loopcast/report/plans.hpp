@@ -6,6 +6,7 @@
 #include "loopcast/plan_fit.hpp"
 
 #include <string>
+#include <vector>
 
 namespace loopcast {
 
@@ -20,5 +21,7 @@ std::string plan_backtest_to_json(const plan_backtest& b, int indent = 2);
 /// machine's), then where each option's caps come from.
 std::string plan_choice_text(const plan_choice& c, const std::string& time_zone = {});
 std::string plan_choice_to_json(const plan_choice& c, int indent = 2);
+/// Several agents' comparisons (`loopcast plans --json`): {"agents": [one plan_choice_to_json each]}.
+std::string plan_choices_to_json(const std::vector<plan_choice>& cs, int indent = 2);
 
 } // namespace loopcast
