@@ -33,6 +33,10 @@ struct plan_candidate {
   std::vector<std::pair<std::string, target>> targets;  ///< (model pattern, target), in order
   /// The same at the low and the high end of the caps' uncertainty (empty: no interval to run).
   std::vector<std::pair<std::string, target>> low, high;
+  /// At a wall: empty, the person waits for the reset; else the refused request goes at once to
+  /// these (a plan's extra usage, billed at API list prices) and the plan is tried again after it.
+  std::vector<target> spill;
+  std::string spills_from;  ///< with a spill: the label of the plan alone (a row identical to it is left out)
   plan_caps_source caps = plan_caps_source::none;
   std::string caps_note;                      ///< what the caps are and why
 };
@@ -59,6 +63,9 @@ struct plan_caps_input {
   std::vector<std::string> models;  ///< the models the logs name
   /// Assumed caps (and fitted ones without an interval) are replayed at these multiples too.
   double assumed_low = 0.5, assumed_high = 2;
+  /// Each plan also as "PLAN + extra usage": at its wall a request spills to the API (billed at
+  /// the list price of the plan's own model, tier 4) instead of waiting.
+  bool overflow = true;
 };
 
 /// The options for one agent's logs: its plans, each with caps from the user (given), else from the
@@ -87,8 +94,9 @@ struct plan_choice_row {
   std::string targets;               ///< the presets replayed, "PATTERN=TARGET, …" or one name
   bool plan = false;                 ///< a subscription (fee) rather than a metered API
   double fee_usd_month = 0;          ///< a plan's fee
-  double metered_usd_month = 0;      ///< the API's tokens priced, scaled to a month
+  double metered_usd_month = 0;      ///< the API's tokens priced (a plan's: its extra usage), scaled to a month
   double usd_month = 0;              ///< fee + metered
+  double usd_low = 0, usd_high = 0;  ///< the least and most of usd_month at the middle, low and high caps
   double blocked_hours_week = 0;     ///< waiting for resets a week of the replayed span (middle caps)
   double blocked_low = 0, blocked_high = 0;  ///< the least and most of the middle, low and high caps
   /// How much later than recorded the last session ended (work held back by the walls), days.

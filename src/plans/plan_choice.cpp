@@ -25,6 +25,7 @@ struct plan_offer {
   const char* preset;
   double ratio;
   const char* words;  ///< what a home plan may say to name it, lower case, '|' between
+  const char* spill;  ///< the API preset its extra usage is billed as (the plan's own model)
 };
 // An assumption where nothing measures a cap: the smallest plan's counted tokens per window.
 struct family {
@@ -38,9 +39,11 @@ struct family {
 // was renamed Max and Max 20x Ultra on 2026-10-30 (second-hand, docs/plans.md). The base: Max 5x
 // 1M counted tokens per 5 hours and 10M a week (examples/scenarios/plan-vs-api.json), over 5.
 const family& claude_family() {
-  static const family f{{{"Claude Pro", "claude-pro-sonnet-4.6", 1, "pro"},
-                         {"Claude Max (5x)", "claude-max-5x-opus-4.7", 5, "max|max 5x|max-5x|max5x|5x"},
-                         {"Claude Ultra (Max 20x)", "claude-max-20x-opus-4.7", 20, "ultra|max 20x|max-20x|max20x|20x"}},
+  static const family f{{{"Claude Pro", "claude-pro-sonnet-4.6", 1, "pro", "anthropic-tier4-claude-sonnet-4.6"},
+                         {"Claude Max (5x)", "claude-max-5x-opus-4.7", 5, "max|max 5x|max-5x|max5x|5x",
+                          "anthropic-tier4-claude-opus-4.7"},
+                         {"Claude Ultra (Max 20x)", "claude-max-20x-opus-4.7", 20, "ultra|max 20x|max-20x|max20x|20x",
+                          "anthropic-tier4-claude-opus-4.7"}},
                         200'000,
                         2'000'000,
                         "Max 5x's assumed 1M and 10M (examples/scenarios/plan-vs-api.json) over 5",
@@ -51,9 +54,10 @@ const family& claude_family() {
 // simplemetrics.xyz, 2026-06). The base: the cap fitted on real Plus-sized Codex accounts
 // (tests/data/traces/codex-rate-limits: 1.25M tokens per 5 hours, cache reads at 0; 10.3M a week).
 const family& codex_family() {
-  static const family f{{{"ChatGPT Plus", "chatgpt-plus-codex-gpt-5", 1, "plus"},
-                         {"ChatGPT Pro 5x", "chatgpt-pro-5x-codex-gpt-5", 5, "pro 5x|pro-5x|pro5x|5x|pro"},
-                         {"ChatGPT Pro 20x", "chatgpt-pro-20x-codex-gpt-5", 20, "pro 20x|pro-20x|pro20x|20x"}},
+  static const family f{{{"ChatGPT Plus", "chatgpt-plus-codex-gpt-5", 1, "plus", "openai-tier4-gpt-5"},
+                         {"ChatGPT Pro 5x", "chatgpt-pro-5x-codex-gpt-5", 5, "pro 5x|pro-5x|pro5x|5x|pro", "openai-tier4-gpt-5"},
+                         {"ChatGPT Pro 20x", "chatgpt-pro-20x-codex-gpt-5", 20, "pro 20x|pro-20x|pro20x|20x",
+                          "openai-tier4-gpt-5"}},
                         1'250'000,
                         10'260'000,
                         "fitted on real Codex accounts' used_percent (loopcast's test data; their plan is not recorded: taken "
@@ -246,13 +250,17 @@ double blocked_hours(const std::vector<reset_wait>& walls) {
   return h;
 }
 
+// A plan's wall spills at once to the extra usage's target; the plan is tried again a minute later.
 model_map map_of(const std::string& label, const std::vector<std::pair<std::string, target>>& targets,
-                 const retry_policy& client) {
+                 const std::vector<target>& spill, const retry_policy& client) {
   model_map m;
   m.label = label;
   for (const auto& [pattern, t] : targets) {
     scenario_option o;
     o.targets.push_back(t);
+    o.targets.insert(o.targets.end(), spill.begin(), spill.end());
+    o.routing.spill_after_s = 0;
+    o.routing.cooldown_s = 60;
     o.label = o.name();
     o.client = client;
     m.entries.push_back({pattern, std::move(o)});
@@ -331,6 +339,15 @@ std::vector<plan_candidate> plan_candidates(const preset_library& lib, plan_agen
   std::vector<plan_candidate> out;
   for (std::size_t i = 0; i < f.offers.size(); ++i)
     out.push_back(plan_of(std::move(loaded[i]), f, f.offers[i], *home, in));
+  if (in.overflow)
+    for (std::size_t i = 0; i < f.offers.size(); ++i) {
+      auto c = out[i];
+      c.spills_from = c.label;
+      c.label += agent == plan_agent::claude_code ? " + extra usage" : " + credits";
+      c.spill.push_back(lib.load_target(f.offers[i].spill));
+      c.caps_note += fmt::format("; at the wall each request goes to {} at its list price", c.spill.front().name);
+      out.push_back(std::move(c));
+    }
   out.push_back(std::move(api));
   return out;
 }
@@ -364,9 +381,9 @@ plan_choice choose_plan(const std::vector<recorded_trace>& traces, const std::ve
   for (const auto& c : candidates) {
     const bool is_plan = c.targets.front().second.plan.has_value();
     const auto& client = is_plan ? patient : o.client;
-    std::vector<model_map> maps{map_of(c.label, c.targets, client)};
-    if (!c.low.empty()) maps.push_back(map_of(c.label, c.low, client));
-    if (!c.high.empty()) maps.push_back(map_of(c.label, c.high, client));
+    std::vector<model_map> maps{map_of(c.label, c.targets, c.spill, client)};
+    if (!c.low.empty()) maps.push_back(map_of(c.label, c.low, c.spill, client));
+    if (!c.high.empty()) maps.push_back(map_of(c.label, c.high, c.spill, client));
     const auto rep = run_replay(traces, maps, ro);
     plan_choice_row row;
     row.label = c.label;
@@ -379,8 +396,8 @@ plan_choice choose_plan(const std::vector<recorded_trace>& traces, const std::ve
     const auto& first = c.targets.front().second;
     row.plan = is_plan;
     if (row.plan) row.fee_usd_month = first.plan->monthly_fee_usd;
-    else row.metered_usd_month = mid.sim.token_cost_usd * per_month;
-    row.usd_month = row.fee_usd_month + row.metered_usd_month;
+    row.metered_usd_month = mid.sim.token_cost_usd * per_month;
+    row.usd_month = row.usd_low = row.usd_high = row.fee_usd_month + row.metered_usd_month;
     const auto walls = waits_of(mid.sim, mid.option->buckets());
     row.walls = static_cast<std::int32_t>(walls.size());
     row.first_walls.assign(walls.begin(), walls.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(walls.size(), 5)));
@@ -399,12 +416,28 @@ plan_choice choose_plan(const std::vector<recorded_trace>& traces, const std::ve
       row.late_high = std::max(row.late_high, late(other.sim));
       row.pace_low = std::min(row.pace_low, pace(other.sim));
       row.pace_high = std::max(row.pace_high, pace(other.sim));
+      row.usd_low = std::min(row.usd_low, row.fee_usd_month + other.sim.token_cost_usd * per_month);
+      row.usd_high = std::max(row.usd_high, row.fee_usd_month + other.sim.token_cost_usd * per_month);
     }
     row.sessions = static_cast<std::int32_t>(mid.sim.sessions.size());
     for (const auto& s : mid.sim.sessions) row.sessions_cut += s.outcome != session_outcome::completed;
     row.within_limit = row.blocked_hours_week <= o.max_blocked_hours_week;
     r.rows.push_back(std::move(row));
   }
+  // A plan that never waits at any of its caps spills nothing: its "+ extra usage" row is the same.
+  std::size_t same = 0;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (candidates[i].spills_from.empty()) continue;
+    const auto alone = std::find_if(r.rows.begin(), r.rows.end(),
+                                    [&](const plan_choice_row& x) { return x.label == candidates[i].spills_from; });
+    if (alone == r.rows.end() || alone->blocked_high > 0 || alone->sessions_cut > 0) continue;
+    r.rows.erase(std::find_if(r.rows.begin(), r.rows.end(),
+                              [&](const plan_choice_row& x) { return x.label == candidates[i].label; }));
+    ++same;
+  }
+  if (same > 0)
+    r.notes.push_back(fmt::format("{} plan{} that never wait{} at any of {} caps left out with extra usage (the same row)",
+                                  same, same == 1 ? "" : "s", same == 1 ? "s" : "", same == 1 ? "its" : "their"));
   std::stable_sort(r.rows.begin(), r.rows.end(), [](const plan_choice_row& a, const plan_choice_row& b) {
     if (a.within_limit != b.within_limit) return a.within_limit;
     return a.within_limit ? a.usd_month < b.usd_month : a.blocked_hours_week < b.blocked_hours_week;

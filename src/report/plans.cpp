@@ -228,6 +228,7 @@ json plan_choice_json(const plan_choice& c) {
     for (const auto& w : r.first_walls) walls.push_back({{"start_unix_s", w.start_unix_s}, {"hours", w.hours}, {"bucket", w.bucket}});
     rows.push_back({{"label", r.label}, {"targets", r.targets}, {"plan", r.plan}, {"fee_usd_month", r.fee_usd_month},
                     {"metered_usd_month", r.metered_usd_month}, {"usd_month", r.usd_month},
+                    {"usd_month_low", r.usd_low}, {"usd_month_high", r.usd_high},
                     {"blocked_hours_week", r.blocked_hours_week}, {"blocked_hours_week_low", r.blocked_low},
                     {"blocked_hours_week_high", r.blocked_high}, {"late_days", r.late_days},
                     {"late_days_low", r.late_low}, {"late_days_high", r.late_high}, {"pace", r.pace},
@@ -244,11 +245,14 @@ std::string plan_choice_text(const plan_choice& c, const std::string& time_zone)
   const detail::zone z = time_zone.empty() ? detail::zone() : detail::zone(time_zone);
   std::string out = c.agent.empty() ? std::string() : fmt::format("{}: ", c.agent);
   out += fmt::format("{}.\n\n", c.verdict);
-  out += fmt::format("  {:<23} {:>8} {:>20} {:>14} {:>6} {:>9}  first waits ({})\n", "option", "$/month",
+  out += fmt::format("  {:<36} {:>20} {:>20} {:>14} {:>6} {:>9}  first waits ({})\n", "option", "$/month",
                      "waiting a week", "keeps pace", "waits", "cut", z.name());
   const auto percent = [](double x) { return x >= 0.995 ? std::string("100%") : fmt::format("{:.2g}%", 100 * x); };
   for (const auto& r : c.rows) {
-    const auto price = r.plan ? fmt::format("${:.0f}", r.fee_usd_month) : fmt::format("${:.2f}", r.metered_usd_month);
+    auto price = !r.plan                        ? fmt::format("${:.2f}", r.metered_usd_month)
+                 : r.metered_usd_month >= 0.5 ? fmt::format("${:.0f} + ${:.0f}", r.fee_usd_month, r.metered_usd_month)
+                                              : fmt::format("${:.0f}", r.fee_usd_month);
+    if (r.usd_high - r.usd_low >= 0.5) price += fmt::format(" (${:.0f}–{:.0f})", r.usd_low, r.usd_high);
     const auto wait = r.blocked_low != r.blocked_high
                           ? fmt::format("{} ({:.1f}–{:.1f})", hours(r.blocked_hours_week), r.blocked_low, r.blocked_high)
                           : hours(r.blocked_hours_week);
@@ -262,10 +266,11 @@ std::string plan_choice_text(const plan_choice& c, const std::string& time_zone)
     else
       for (const auto& w : r.first_walls)
         first += fmt::format("{}{} {} {}", first.empty() ? "" : ", ", when(z, w.start_unix_s), w.bucket, hours(w.hours));
-    out += fmt::format("  {:<23} {:>8} {:>20} {:>14} {:>6} {:>9}  {}\n", r.label, price, wait, pace, r.walls,
+    out += fmt::format("  {:<36} {:>20} {:>20} {:>14} {:>6} {:>9}  {}\n", r.label, price, wait, pace, r.walls,
                        fmt::format("{}/{}", r.sessions_cut, r.sessions), first.empty() ? "-" : first);
   }
-  out += "\n  $/month: a plan's fee, or the API's tokens at list price scaled to a month; waiting: hours a week some "
+  out += "\n  $/month: a plan's fee (+ its extra usage at API list prices), or the API's tokens at list price, "
+         "scaled to a month, with the least and most at the caps' low and high ends; waiting: hours a week some "
          "session waits for a reset (at the caps replayed; in brackets the least and the most at the caps' low and "
          "high ends); keeps pace: the share of your recorded pace the option keeps up with (the logs' span over the "
          "span the replay took: the waits hold the work back); cut: sessions that did not finish\n";

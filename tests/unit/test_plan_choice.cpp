@@ -142,15 +142,57 @@ TEST(PlanChoice, APlanWallIsWaitedOutWhateverTheAgentsRetries) {
   EXPECT_NEAR(r.rows[0].blocked_hours_week, 56.0, 1e-9);
 }
 
+// With extra usage, the wall spills instead: the first request (t0) is the plan's; the second
+// (t0 + 1 h) and the third (t0 + 2 h) are refused by the 5-hour window and go at once to the API at
+// $1 input and $10 output per million: 1,000 × $1/M + 100 × $10/M = $0.002 each, $0.004 over logs
+// counted as one day, $0.1217 a month (× 30.436875) above the $20 fee, and no wait.
+TEST(PlanChoice, ExtraUsageSpillsTheWallToTheApiByHand) {
+  auto c = plan("one a window + extra usage", 1, 20, plan_caps_source::given);
+  c.spill.push_back(parse_target(R"({
+    "kind": "target", "name": "test-api", "source": "test", "read_on": "2026-12-08", "verified": false,
+    "type": "cloud", "provider": "test", "tier": "t", "model": "m", "context_window_tokens": 100000,
+    "limits": {"sends_retry_after": true, "buckets": []},
+    "cache": {"enabled": false},
+    "speed": {"overhead_s": 0.5, "prefill": {"kind": "constant", "tokens_per_second": 1000}, "cached_token_s": 0,
+              "decode": {"kind": "constant", "tokens_per_second": 100}},
+    "prices": {"usd_per_million": {"input": 1, "cache_read": 0.1, "output": 10}}
+  })", "api.json"));
+  c.spills_from = "one a window";
+  const auto r = choose_plan(three_requests(), {plan("one a window", 1, 20, plan_caps_source::given), c}, waiting_client(2));
+  ASSERT_EQ(r.rows.size(), 2u);
+  const auto& spilled = r.rows[0];
+  EXPECT_EQ(spilled.label, "one a window + extra usage");
+  EXPECT_EQ(spilled.walls, 0);
+  EXPECT_DOUBLE_EQ(spilled.blocked_hours_week, 0.0);
+  EXPECT_DOUBLE_EQ(spilled.fee_usd_month, 20.0);
+  EXPECT_NEAR(spilled.metered_usd_month, 0.004 * 30.436875, 1e-9);
+  EXPECT_NEAR(spilled.usd_month, 20 + 0.004 * 30.436875, 1e-9);
+  EXPECT_DOUBLE_EQ(spilled.pace, 1.0);
+  EXPECT_EQ(r.rows[1].walls, 2);  // the plan alone waits, as in WaitsAndFeesByHand
+
+  // A plan that never waits spills nothing: its extra-usage row is the same, and left out.
+  auto big = c;
+  big.targets[0].second.limits[0].limit = 3;
+  const auto same = choose_plan(three_requests(), {plan("one a window", 3, 20, plan_caps_source::given), big},
+                                waiting_client(2));
+  ASSERT_EQ(same.rows.size(), 1u);
+  EXPECT_EQ(same.rows[0].label, "one a window");
+}
+
 // The bundled Claude options load with every cap set (none left unpublished): assumed from Pro's
 // 200K and 2M by the stated 1 : 5 : 20, with their ½ and 2× variants.
 TEST(PlanChoice, TheClaudeOptionsLoadWithTheirCaps) {
   const auto c = plan_candidates(preset_library({LOOPCAST_TEST_MODELS_DIR}), plan_agent::claude_code);
-  ASSERT_EQ(c.size(), 4u);
+  ASSERT_EQ(c.size(), 7u);
   EXPECT_EQ(c[0].label, "Claude Pro");
   EXPECT_EQ(c[1].label, "Claude Max (5x)");
   EXPECT_EQ(c[2].label, "Claude Ultra (Max 20x)");
-  EXPECT_EQ(c[3].label, "API pay-as-you-go");
+  EXPECT_EQ(c[3].label, "Claude Pro + extra usage");
+  EXPECT_EQ(c[3].spills_from, "Claude Pro");
+  ASSERT_EQ(c[3].spill.size(), 1u);
+  EXPECT_EQ(c[3].spill[0].name, "anthropic-tier4-claude-sonnet-4.6");
+  EXPECT_EQ(c[4].spill[0].name, "anthropic-tier4-claude-opus-4.7");
+  EXPECT_EQ(c[6].label, "API pay-as-you-go");
   for (const auto& o : c)
     for (const auto& [pattern, t] : o.targets)
       for (const auto& b : t.limits) EXPECT_FALSE(b.limit_unpublished) << o.label << " " << b.name;
@@ -160,8 +202,8 @@ TEST(PlanChoice, TheClaudeOptionsLoadWithTheirCaps) {
   EXPECT_DOUBLE_EQ(c[1].targets[0].second.find_bucket("weekly")->limit, 10000000.0);
   EXPECT_DOUBLE_EQ(c[2].targets[0].second.find_bucket("five_hour")->limit, 4000000.0);
   EXPECT_EQ(c[0].caps, plan_caps_source::assumed);
-  EXPECT_EQ(c[3].caps, plan_caps_source::none);
-  EXPECT_TRUE(c[3].low.empty());
+  EXPECT_EQ(c[6].caps, plan_caps_source::none);
+  EXPECT_TRUE(c[6].low.empty());
 }
 
 namespace {
@@ -204,7 +246,7 @@ TEST(PlanChoice, FittedCapsScaleByTheStatedRatio) {
   plan_caps_input in;
   in.fit = &fit;
   const auto c = plan_candidates(lib, plan_agent::codex, in);
-  ASSERT_EQ(c.size(), 4u);
+  ASSERT_EQ(c.size(), 7u);
   EXPECT_EQ(c[0].label, "ChatGPT Plus");
   const auto* plus = c[0].targets[0].second.find_bucket("five_hour");
   EXPECT_DOUBLE_EQ(plus->limit, 1.25e6);
