@@ -130,9 +130,10 @@ void register_stats(py::module_& m) {
   m.def(
       "plans",
       [](const traces_holder& h, std::optional<std::string> models_dir, const std::string& plan, double max_blocked,
-         const std::map<std::string, double>& limits) {
+         const std::map<std::string, double>& limits, std::optional<double> since) {
         compare_plans_options o;
         o.home_plan = plan;
+        if (since) o.since_unix_s = *since;
         if (!(max_blocked >= 0 && max_blocked <= 168)) throw std::invalid_argument("max_blocked_hours must be 0 to 168");
         o.max_blocked_hours_week = max_blocked;
         std::map<std::string, bool> used;
@@ -160,7 +161,8 @@ void register_stats(py::module_& m) {
         return plan_choices_to_json(r, -1);
       },
       py::arg("traces"), py::arg("models_dir") = py::none(), py::arg("plan") = "", py::arg("max_blocked_hours") = 2.0,
-      py::arg("limits") = std::map<std::string, double>{}, "`loopcast plans --json` as JSON text.");
+      py::arg("limits") = std::map<std::string, double>{}, py::arg("since") = py::none(),
+      "`loopcast plans --json` as JSON text.");
   m.def(
       "stats",
       [](const traces_holder& h, std::optional<std::string> price_target_json, std::optional<std::string> price_list,

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -89,6 +90,12 @@ struct reset_wait {
   std::string bucket;  ///< the window that refused ("five_hour", "weekly")
 };
 
+/// A project's share of what the windows that refused had counted (the spans before each wait).
+struct wall_filler {
+  std::string project;  ///< stats' project of its logs (the folder the agent worked in)
+  double share = 0;     ///< of the counted tokens served in those spans
+};
+
 struct plan_choice_row {
   std::string label;
   std::string targets;               ///< the presets replayed, "PATTERN=TARGET, …" or one name
@@ -106,6 +113,9 @@ struct plan_choice_row {
   double pace = 1, pace_low = 1, pace_high = 1;
   std::int32_t walls = 0;            ///< waits (merged across sessions)
   std::vector<reset_wait> first_walls;  ///< the first few, in time order
+  /// Which projects filled the windows that refused: the counted tokens served in the window's
+  /// period before each wait (once each), by project, largest first (middle caps).
+  std::vector<wall_filler> filled_by;
   std::int32_t sessions_cut = 0;     ///< sessions that did not finish (a request no cap can take)
   std::int32_t sessions = 0;
   plan_caps_source caps = plan_caps_source::none;
@@ -131,6 +141,8 @@ struct compare_plans_options {
   std::string home_plan;              ///< as plan_caps_input::home_plan
   double max_blocked_hours_week = 2;  ///< the verdict's limit
   std::string price_list;             ///< a LiteLLM or models.dev list for the API's prices ("" the bundled)
+  /// Only the sessions whose first request was sent at or after this Unix time (NaN: all).
+  double since_unix_s = std::numeric_limits<double>::quiet_NaN();
   /// Sets the user's caps on one agent's presets as loaded (plan_caps_input::set_given).
   std::function<void(plan_agent, std::span<target* const>)> set_given;
 };
@@ -138,7 +150,8 @@ struct compare_plans_options {
 /// `loopcast plans`: the Claude Code logs compared on Claude's plans, the Codex logs on ChatGPT's,
 /// each with caps fitted from its own logs (fit_plan) and its agent's client; one comparison per
 /// agent that has requests, Claude Code first. Other agents' logs are counted in a note. Throws
-/// trace_error when no log holds a Claude Code or Codex request.
+/// trace_error when no log holds a Claude Code or Codex request, std::invalid_argument when none
+/// starts at or after `since_unix_s`.
 std::vector<plan_choice> compare_plans(const std::vector<recorded_trace>& traces, const preset_library& lib,
                                        const compare_plans_options& o = {});
 

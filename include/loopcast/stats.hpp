@@ -124,6 +124,10 @@ std::string time_zone_name(const std::string& timezone);
 double local_day_start(const std::string& option, const std::string& date, const std::string& timezone,
                        int days_after = 0);
 
+/// The project of a log (`stats --by project`): its recorded cwd, else Claude Code's folder name
+/// decoded ("-home-u-app" is /home/u/app), else its folder's name.
+std::string project_of(const recorded_trace& t);
+
 /// The bins used by stats: <20K, 20–50K, 50–100K, >100K prompt tokens.
 std::vector<context_bin> default_context_bins();
 /// Requests as metric samples (t_first_token NaN where the log has none).

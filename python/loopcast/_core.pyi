@@ -117,7 +117,7 @@ def list_presets(models_dir: str) -> list[Any]:
 def local_day_start(option: str, date: str, timezone: str = ..., days_after: int = ...) -> float:
     """The first instant of a local date (days_after days on) in an IANA time zone, Unix seconds."""
 
-def plans(traces: Traces, models_dir: str | None = ..., plan: str = ..., max_blocked_hours: float = ..., limits: dict[str, float] = ...) -> str:
+def plans(traces: Traces, models_dir: str | None = ..., plan: str = ..., max_blocked_hours: float = ..., limits: dict[str, float] = ..., since: float | None = ...) -> str:
     """`loopcast plans --json` as JSON text."""
 
 def replay(traces: Traces, options: list[tuple[str, list[tuple[str, str, bool]], str]], seed: int = ..., max_tokens: int = ..., record: bool = ..., speed: str = ..., context: str = ..., compact_at: float = ..., price_list: str | None = ..., models_dir: str | None = ..., attempt_budget: int = ...) -> Run:

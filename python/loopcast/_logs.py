@@ -147,7 +147,8 @@ def stats(logs: "Logs | str | Sequence[str] | None" = None, price: "Target | str
 
 
 def plans(logs: "Logs | str | Sequence[str] | None" = None, *, plan: str = "", max_blocked_hours: float = 2.0,
-          limits: "Mapping[str, float] | None" = None, models: "str | os.PathLike | None" = None) -> "Report":
+          limits: "Mapping[str, float] | None" = None, since: Any = None, timezone: "str | None" = None,
+          models: "str | os.PathLike | None" = None) -> "Report":
     """Which plan? ``loopcast plans --json`` as a dict (``.to_pandas()``: a row per agent and option).
 
     The Claude Code sessions in ``logs`` (None: this machine's logs) are replayed on Claude Pro,
@@ -157,12 +158,13 @@ def plans(logs: "Logs | str | Sequence[str] | None" = None, *, plan: str = "", m
     recorded pace kept up with), the first waits, the sessions cut, and where the caps came from
     (``caps``: given, fitted, assumed or published; ``caps_note``). ``limits`` gives caps:
     ``{"five_hour": 1e6}`` for every plan, ``{"claude-pro-*:weekly": 2e6}`` for some. ``plan`` is the
-    plan the logs were recorded on ("max", "plus", …): caps fitted from the logs are that plan's
-    (docs/plans.md, "Which plan").
+    plan the logs were recorded on ("max", "plus", …): caps fitted from the logs are that plan's.
+    ``since`` keeps the sessions that started since then (a date is a whole local day in
+    ``timezone``; a datetime or Unix seconds is exact) (docs/plans.md, "Which plan").
     """
     handle = Logs(_core.import_default_logs())._handle if logs is None else _logs(logs)._handle
     text = _core.plans(handle, models_dir(models), str(plan), float(max_blocked_hours),
-                       {str(k): float(v) for k, v in (limits or {}).items()})
+                       {str(k): float(v) for k, v in (limits or {}).items()}, _day(since, "since", timezone))
     return Report("plans", json.loads(text))
 
 

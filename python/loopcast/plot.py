@@ -8,6 +8,7 @@
 * :func:`monte_carlo` — a metric's distribution over the seeds (an ECDF per option), the P50 with its interval
 * :func:`sweep` — a metric's median per grid point against one swept parameter, one line per option
 * :func:`validation` — what :func:`loopcast.validate` measured (per-log errors, or KS per workload measure) against the targets
+* :func:`plans` — what :func:`loopcast.plans` found: $ a month against hours a week waiting for resets, per option
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import numpy as np
 from loopcast import _core
 from loopcast._results import OptionResult, Run
 
-__all__ = ["context", "buckets", "cost", "throughput_by_context", "dashboard", "monte_carlo", "sweep", "CONTEXT_BINS"]
+__all__ = ["context", "buckets", "cost", "throughput_by_context", "dashboard", "monte_carlo", "sweep", "validation",
+           "plans", "CONTEXT_BINS"]
 
 _METRIC_LABELS = {"usd_per_task": "$ per task", "stall_share": "stall share", "tasks_per_hour": "tasks per hour",
                   "wall_s": "wall clock (s)", "first_429_s": "time to first 429 (s)"}
@@ -371,4 +373,53 @@ def validation(result: "dict[str, Any]", ax: Any = None, show: str = "error"):
         ax.set_title(f"{result['summary']['traces']} held-out logs, {result['summary']['requests']} requests")
         ax.set_ylim(0, max(ax.get_ylim()[1], 14 * 1.1))  # the target line stays inside the axes
     _legend_outside(ax)
+    return ax
+
+
+def plans(result: "dict[str, Any]", agent: "int | str" = 0, ax: Any = None, max_blocked_hours: float = 2.0):
+    """What :func:`loopcast.plans` found for one agent (an index or "Claude Code", "Codex"): a bar
+    per option, in the table's order, as long as its $ a month (whiskers: the least and the most
+    at the caps' low and high ends), coloured by its wait for resets — within
+    ``max_blocked_hours`` a week, above it, or falling behind the recorded pace — and labelled with
+    its hours a week waiting (and the share of the pace it keeps, where it falls behind). Drawn on
+    axes of its own, the figure is laid out to hold the option names; on yours, call
+    ``fig.tight_layout()``.
+    """
+    agents = result["agents"]
+    a = next((x for x in agents if x["agent"] == agent), None) if isinstance(agent, str) else agents[agent]
+    if a is None:
+        raise ValueError(f"no agent {agent!r} in the result (agents: {', '.join(x['agent'] for x in agents)})")
+    own = ax is None
+    ax = _axes(ax)
+    rows = a["rows"]
+    y = np.arange(len(rows))[::-1]
+    usd = np.array([r["usd_month"] for r in rows], dtype=float)
+    xerr = np.array([[r["usd_month"] - r["usd_month_low"] for r in rows], [r["usd_month_high"] - r["usd_month"] for r in rows]])
+    kinds = [("falls behind" if r["pace"] < 0.995 else "within" if r["blocked_hours_week"] <= max_blocked_hours
+              else "above") for r in rows]
+    colors = {"within": "#31a354", "above": "#fd8d3c", "falls behind": "#de2d26"}
+    names = {"within": f"waits ≤ {max_blocked_hours:g} h a week", "above": f"waits > {max_blocked_hours:g} h a week",
+             "falls behind": "falls behind the recorded pace"}
+    for kind in ("within", "above", "falls behind"):
+        keep = np.array([k == kind for k in kinds])
+        if keep.any():
+            ax.barh(y[keep], usd[keep], xerr=xerr[:, keep], color=colors[kind], alpha=0.8, capsize=3,
+                    error_kw={"elinewidth": 1}, label=names[kind])
+    for r, yy, x, hi in zip(rows, y, usd, usd + xerr[1]):
+        h = r["blocked_hours_week"]
+        text = f"${x:,.0f}: {h:.1f} h a week" if h < 10 else f"${x:,.0f}: {h:.0f} h a week"
+        low, high = f"{r['blocked_hours_week_low']:.0f}", f"{r['blocked_hours_week_high']:.0f}"
+        if low != high:
+            text += f" ({low}–{high})"
+        if r["pace"] < 0.995:
+            text += f", {100 * r['pace']:.2g}% of the pace"
+        ax.text(max(x, hi), yy, "  " + text, va="center", fontsize="small")
+    ax.set_yticks(y, [r["label"] for r in rows], fontsize="small")
+    ax.set_xlim(0, float(np.max(usd + xerr[1])) * 1.9 if len(rows) else 1)
+    ax.set_ylim(-0.8, len(rows) - 0.2 + 1.2)  # room above the bars for the legend
+    ax.set_xlabel("$ a month (a plan's fee + extra usage, or the API's tokens)")
+    ax.set_title(f"{a['agent']}: {a['requests']:,} requests over {a['span_days']:.1f} days, per option", fontsize="medium")
+    ax.legend(loc="upper right", fontsize="small", ncol=3)
+    if own:  # the option names at the left stay inside the figure (with your own axes: fig.tight_layout())
+        ax.figure.tight_layout()
     return ax

@@ -15,9 +15,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstring>
 #include <chrono>
+#include <ctime>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -514,9 +516,24 @@ void add_fit_commands(CLI::App& app, const globals& g, const std::shared_ptr<log
 struct plans_args {
   std::vector<std::string> limits;
   double max_blocked = 2;
-  std::string timezone, home_plan;
+  std::string timezone, home_plan, since;
   bool as_json = false;
 };
+
+// --since: N days before now ("30d"), or a local date.
+double since_of(const std::string& text, const std::string& timezone) {
+  if (text.size() >= 2 && text.back() == 'd') {
+    int days = 0;
+    const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size() - 1, days);
+    if (ec == std::errc{} && p == text.data() + text.size() - 1 && days >= 1 && days <= 36500)
+      return static_cast<double>(std::time(nullptr)) - days * 86400.0;
+  }
+  if (!text.empty() && std::isdigit(static_cast<unsigned char>(text.front())) && text.find('-') == std::string::npos &&
+      text.size() < 8)
+    throw std::invalid_argument(fmt::format("--since {}: expected Nd (days before now, 1 to 36500) or a date "
+                                            "YYYY-MM-DD", text));
+  return local_day_start("--since", text, timezone);
+}
 
 int cmd_plans(const log_args& la, const globals& g, const plans_args& a) {
   const auto read = read_logs(la, true);
@@ -531,6 +548,7 @@ int cmd_plans(const log_args& la, const globals& g, const plans_args& a) {
   compare_plans_options o;
   o.home_plan = a.home_plan;
   o.max_blocked_hours_week = a.max_blocked;
+  if (!a.since.empty()) o.since_unix_s = since_of(a.since, a.timezone);
   // A --limit names the buckets of one agent's plans or the other's: with both agents' logs it
   // must fit one of them.
   bool limits_used = a.limits.empty();
@@ -566,6 +584,8 @@ void add_plans_command(CLI::App& app, const globals& g, const std::string& forma
   plans->add_option("--plan", pa->home_plan, "The plan your logs were recorded on (pro, max, ultra; plus, pro 5x, "
                                              "pro 20x): the caps fitted from them are that plan's (default: the login "
                                              "method the logs name, else max or plus)");
+  plans->add_option("--since", pa->since, "Only the sessions that started since: Nd (N days before now) or a day "
+                                          "(YYYY-MM-DD, in --timezone)");
   plans->add_option("--max-blocked-hours", pa->max_blocked, "Hours a week of waiting for resets the verdict accepts")
       ->capture_default_str()->check(finite_range(0, 168));
   plans->add_option("--timezone", pa->timezone, "IANA time zone of the waits' clock times (default: the machine's, $TZ)")

@@ -2,6 +2,7 @@
 
 #include "loopcast/price_book.hpp"
 #include "loopcast/replay.hpp"
+#include "loopcast/stats.hpp"
 
 #include <fmt/format.h>
 #include <fmt/chrono.h>
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
 #include <ctime>
 #include <stdexcept>
 
@@ -244,6 +246,50 @@ std::vector<reset_wait> waits_of(const simulation_result& sim, const std::vector
   return merged;
 }
 
+// The projects whose requests filled the windows before the waits: every admitted request that
+// ended within a refusing bucket's period before a wait counts once, as the first refusing bucket
+// counts it (its tokens, or one request; a plan's windows count alike); shares, largest first.
+std::vector<wall_filler> fillers_of(const simulation_result& sim, const std::vector<bucket_config>& buckets,
+                                    const std::vector<reset_wait>& waits, const std::vector<std::string>& project) {
+  std::vector<std::pair<double, double>> spans;  // [from, to] in simulated seconds
+  std::vector<const bucket_config*> counted;
+  for (const auto& w : waits) {
+    const auto b = std::find_if(buckets.begin(), buckets.end(), [&](const bucket_config& x) { return x.name == w.bucket; });
+    if (b == buckets.end()) continue;
+    const double to = w.start_unix_s - sim.start_unix_s;
+    spans.emplace_back(to - b->period_s, to);
+    counted.push_back(&*b);
+  }
+  if (spans.empty()) return {};
+  std::sort(spans.begin(), spans.end());
+  std::vector<std::pair<double, double>> merged;
+  for (const auto& sp : spans)
+    if (!merged.empty() && sp.first <= merged.back().second) merged.back().second = std::max(merged.back().second, sp.second);
+    else merged.push_back(sp);
+  std::vector<std::pair<double, std::size_t>> ends;  // admitted requests by end time
+  for (std::size_t i = 0; i < sim.attempts.size(); ++i)
+    if (sim.attempts[i].status == attempt_status::ok) ends.emplace_back(sim.attempts[i].t_end, i);
+  std::sort(ends.begin(), ends.end());
+  std::map<std::string, double> by;
+  double total = 0;
+  std::size_t k = 0;
+  for (const auto& [t, i] : ends) {
+    while (k < merged.size() && merged[k].second < t) ++k;
+    if (k == merged.size()) break;
+    if (t < merged[k].first) continue;
+    const auto& a = sim.attempts[i];
+    const auto& b = *counted.front();
+    const double n = b.unit == bucket_unit::tokens ? static_cast<double>(b.classes.sum(a.tokens)) : 1.0;
+    by[a.session < project.size() ? project[a.session] : std::string("?")] += n;
+    total += n;
+  }
+  std::vector<wall_filler> out;
+  for (const auto& [p, n] : by)
+    if (total > 0) out.push_back({p, n / total});
+  std::sort(out.begin(), out.end(), [](const wall_filler& a, const wall_filler& b) { return a.share > b.share; });
+  return out;
+}
+
 double blocked_hours(const std::vector<reset_wait>& walls) {
   double h = 0;
   for (const auto& w : walls) h += w.hours;
@@ -309,6 +355,26 @@ plan_candidate api_of(const preset_library& lib, plan_agent agent, const plan_ca
   return api;
 }
 
+// The sessions of `t` whose first request was sent at or after `since` (a subagent whose parent
+// is left out keeps no parent); `before` counts those left out.
+recorded_trace sessions_since(const recorded_trace& t, double since, std::size_t& before) {
+  recorded_trace out = t;
+  out.sessions.clear();
+  std::vector<std::int32_t> index(t.sessions.size(), -1);
+  for (std::size_t i = 0; i < t.sessions.size(); ++i) {
+    const auto& s = t.sessions[i];
+    if (s.requests.empty() || !(s.requests.front().t_send >= since)) {
+      before += !s.requests.empty();
+      continue;
+    }
+    index[i] = static_cast<std::int32_t>(out.sessions.size());
+    out.sessions.push_back(s);
+  }
+  for (auto& s : out.sessions)
+    if (s.parent >= 0) s.parent = static_cast<std::size_t>(s.parent) < index.size() ? index[static_cast<std::size_t>(s.parent)] : -1;
+  return out;
+}
+
 } // namespace
 
 std::vector<plan_candidate> plan_candidates(const preset_library& lib, plan_agent agent, const plan_caps_input& in) {
@@ -355,6 +421,12 @@ std::vector<plan_candidate> plan_candidates(const preset_library& lib, plan_agen
 plan_choice choose_plan(const std::vector<recorded_trace>& traces, const std::vector<plan_candidate>& candidates,
                         const plan_choice_options& o) {
   plan_choice r;
+  std::vector<std::string> project;  // per replayed session: the sessions with requests, trace by trace
+  for (const auto& t : traces) {
+    const auto p = project_of(t);
+    for (const auto& s : t.sessions)
+      if (!s.requests.empty()) project.push_back(p);
+  }
   replay_options ro;
   ro.seed = o.seed;
   ro.speed = replay_speed::recorded;
@@ -401,6 +473,7 @@ plan_choice choose_plan(const std::vector<recorded_trace>& traces, const std::ve
     const auto walls = waits_of(mid.sim, mid.option->buckets());
     row.walls = static_cast<std::int32_t>(walls.size());
     row.first_walls.assign(walls.begin(), walls.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(walls.size(), 5)));
+    row.filled_by = fillers_of(mid.sim, mid.option->buckets(), walls, project);
     row.blocked_hours_week = per_week(walls, mid.sim);
     row.blocked_low = row.blocked_high = row.blocked_hours_week;
     row.late_days = row.late_low = row.late_high = late(mid.sim);
@@ -469,13 +542,18 @@ plan_choice choose_plan(const std::vector<recorded_trace>& traces, const std::ve
 std::vector<plan_choice> compare_plans(const std::vector<recorded_trace>& traces, const preset_library& lib,
                                        const compare_plans_options& o) {
   std::vector<recorded_trace> claude, codex;
-  std::size_t other = 0;
-  for (const auto& t : traces) {
+  std::size_t other = 0, before = 0;
+  for (const auto& whole : traces) {
+    auto t = std::isnan(o.since_unix_s) ? whole : sessions_since(whole, o.since_unix_s, before);
     if (t.request_count() == 0) continue;
-    if (t.format == trace_format::claude_code) claude.push_back(t);
-    else if (t.format == trace_format::codex) codex.push_back(t);
+    if (t.format == trace_format::claude_code) claude.push_back(std::move(t));
+    else if (t.format == trace_format::codex) codex.push_back(std::move(t));
     else ++other;
   }
+  if (claude.empty() && codex.empty() && before > 0)
+    throw std::invalid_argument(fmt::format("--since: no Claude Code or Codex session starts at or after {:%Y-%m-%d %H:%M} "
+                                            "UTC ({} start before it)",
+                                            fmt::gmtime(static_cast<std::time_t>(o.since_unix_s)), before));
   if (claude.empty() && codex.empty())
     throw trace_error(traces.empty() ? std::string("(no log)") : traces.front().file, 0,
                       "no Claude Code or Codex request to compare plans with (plans are compared for those two agents)");
@@ -500,6 +578,9 @@ std::vector<plan_choice> compare_plans(const std::vector<recorded_trace>& traces
     po.max_blocked_hours_week = o.max_blocked_hours_week;
     auto r = choose_plan(logs, plan_candidates(lib, agent, in), po);
     r.agent = agent == plan_agent::claude_code ? "Claude Code" : "Codex";
+    if (before > 0)
+      r.notes.push_back(fmt::format("{} session{} that started before {:%Y-%m-%d %H:%M} UTC left out (--since)", before,
+                                    before == 1 ? "" : "s", fmt::gmtime(static_cast<std::time_t>(o.since_unix_s))));
     if (other > 0)
       r.notes.push_back(fmt::format("{} log{} of other agents (opencode, SWE-agent, …) left out: plans are compared for "
                                     "Claude Code and Codex",

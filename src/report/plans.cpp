@@ -226,6 +226,8 @@ json plan_choice_json(const plan_choice& c) {
   for (const auto& r : c.rows) {
     json walls = json::array();
     for (const auto& w : r.first_walls) walls.push_back({{"start_unix_s", w.start_unix_s}, {"hours", w.hours}, {"bucket", w.bucket}});
+    json filled = json::array();
+    for (const auto& f : r.filled_by) filled.push_back({{"project", f.project}, {"share", f.share}});
     rows.push_back({{"label", r.label}, {"targets", r.targets}, {"plan", r.plan}, {"fee_usd_month", r.fee_usd_month},
                     {"metered_usd_month", r.metered_usd_month}, {"usd_month", r.usd_month},
                     {"usd_month_low", r.usd_low}, {"usd_month_high", r.usd_high},
@@ -233,7 +235,7 @@ json plan_choice_json(const plan_choice& c) {
                     {"blocked_hours_week_high", r.blocked_high}, {"late_days", r.late_days},
                     {"late_days_low", r.late_low}, {"late_days_high", r.late_high}, {"pace", r.pace},
                     {"pace_low", r.pace_low}, {"pace_high", r.pace_high}, {"waits", r.walls},
-                    {"first_waits", walls}, {"sessions", r.sessions}, {"sessions_cut", r.sessions_cut},
+                    {"first_waits", walls}, {"filled_by", filled}, {"sessions", r.sessions}, {"sessions_cut", r.sessions_cut},
                     {"caps", caps_word(r.caps)}, {"caps_note", r.caps_note}, {"within_limit", r.within_limit}});
   }
   return json{{"agent", c.agent}, {"span_days", c.span_days}, {"requests", c.requests}, {"verdict", c.verdict},
@@ -275,6 +277,16 @@ std::string plan_choice_text(const plan_choice& c, const std::string& time_zone)
          "high ends); keeps pace: the share of your recorded pace the option keeps up with (the logs' span over the "
          "span the replay took: the waits hold the work back); cut: sessions that did not finish\n";
   for (const auto& r : c.rows) out += fmt::format("  caps of {}: {} ({})\n", r.label, r.caps_note, r.targets);
+  for (const auto& r : c.rows) {
+    if (r.filled_by.empty()) continue;
+    std::string by;
+    double rest = 0;
+    for (std::size_t i = 0; i < r.filled_by.size(); ++i)
+      if (i < 3) by += fmt::format("{}{} {:.0f}%", by.empty() ? "" : ", ", r.filled_by[i].project, 100 * r.filled_by[i].share);
+      else rest += r.filled_by[i].share;
+    if (rest > 0) by += fmt::format(", {} more {:.0f}%", r.filled_by.size() - 3, 100 * rest);
+    out += fmt::format("  the windows that refused on {} were filled by: {}\n", r.label, by);
+  }
   for (const auto& n : c.notes) out += fmt::format("  note: {}\n", n);
   return out;
 }

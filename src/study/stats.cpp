@@ -152,6 +152,16 @@ double local_day_start(const std::string& option, const std::string& text, const
                                          static_cast<unsigned>(day.day()));
 }
 
+// The project of a log (stats.hpp): its recorded cwd, else Claude Code's folder name decoded ("-home-u-app"
+// is /home/u/app, though a '-' in a folder's own name reads as '/'), else its folder's name.
+std::string project_of(const recorded_trace& t) {
+  if (!t.project.empty()) return t.project;
+  auto folder = std::filesystem::path(t.file).parent_path().filename().string();
+  if (t.format == trace_format::claude_code && folder.size() > 1 && folder.front() == '-')
+    std::replace(folder.begin(), folder.end(), '-', '/');
+  return folder;
+}
+
 namespace {
 
 // A request of the stats, with what groups it.
@@ -167,16 +177,6 @@ struct group_key {
 };
 
 std::string two(int v) { return fmt::format("{:02d}", v); }
-
-// The project of a log: its recorded cwd, else Claude Code's folder name decoded ("-home-u-app"
-// is /home/u/app, though a '-' in a folder's own name reads as '/'), else its folder's name.
-std::string project_of(const recorded_trace& t) {
-  if (!t.project.empty()) return t.project;
-  auto folder = std::filesystem::path(t.file).parent_path().filename().string();
-  if (t.format == trace_format::claude_code && folder.size() > 1 && folder.front() == '-')
-    std::replace(folder.begin(), folder.end(), '-', '/');
-  return folder;
-}
 
 // Every row's period (day, week, month or block) in a zone.
 std::vector<group_key> period_keys(const std::vector<stats_row>& rows, stats_grouping by, const detail::zone& tz) {

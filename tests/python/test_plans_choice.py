@@ -42,3 +42,34 @@ def test_plans_takes_caps_per_target_and_names_a_typo():
         loopcast.plans(logs, limits={"fivehour": 1_000_000})
     with pytest.raises(ValueError, match=r"--plan team: not a plan of this agent"):
         loopcast.plans(logs, plan="team")
+
+
+def test_plans_since_keeps_the_later_sessions():
+    r = loopcast.plans(os.path.join(TRACES, "claude-code-jsonl"), since="2026-02-12", timezone="UTC")
+    assert r["agents"][0]["rows"][0]["sessions"] == 2
+    assert "4 sessions that started before 2026-02-12 00:00 UTC left out (--since)" in r["agents"][0]["notes"]
+
+
+def test_plans_plot_draws_a_bar_per_option_inside_the_figure():
+    import matplotlib
+    matplotlib.use("Agg")
+    import loopcast.plot
+
+    r = loopcast.plans(os.path.join(TRACES, "claude-code-jsonl"))
+    ax = loopcast.plot.plans(r, "Claude Code")
+    rows = r["agents"][0]["rows"]
+    bars = [p for p in ax.patches if p.get_height() > 0.5]
+    assert len(bars) == len(rows)
+    assert sorted(round(b.get_width(), 6) for b in bars) == sorted(round(x["usd_month"], 6) for x in rows)
+    # Pro waits 16 h a week (above 2 h): orange; the others within: green.
+    pro = next(b for b in bars if abs(b.get_width() - 20.0) < 1e-9)
+    assert matplotlib.colors.to_hex(pro.get_facecolor()[:3]) == "#fd8d3c"
+    fig = ax.figure
+    fig.canvas.draw()
+    box = fig.bbox
+    renderer = fig.canvas.get_renderer()
+    for t in [*ax.texts, *ax.get_yticklabels(), ax.title, ax.xaxis.label, ax.get_legend()]:
+        e = t.get_window_extent(renderer)
+        assert e.x0 >= box.x0 - 1 and e.x1 <= box.x1 + 1 and e.y0 >= box.y0 - 1 and e.y1 <= box.y1 + 1, t
+    with pytest.raises(ValueError, match="no agent 'Codex' in the result"):
+        loopcast.plot.plans(r, "Codex")

@@ -21,6 +21,7 @@ constexpr double t0 = 1780000000;  // 2026-05-28 20:26:40 UTC, after every dated
 std::vector<recorded_trace> three_requests() {
   recorded_trace t;
   t.file = "week.jsonl";
+  t.project = "/home/u/app";
   t.format = trace_format::claude_code;
   t.absolute_clock = true;
   t.models = {"claude-opus-4-7"};
@@ -104,6 +105,11 @@ TEST(PlanChoice, WaitsAndFeesByHand) {
   EXPECT_EQ(small.first_walls[0].bucket, "five_hour");
   EXPECT_NEAR(small.blocked_hours_week, 56.0, 1e-9);
   EXPECT_EQ(small.sessions_cut, 0);
+  // The windows before the two waits held the first and the second request: all of app's.
+  ASSERT_EQ(small.filled_by.size(), 1u);
+  EXPECT_EQ(small.filled_by[0].project, "/home/u/app");
+  EXPECT_DOUBLE_EQ(small.filled_by[0].share, 1.0);
+  EXPECT_TRUE(r.rows[0].filled_by.empty());
   // Recorded: t0 to t0 + 2 h 10 s; replayed: to t0 + 10 h 10 s, 8 hours later.
   EXPECT_NEAR(small.late_days, 8.0 / 24, 1e-9);
   EXPECT_NEAR(small.pace, 7210.0 / 36010.0, 1e-9);
@@ -140,6 +146,24 @@ TEST(PlanChoice, APlanWallIsWaitedOutWhateverTheAgentsRetries) {
   EXPECT_EQ(r.rows[0].sessions_cut, 0);
   EXPECT_EQ(r.rows[0].walls, 2);
   EXPECT_NEAR(r.rows[0].blocked_hours_week, 56.0, 1e-9);
+}
+
+// A rule that changes mid-replay (Ultra's 5-hour window stops binding): from t0 + 1.5 h the window
+// is a thousand times its cap. The second request (t0 + 1 h) still waits for t0 + 5 h (4 h); the
+// third (t0 + 6 h) finds the window of t0 + 5 h holding one request of its 1,000: no second wait.
+TEST(PlanChoice, ARuleThatChangesMidReplayIsTakenWhenItComes) {
+  auto c = plan("one a window until t0 + 1.5 h", 1, 20, plan_caps_source::given);
+  dated_limit d;
+  d.bucket = "five_hour";
+  d.from_unix_s = t0 + 5400;
+  d.factor = 1000;
+  d.source = "test";
+  c.targets[0].second.dated_limits.push_back(d);
+  const auto r = choose_plan(three_requests(), {c}, waiting_client(2));
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0].walls, 1);
+  EXPECT_NEAR(r.rows[0].first_walls[0].hours, 4.0, 1e-9);
+  EXPECT_NEAR(r.rows[0].blocked_hours_week, 28.0, 1e-9);
 }
 
 // With extra usage, the wall spills instead: the first request (t0) is the plan's; the second
@@ -340,4 +364,30 @@ TEST(PlanChoice, RealCodexAccountsOnTheirOwnPlanMeetNoWall) {
   const auto r_early = choose_plan(logs, {early}, o);
   EXPECT_EQ(r_early.rows[0].walls, 2);
   EXPECT_EQ(r_early.rows[0].first_walls[0].bucket, "five_hour");
+}
+
+// --since keeps the sessions that started at or after it: of the six sample Claude Code sessions,
+// four start on 2026-02-10 (left out, said in a note) and two on 2026-02-12; past the last, none is
+// left, which is an error naming the option.
+TEST(PlanChoice, SinceKeepsTheSessionsThatStartedAfterIt) {
+  namespace fs = std::filesystem;
+  const preset_library lib({LOOPCAST_TEST_MODELS_DIR});
+  const auto logs = import_traces({fs::path(LOOPCAST_TEST_TRACES_DIR) / "claude-code-jsonl"}, trace_format::automatic);
+  compare_plans_options o;
+  o.since_unix_s = 1770854400;  // 2026-02-12 00:00 UTC
+  const auto r = compare_plans(logs, lib, o);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].agent, "Claude Code");
+  EXPECT_EQ(r[0].rows[0].sessions, 2);
+  EXPECT_NE(std::find(r[0].notes.begin(), r[0].notes.end(),
+                      "4 sessions that started before 2026-02-12 00:00 UTC left out (--since)"),
+            r[0].notes.end());
+  o.since_unix_s = 1780000000;
+  try {
+    (void)compare_plans(logs, lib, o);
+    FAIL() << "no session after --since";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "--since: no Claude Code or Codex session starts at or after 2026-05-28 20:26 UTC (6 start "
+                           "before it)");
+  }
 }
