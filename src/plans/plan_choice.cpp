@@ -290,6 +290,49 @@ std::vector<wall_filler> fillers_of(const simulation_result& sim, const std::vec
   return out;
 }
 
+// The replay's notes on dated rules in force at the logs' start, one per preset and bucket, as one
+// note per rule: "at the logs' start (DATE), by dated rules: five_hour 0.5 times today's on A, B
+// and C (SOURCE)".
+void condense_rule_notes(const std::vector<plan_candidate>& candidates, const std::vector<recorded_trace>& traces,
+                         std::vector<std::string>& notes) {
+  double start = std::numeric_limits<double>::infinity();
+  for (const auto& t : traces)
+    for (const auto& s : t.sessions)
+      if (!s.requests.empty()) start = std::min(start, s.requests.front().t_send);
+  if (!std::isfinite(start)) return;
+  std::erase_if(notes, [](const std::string& n) {
+    return n.find(": the limit of ") != std::string::npos && n.find(" at the logs' start (") != std::string::npos;
+  });
+  struct dated_rule {
+    std::string bucket, source;
+    double factor;
+    std::vector<std::string> names;
+  };
+  std::vector<dated_rule> found;
+  const auto add = [&](const target& t) {
+    for (const auto& d : t.dated_limits) {
+      if (!(d.from_unix_s <= start && start < d.until_unix_s)) continue;
+      auto it = std::find_if(found.begin(), found.end(), [&](const dated_rule& x) {
+        return x.bucket == d.bucket && x.source == d.source && x.factor == d.factor;
+      });
+      if (it == found.end()) it = found.insert(found.end(), dated_rule{d.bucket, d.source, d.factor, {}});
+      if (std::find(it->names.begin(), it->names.end(), t.name) == it->names.end()) it->names.push_back(t.name);
+    }
+  };
+  for (const auto& c : candidates) {
+    for (const auto& [pattern, t] : c.targets) add(t);
+    for (const auto& t : c.spill) add(t);
+  }
+  for (const auto& x : found) {
+    std::string names;
+    for (std::size_t i = 0; i < x.names.size(); ++i)
+      names += (i == 0 ? "" : i + 1 == x.names.size() ? " and " : ", ") + x.names[i];
+    notes.push_back(fmt::format("at the logs' start ({:%Y-%m-%d}), by a dated rule: {} {:g} times today's limit on {} "
+                                "({})",
+                                fmt::gmtime(static_cast<std::time_t>(start)), x.bucket, x.factor, names, x.source));
+  }
+}
+
 double blocked_hours(const std::vector<reset_wait>& walls) {
   double h = 0;
   for (const auto& w : walls) h += w.hours;
@@ -497,6 +540,7 @@ plan_choice choose_plan(const std::vector<recorded_trace>& traces, const std::ve
     row.within_limit = row.blocked_hours_week <= o.max_blocked_hours_week;
     r.rows.push_back(std::move(row));
   }
+  condense_rule_notes(candidates, traces, r.notes);
   // A plan that never waits at any of its caps spills nothing: its "+ extra usage" row is the same.
   std::size_t same = 0;
   for (std::size_t i = 0; i < candidates.size(); ++i) {

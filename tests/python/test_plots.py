@@ -1,6 +1,7 @@
 """Plots render real, non-blank images with the Agg backend."""
 
 import os
+import json
 import pathlib
 
 import matplotlib
@@ -254,11 +255,14 @@ def test_cost_panel_marks_what_a_routes_later_target_served(models):
 
 
 def test_bucket_notes_say_why_a_level_passes_100_and_a_429_comes_below(models):
-    # plan-vs-api: the API option's otpm reserves max_tokens (32,000 against 8,000 a minute) and takes
-    # oversize requests into debt, so its level passes 100%; its 429s come when the request's own
-    # charge would not fit, at levels below 100%. The checked note is exactly what is drawn.
-    examples = str(pathlib.Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "plan-vs-api.json")
-    run = loopcast.run(examples, models=models)
+    # plan-vs-api with Tier 1's Opus limits before 2026-05-06 (30,000 ITPM, 8,000 OTPM): the API
+    # option's otpm reserves max_tokens (32,000 against 8,000 a minute) and takes oversize requests
+    # into debt, so its level passes 100%; its 429s come when the request's own charge would not
+    # fit, at levels below 100%. The checked note is exactly what is drawn.
+    examples = pathlib.Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "plan-vs-api.json"
+    scenario = json.loads(examples.read_text())
+    scenario["options"][1]["limits"] = {"itpm": 30_000, "otpm": 8_000}
+    run = loopcast.run(scenario, models=models)
     ax = lp.buckets(run, "api")
     o = run["api"]
     t = o.timeline.array

@@ -158,7 +158,7 @@ def test_the_tier_presets_are_what_their_generator_writes(tmp_path):
     (copy / "scripts").mkdir()
     shutil.copy(gen, copy / "scripts" / "gen-tier-presets")
     edited = copy / "models" / "targets" / "anthropic" / "anthropic-tier3-claude-opus-4.7.json"
-    edited.write_text(edited.read_text().replace('"limit": 800000', '"limit": 900000'))
+    edited.write_text(edited.read_text().replace('"limit": 5000000', '"limit": 900000'))
     run = subprocess.run([sys.executable, str(copy / "scripts" / "gen-tier-presets"), "--check"], capture_output=True,
                          text=True)
     assert run.returncode == 1

@@ -75,6 +75,8 @@ TEST(Catalogue, AnthropicItpmIgnoresCacheReadsCerebrasTotalCountsThem) {
 TEST(Catalogue, AnthropicTiersOneToFourCarryThePublishedTable) {
   struct row { int rpm, itpm, otpm; };
   const row opus_sonnet[] = {{50, 30000, 8000}, {1000, 450000, 90000}, {2000, 800000, 160000}, {4000, 2000000, 400000}};
+  // Opus 4.x since about 2026-05-06 (second-hand); the table above before it, as a dated rule.
+  const row opus_raised[] = {{50, 500000, 80000}, {1000, 2000000, 200000}, {2000, 5000000, 400000}, {4000, 10000000, 800000}};
   const row haiku[] = {{50, 50000, 10000}, {1000, 450000, 90000}, {2000, 1000000, 200000}, {4000, 4000000, 800000}};
   const std::string models[] = {"claude-opus-4.5", "claude-opus-4.6",   "claude-opus-4.6-1m",   "claude-opus-4.7",
                                 "claude-opus-4.7-1m", "claude-sonnet-4.5", "claude-sonnet-4.5-1m", "claude-sonnet-4.6",
@@ -82,14 +84,22 @@ TEST(Catalogue, AnthropicTiersOneToFourCarryThePublishedTable) {
   for (int tier = 1; tier <= 4; ++tier)
     for (const auto& m : models) {
       const auto t = lib().load_target(fmt::format("anthropic-tier{}-{}", tier, m));
-      const auto& r = (m.find("haiku") != std::string::npos ? haiku : opus_sonnet)[tier - 1];
+      const bool opus = m.find("opus") != std::string::npos;
+      const auto& r = (m.find("haiku") != std::string::npos ? haiku : opus ? opus_raised : opus_sonnet)[tier - 1];
       SCOPED_TRACE(t.name);
       EXPECT_EQ(t.tier, fmt::format("tier-{}", tier));
       EXPECT_EQ(named(t, "rpm").limit, r.rpm);
       EXPECT_EQ(named(t, "itpm").limit, r.itpm);
       EXPECT_EQ(named(t, "otpm").limit, r.otpm);
       EXPECT_NE(t.origin.source.find("rate-limits.apis.io/rate-limits/claude/claude-rate-limits"), std::string::npos);
-      EXPECT_EQ(t.origin.read_on, "2026-12-04");
+      EXPECT_EQ(t.origin.read_on, opus ? "2026-12-08" : "2026-12-04");
+      if (opus) {  // 2026-02-01, before the raise: the table's figures
+        const auto before = target_at(t, 1769904000);
+        const auto& o = opus_sonnet[tier - 1];
+        EXPECT_DOUBLE_EQ(named(before, "itpm").limit, o.itpm);
+        EXPECT_DOUBLE_EQ(named(before, "otpm").limit, o.otpm);
+        EXPECT_DOUBLE_EQ(named(before, "rpm").limit, o.rpm);
+      }
       EXPECT_FALSE(t.origin.verified);
       EXPECT_EQ(t.context_window_tokens, m.ends_with("-1m") ? 1000000 : 200000);
     }
