@@ -67,18 +67,30 @@ preset_library library(const globals& g) {
   return preset_library({g.models_dir});
 }
 
+namespace {
+// A reference that looks like a path (a ".json" name or a '/') names a file: one that is not there
+// is "no such file", not an unknown preset.
+bool names_missing_file(const std::string& ref) {
+  std::error_code ec;
+  return (ref.ends_with(".json") || ref.find('/') != std::string::npos) && !std::filesystem::exists(ref, ec);
+}
+} // namespace
+
 scenario scenario_ref(const globals& g, const preset_library& lib, const std::string& ref) {
   std::error_code ec;
+  if (names_missing_file(ref)) {
+    std::vector<std::string> names;
+    for (const auto& e : lib.entries())
+      if (e.kind == preset_kind::scenario) names.push_back(e.name);
+    throw config_error(ref, "", fmt::format("no such file (from {}; a scenario is a .json file or a preset name: {})",
+                                            std::filesystem::current_path(ec).string(), fmt::join(names, ", ")));
+  }
   scenario s = std::filesystem::is_regular_file(ref, ec) ? load_scenario_file(ref, lib) : lib.load_scenario(ref);
   if (g.attempt_budget > 0) s.attempt_budget = g.attempt_budget;
   return s;
 }
 
-target target_ref(const preset_library& lib, const std::string& ref) {
-  std::error_code ec;
-  if (ref.ends_with(".json") && std::filesystem::is_regular_file(ref, ec)) return load_target_file(ref);
-  return lib.load_target(ref);
-}
+target target_ref(const preset_library& lib, const std::string& ref) { return lib.load_target_ref(ref); }
 
 namespace {
 // One --limit: [TARGET:]BUCKET=N, TARGET a name or a shell pattern ("claude-max-*").

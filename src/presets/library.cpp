@@ -2,6 +2,7 @@
 // readers of each kind (one file each beside this one), and the library of preset folders. The
 // accepted keys of every kind are documented in docs/presets.md; keep the two in step.
 #include "loopcast/presets.hpp"
+#include "loopcast/names.hpp"
 #include "loopcast/files.hpp"
 #include "loopcast/price_lists.hpp"
 
@@ -219,6 +220,14 @@ const std::filesystem::path& preset_library::find(preset_kind kind, std::string_
   }
   std::string where;
   for (const auto& d : dirs_) where += (where.empty() ? "" : ", ") + d.string();
+  // A short list is shown whole; a long one (the targets) by its nearest names and a count.
+  if (known.size() > 12) {
+    const auto near = closest_names(name, known);
+    throw config_error(where, "", fmt::format("no {} preset named \"{}\"{} ({} {} presets: `loopcast presets --kind {}`)",
+                                              to_string(kind), name,
+                                              near.empty() ? "" : fmt::format("; did you mean {}?", fmt::join(near, " or ")),
+                                              known.size(), to_string(kind), to_string(kind)));
+  }
   throw config_error(where, "", fmt::format("no {} preset named \"{}\" (known: {})", to_string(kind), name,
                                             known.empty() ? std::string("none") : fmt::format("{}", fmt::join(known, ", "))));
 }
@@ -227,6 +236,9 @@ target preset_library::load_target(std::string_view name) const { return load_ta
 target preset_library::load_target_ref(const std::string& ref) const {
   std::error_code ec;
   if (ref.ends_with(".json") && std::filesystem::is_regular_file(ref, ec)) return load_target_file(ref);
+  if ((ref.ends_with(".json") || ref.find('/') != std::string::npos) && !std::filesystem::exists(ref, ec))
+    throw config_error(ref, "", fmt::format("no such file (from {}; a target is a .json file or a preset name)",
+                                            std::filesystem::current_path(ec).string()));
   return load_target(ref);
 }
 retry_policy preset_library::load_client(std::string_view name) const {

@@ -114,6 +114,26 @@ TEST(Cli, UnknownScenarioName) {
   EXPECT_EQ(r.err, "loopcast: " + models + ": no scenario preset named \"nonesuch\" (known: engine-burst-rtx4090, reference)\n");
 }
 
+// A path that is not there is "no such file", not an unknown preset; a long list of presets is
+// answered with the nearest names and a count.
+TEST(Cli, AMissingFileAndAMistypedTarget) {
+  const auto cwd = std::filesystem::current_path().string();
+  const auto r = run_cli("run examples/scenarios/nonesuch.json");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_EQ(r.err, "loopcast: examples/scenarios/nonesuch.json: no such file (from " + cwd +
+                       "; a scenario is a .json file or a preset name: engine-burst-rtx4090, reference)\n");
+  const auto t = run_cli("replay " + std::string(LOOPCAST_TEST_TRACES_DIR) + "/codex --on nonesuch.json");
+  EXPECT_EQ(t.code, 3);
+  EXPECT_EQ(t.err, "loopcast: nonesuch.json: no such file (from " + cwd + "; a target is a .json file or a preset name)\n");
+  const auto typo = run_cli("replay " + std::string(LOOPCAST_TEST_TRACES_DIR) + "/codex --on cerebras-developer-qwen-3.8");
+  EXPECT_EQ(typo.code, 3);
+  EXPECT_NE(typo.err.find(": no target preset named \"cerebras-developer-qwen-3.8\"; did you mean "
+                          "cerebras-developer-qwen-3.8-27b or"),
+            std::string::npos)
+      << typo.err;
+  EXPECT_NE(typo.err.find(" target presets: `loopcast presets --kind target`)\n"), std::string::npos) << typo.err;
+}
+
 TEST(Cli, UsageErrorsAndHelp) {
   EXPECT_EQ(run_cli("run --frobnicate").code, 2);
   EXPECT_EQ(run_cli("").code, 2);
