@@ -71,7 +71,9 @@ def monte_carlo(scenario: "Scenario | str | dict", seeds: "Iterable[int] | int |
                 models: str | os.PathLike | None = None) -> "MonteCarlo":
     """Runs the scenario once per seed, entirely in C++, and returns one row per seed and option.
 
-    ``seeds`` is an iterable of seeds or a count ``n`` (seeds 0 … n−1). Or give ``precision``
+    ``seeds`` is an iterable of seeds or a count ``n``: the scenario's seed and the n − 1 after it,
+    as ``loopcast montecarlo --seeds n`` runs them (``summary["first_seed"]`` is the first seed run;
+    ``summary["seed_list"]`` lists them when they are not consecutive). Or give ``precision``
     instead: seeds scenario.seed, +1, … are added in doubling batches until the mean of ``metric``
     (``usd_per_task``, ``stall_share``, ``tasks_per_hour`` or ``wall_s``) is known within
     ±precision (relative) for every option, or ``max_seeds`` is reached. ``threads`` shares the
@@ -103,11 +105,17 @@ def monte_carlo(scenario: "Scenario | str | dict", seeds: "Iterable[int] | int |
         if seeds is None:
             raise TypeError("monte_carlo() needs seeds= (a count or an iterable) or precision=")
         if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
-            seeds_arr = np.arange(_whole("seeds", seeds, 1, 10_000_000), dtype=np.uint64)
+            first = int(s._data.get("seed", 42))
+            seeds_arr = first + np.arange(_whole("seeds", seeds, 1, 10_000_000), dtype=np.uint64)
         else:
             seeds_arr = np.asarray([_whole("a seed", x, 0, 2**64 - 1) for x in seeds], dtype=np.uint64)
+            if len(seeds_arr) == 0:
+                raise ValueError("seeds: an empty list: give at least one seed")
         with _progress.bars():
             rows, summary = _core.run_seeds(text, s._file, mdir, seeds_arr, threads, confidence, horizon_s)
+        summary["first_seed"] = int(seeds_arr[0])  # what ran, not the scenario's own seed
+        if not np.array_equal(seeds_arr, seeds_arr[0] + np.arange(len(seeds_arr), dtype=np.uint64)):
+            summary["seed_list"] = [int(x) for x in seeds_arr]
     return MonteCarlo(rows, [o.label for o in s.options], summary)
 
 

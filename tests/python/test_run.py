@@ -92,7 +92,15 @@ def test_monte_carlo_rows_match_single_runs(models):
     assert (math.isnan(row["first_429_s"]) and first is None) or row["first_429_s"] == first["time_s"]
     df = mc.to_pandas()
     assert list(df["label"][:2]) == ["cloud", "local"]
-    assert np.array_equal(loopcast.monte_carlo("reference", 3, models=models).array["seed"], [0, 0, 1, 1, 2, 2])
+    assert mc.summary["first_seed"] == 5 and "seed_list" not in mc.summary
+    # A count runs the scenario's seed (42) and those after it, as the CLI's --seeds does.
+    three = loopcast.monte_carlo("reference", 3, models=models)
+    assert np.array_equal(three.array["seed"], [42, 42, 43, 43, 44, 44])
+    assert three.summary["first_seed"] == 42 and three.summary["seeds"] == 3
+    cli = json.loads(subprocess.run([os.environ["LOOPCAST_CLI"], "--models", models, "montecarlo", "reference",
+                                     "--seeds", "3", "--json"], check=True, capture_output=True, text=True).stdout)
+    assert cli["first_seed"] == 42 and cli["seeds"] == 3
+    assert loopcast.monte_carlo("reference", [9, 3], models=models).summary["seed_list"] == [9, 3]
 
 
 def test_options_table_counts_a_request_no_bucket_can_admit_as_a_429(models):
