@@ -125,7 +125,8 @@ double local_day_start(const std::string& option, const std::string& date, const
                        int days_after = 0);
 
 /// The project of a log (`stats --by project`): its recorded cwd, else Claude Code's folder name
-/// decoded ("-home-u-app" is /home/u/app), else its folder's name.
+/// decoded ("-home-u-app" is /home/u/app), else its folder's name; "(no cwd in the log)" for a Codex
+/// rollout without a cwd in its dated folder.
 std::string project_of(const recorded_trace& t);
 
 /// The bins used by stats: <20K, 20–50K, 50–100K, >100K prompt tokens.

@@ -458,6 +458,18 @@ std::vector<plan_candidate> plan_candidates(const preset_library& lib, plan_agen
       out.push_back(std::move(c));
     }
   out.push_back(std::move(api));
+  // Plans of other providers that publish their caps, for the same work on another model.
+  for (const auto& [label, preset] : {std::pair{"Cerebras Code Pro (GLM 4.7)", "cerebras-code-pro-zai-glm-4.7"},
+                                      std::pair{"Cerebras Code Max (GLM 4.7)", "cerebras-code-max-zai-glm-4.7"}}) {
+    plan_candidate c;
+    c.label = label;
+    c.targets.emplace_back("*", lib.load_target(preset));
+    std::string caps;
+    for (const auto& b : c.targets.front().second.limits)
+      caps += fmt::format("{}{} {} published", caps.empty() ? "" : "; ", b.name, tokens_text(b.limit));
+    c.caps_note = caps + " (second-hand); every model on zai-glm-4.7, its 131K window (longer contexts compacted)";
+    out.push_back(std::move(c));
+  }
   return out;
 }
 

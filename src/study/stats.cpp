@@ -153,12 +153,17 @@ double local_day_start(const std::string& option, const std::string& text, const
 }
 
 // The project of a log (stats.hpp): its recorded cwd, else Claude Code's folder name decoded ("-home-u-app"
-// is /home/u/app, though a '-' in a folder's own name reads as '/'), else its folder's name.
+// is /home/u/app, though a '-' in a folder's own name reads as '/'), else its folder's name (not a
+// Codex day folder).
 std::string project_of(const recorded_trace& t) {
   if (!t.project.empty()) return t.project;
   auto folder = std::filesystem::path(t.file).parent_path().filename().string();
   if (t.format == trace_format::claude_code && folder.size() > 1 && folder.front() == '-')
     std::replace(folder.begin(), folder.end(), '-', '/');
+  // Codex files its rollouts by date (sessions/YYYY/MM/DD): a day's folder names no project.
+  if (t.format == trace_format::codex && !folder.empty() &&
+      std::all_of(folder.begin(), folder.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return "(no cwd in the log)";
   return folder;
 }
 

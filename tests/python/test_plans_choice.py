@@ -18,10 +18,11 @@ def test_plans_is_the_cli_comparison_as_a_table():
     assert [a["agent"] for a in r["agents"]] == ["Claude Code", "Codex"]
     assert r["agents"] == cli["agents"]
     df = r.to_pandas()
-    # Claude Code: Pro, Max, Ultra, the API, and Pro with extra usage (the only plan that waits);
-    # Codex: Plus, Pro 5x, Pro 20x and the API (none waits, so none spills).
-    assert list(df.agent).count("Claude Code") == 5
-    assert list(df.agent).count("Codex") == 4
+    # Claude Code: Pro, Max, Ultra, the API, Pro with extra usage (the only plan that waits) and
+    # Cerebras Code Pro and Max; Codex: Plus, Pro 5x, Pro 20x, the API and Cerebras Code (none waits,
+    # so none spills).
+    assert list(df.agent).count("Claude Code") == 7
+    assert list(df.agent).count("Codex") == 6
     pro = df[df.label == "Claude Pro"].iloc[0]
     # The 26 Claude Code requests of 2026-02-10/12 on Pro's assumed 200K (100K before 2026-05-06):
     # one wait of 4.0 h at 21:59 UTC, and the one session whose request outgrows the window cut.

@@ -207,7 +207,7 @@ TEST(PlanChoice, ExtraUsageSpillsTheWallToTheApiByHand) {
 // 200K and 2M by the stated 1 : 5 : 20, with their ½ and 2× variants.
 TEST(PlanChoice, TheClaudeOptionsLoadWithTheirCaps) {
   const auto c = plan_candidates(preset_library({LOOPCAST_TEST_MODELS_DIR}), plan_agent::claude_code);
-  ASSERT_EQ(c.size(), 7u);
+  ASSERT_EQ(c.size(), 9u);
   EXPECT_EQ(c[0].label, "Claude Pro");
   EXPECT_EQ(c[1].label, "Claude Max (5x)");
   EXPECT_EQ(c[2].label, "Claude Ultra (Max 20x)");
@@ -217,6 +217,11 @@ TEST(PlanChoice, TheClaudeOptionsLoadWithTheirCaps) {
   EXPECT_EQ(c[3].spill[0].name, "anthropic-tier4-claude-sonnet-4.6");
   EXPECT_EQ(c[4].spill[0].name, "anthropic-tier4-claude-opus-4.7");
   EXPECT_EQ(c[6].label, "API pay-as-you-go");
+  EXPECT_EQ(c[7].label, "Cerebras Code Pro (GLM 4.7)");
+  EXPECT_DOUBLE_EQ(c[7].targets[0].second.find_bucket("daily")->limit, 24e6);  // published: no interval
+  EXPECT_TRUE(c[7].low.empty());
+  EXPECT_DOUBLE_EQ(c[8].targets[0].second.find_bucket("daily")->limit, 120e6);
+  EXPECT_DOUBLE_EQ(c[8].targets[0].second.plan->monthly_fee_usd, 200.0);
   for (const auto& o : c)
     for (const auto& [pattern, t] : o.targets)
       for (const auto& b : t.limits) EXPECT_FALSE(b.limit_unpublished) << o.label << " " << b.name;
@@ -270,7 +275,7 @@ TEST(PlanChoice, FittedCapsScaleByTheStatedRatio) {
   plan_caps_input in;
   in.fit = &fit;
   const auto c = plan_candidates(lib, plan_agent::codex, in);
-  ASSERT_EQ(c.size(), 7u);
+  ASSERT_EQ(c.size(), 9u);
   EXPECT_EQ(c[0].label, "ChatGPT Plus");
   const auto* plus = c[0].targets[0].second.find_bucket("five_hour");
   EXPECT_DOUBLE_EQ(plus->limit, 1.25e6);
