@@ -36,10 +36,10 @@ struct record_fields<percentiles> {
 
 /// Quantile q in [0, 1] of sorted values (at least one), linear between the order statistics at
 /// rank q·(n − 1) (numpy's "linear"); right also where some values are +infinity.
-double sorted_quantile(std::span<const double> sorted, double q) noexcept;
+inline double sorted_quantile(std::span<const double> sorted, double q) noexcept;
 /// Percentile q in [0, 1] of the values (sorted in place). 0 for no values.
-double percentile(std::vector<double>& values, double q);
-percentiles summarize(std::vector<double> values);
+inline double percentile(std::vector<double>& values, double q);
+inline percentiles summarize(std::vector<double> values);
 
 /// Throughput filters of docs/model.md §8.
 inline constexpr std::int64_t min_generated_tokens = 50;
@@ -88,7 +88,7 @@ struct record_fields<request_metrics> {
       field{"cache_hit_rate", &request_metrics::cache_hit_rate, ""}};
 };
 
-request_metrics compute_request_metrics(std::span<const request_sample> requests);
+inline request_metrics compute_request_metrics(std::span<const request_sample> requests);
 
 /// Only the medians a Monte Carlo row keeps (same filters, same values as compute_request_metrics),
 /// by selection instead of sorting. A median without samples (no request kept by the throughput
@@ -97,7 +97,7 @@ struct request_medians {
   double effective_tps_p50 = std::numeric_limits<double>::quiet_NaN();
   double ttft_p50_s = std::numeric_limits<double>::quiet_NaN();
 };
-request_medians compute_request_medians(std::span<const request_sample> requests);
+inline request_medians compute_request_medians(std::span<const request_sample> requests);
 /// What a served request adds to the values the medians are selected from: its time to first
 /// token when it has one, and its effective speed when it passes the throughput filters.
 inline void add_median_samples(const request_sample& r, std::vector<double>& eff, std::vector<double>& ttft) {
@@ -108,7 +108,7 @@ inline void add_median_samples(const request_sample& r, std::vector<double>& eff
   eff.push_back(static_cast<double>(r.generated) / duration);
 }
 /// The medians of a run's median_samples (their order changes).
-request_medians compute_request_medians(median_samples& samples);
+inline request_medians compute_request_medians(median_samples& samples);
 
 /// What the sessions asked of a rate bucket against what it can give: the units the served
 /// requests were charged, spread over the time the sessions would have taken without waiting
@@ -123,7 +123,7 @@ struct bucket_load {
 };
 /// One per bucket of `limits` (the run's buckets, as scenario_option::buckets() gives them); none
 /// for a concurrency bucket (not a rate) or a run without time.
-std::vector<std::optional<bucket_load>> bucket_loads(const simulation_result& r, std::span<const bucket_config> limits);
+inline std::vector<std::optional<bucket_load>> bucket_loads(const simulation_result& r, std::span<const bucket_config> limits);
 
 /// What a subscription plan costs at a run's pace and usage (plan.hpp, docs/plans.md). Repeating
 /// the run all month, the plan admits at most
@@ -140,7 +140,7 @@ struct plan_cost {
   double limited_share = 0;     ///< tasks_per_month / (tasks × month / wall): 1 when only time limits
 };
 /// None for a target without a plan or a run that completed no task.
-std::optional<plan_cost> plan_cost_of(const simulation_result& r, const target& tgt);
+inline std::optional<plan_cost> plan_cost_of(const simulation_result& r, const target& tgt);
 
 /// A fleet's outcome (docs/model.md §8, for many sessions on one organisation's limits). A task is a
 /// session; it is completed when every request of it was served.
@@ -187,10 +187,12 @@ struct record_fields<fleet_metrics> {
       field{"usd_per_task", &fleet_metrics::usd_per_task, "USD"}};
 };
 
-fleet_metrics compute_fleet_metrics(const simulation_result& r);
+inline fleet_metrics compute_fleet_metrics(const simulation_result& r);
 
 /// A session's 429 rate (429s / attempts) and stall share (stall / duration); 0 when undefined.
-double session_rate_429(const session_result& s) noexcept;
-double session_stall_share(const session_result& s) noexcept;
+inline double session_rate_429(const session_result& s) noexcept;
+inline double session_stall_share(const session_result& s) noexcept;
 
 } // namespace loopcast
+
+#include "loopcast/detail/metrics_impl.hpp"

@@ -86,7 +86,7 @@ struct target {
 /// that crosses it takes when it happens. The result has no dated limits left; applied again at a
 /// later date, it takes the steps up to it. A NaN date (a log on a relative clock) gives the
 /// preset's own limits and no steps.
-target target_at(const target& t, double unix_s);
+inline target target_at(const target& t, double unix_s);
 /// The date whose rules a run starting at `start_unix_s` meets: that date, or NaN (the preset's
 /// own, today's, rules) for a run with no date — t = 0 at the Unix epoch, as a scenario without
 /// start_time_utc or a replay of logs on a relative clock starts.
@@ -95,12 +95,14 @@ inline double rules_date(double start_unix_s) noexcept {
 }
 /// Forgets one bucket's dated limits and limit steps: a limit the user sets (a scenario's
 /// "limits", `--limit`) is that bucket's limit at any date.
-void drop_dated_limits(target& t, std::string_view bucket);
+inline void drop_dated_limits(target& t, std::string_view bucket);
 /// The dated limits of `t` that begin or end strictly inside (from, until): the rule changes a run
 /// over that span meets (and takes, as limit steps of target_at(t, from)).
-std::vector<dated_limit> rule_changes_within(const target& t, double from, double until);
+inline std::vector<dated_limit> rule_changes_within(const target& t, double from, double until);
 
 /// Most buckets a target may have (the simulator keeps per-request bucket state in fixed arrays).
 inline constexpr std::size_t max_buckets = 16;
 
 } // namespace loopcast
+
+#include "loopcast/detail/target_rules.hpp"
