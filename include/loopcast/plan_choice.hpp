@@ -38,6 +38,9 @@ struct plan_candidate {
   /// these (a plan's extra usage, billed at API list prices) and the plan is tried again after it.
   std::vector<target> spill;
   std::string spills_from;  ///< with a spill: the label of the plan alone (a row identical to it is left out)
+  /// The work runs on another vendor's model (Cerebras Code: zai-glm-4.7): the same tokens, not the
+  /// same answers; the verdict then also names the best option on the logs' own models.
+  std::string other_model;
   plan_caps_source caps = plan_caps_source::none;
   std::string caps_note;                      ///< what the caps are and why
 };
@@ -120,6 +123,7 @@ struct plan_choice_row {
   std::int32_t sessions = 0;
   plan_caps_source caps = plan_caps_source::none;
   std::string caps_note;
+  std::string other_model;           ///< as plan_candidate::other_model
   bool within_limit = false;         ///< blocked_hours_week ≤ the options' limit
 };
 

@@ -464,6 +464,7 @@ std::vector<plan_candidate> plan_candidates(const preset_library& lib, plan_agen
     plan_candidate c;
     c.label = label;
     c.targets.emplace_back("*", lib.load_target(preset));
+    c.other_model = c.targets.front().second.model;
     std::string caps;
     for (const auto& b : c.targets.front().second.limits)
       caps += fmt::format("{}{} {} published", caps.empty() ? "" : "; ", b.name, tokens_text(b.limit));
@@ -517,6 +518,7 @@ plan_choice choose_plan(const std::vector<recorded_trace>& traces, const std::ve
     row.targets = targets_of(c);
     row.caps = c.caps;
     row.caps_note = c.caps_note;
+    row.other_model = c.other_model;
     const auto& mid = rep.options.front();
     for (const auto& n : rep.shaping.front().notes)
       if (std::find(r.notes.begin(), r.notes.end(), n) == r.notes.end()) r.notes.push_back(n);
@@ -581,6 +583,15 @@ plan_choice choose_plan(const std::vector<recorded_trace>& traces, const std::ve
                                   best.label, best.usd_month, best.blocked_hours_week, range, o.max_blocked_hours_week)
                     : fmt::format("no option stays within {:g} h a week of waiting; the least is {} with {:.1f} h{}",
                                   o.max_blocked_hours_week, best.label, best.blocked_hours_week, range);
+    if (!best.other_model.empty()) {
+      r.verdict += fmt::format(", on another model ({})", best.other_model);
+      const auto own = std::find_if(r.rows.begin(), r.rows.end(), [](const plan_choice_row& x) {
+        return x.other_model.empty() && x.within_limit;
+      });
+      if (own != r.rows.end())
+        r.verdict += fmt::format("; on the logs' own models, {} at ${:.0f} with {:.1f} h", own->label, own->usd_month,
+                                 own->blocked_hours_week);
+    }
     // Which input would narrow the answer.
     const bool assumed = std::any_of(r.rows.begin(), r.rows.end(),
                                      [](const plan_choice_row& x) { return x.caps == plan_caps_source::assumed; });

@@ -236,7 +236,8 @@ json plan_choice_json(const plan_choice& c) {
                     {"late_days_low", r.late_low}, {"late_days_high", r.late_high}, {"pace", r.pace},
                     {"pace_low", r.pace_low}, {"pace_high", r.pace_high}, {"waits", r.walls},
                     {"first_waits", walls}, {"filled_by", filled}, {"sessions", r.sessions}, {"sessions_cut", r.sessions_cut},
-                    {"caps", caps_word(r.caps)}, {"caps_note", r.caps_note}, {"within_limit", r.within_limit}});
+                    {"caps", caps_word(r.caps)}, {"caps_note", r.caps_note}, {"other_model", r.other_model.empty() ? json(nullptr) : json(r.other_model)},
+                    {"within_limit", r.within_limit}});
   }
   return json{{"agent", c.agent}, {"span_days", c.span_days}, {"requests", c.requests}, {"verdict", c.verdict},
               {"rows", rows}, {"notes", c.notes}};

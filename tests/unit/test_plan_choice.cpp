@@ -396,3 +396,15 @@ TEST(PlanChoice, SinceKeepsTheSessionsThatStartedAfterIt) {
                            "before it)");
   }
 }
+
+// When the cheapest option runs the work on another vendor's model, the verdict says so and names
+// the best option on the logs' own models too.
+TEST(PlanChoice, AnotherModelsPlanIsNamedAsSuch) {
+  auto other = plan("cheap elsewhere", 3, 10, plan_caps_source::given);
+  other.other_model = "glm";
+  const auto r = choose_plan(three_requests(), {plan("own", 3, 50, plan_caps_source::given), other}, waiting_client(2));
+  EXPECT_EQ(r.verdict, "cheap elsewhere at $10 a month: 0.0 h a week waiting for resets, the cheapest within 2 h, on "
+                       "another model (glm); on the logs' own models, own at $50 with 0.0 h");
+  EXPECT_EQ(r.rows[0].other_model, "glm");
+  EXPECT_EQ(plan_choice_to_json(r, -1).find("\"other_model\":null") != std::string::npos, true);
+}
