@@ -119,6 +119,10 @@ struct plan_choice_row {
   /// Which projects filled the windows that refused: the counted tokens served in the window's
   /// period before each wait (once each), by project, largest first (middle caps).
   std::vector<wall_filler> filled_by;
+  /// Quota left stranded: in the weekly windows in which the 5-hour window refused, the share of
+  /// their weekly allowance that went unused (NaN: no such week, or no weekly and 5-hour windows).
+  double stranded_share = std::numeric_limits<double>::quiet_NaN();
+  std::int32_t stranded_weeks = 0;   ///< those weeks
   std::int32_t sessions_cut = 0;     ///< sessions that did not finish (a request no cap can take)
   std::int32_t sessions = 0;
   plan_caps_source caps = plan_caps_source::none;

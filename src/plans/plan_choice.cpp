@@ -333,6 +333,47 @@ void condense_rule_notes(const std::vector<plan_candidate>& candidates, const st
   }
 }
 
+// The weekly allowance the 5-hour window left unused: the weekly windows rebuilt from the admitted
+// requests (each opens at the first charge after the last closed and lasts 7 days, as the plans'
+// weekly buckets count), and in those holding a 5-hour wait, the allowance the week did not use.
+struct stranded {
+  double share = std::numeric_limits<double>::quiet_NaN();
+  std::int32_t weeks = 0;
+};
+stranded stranded_of(const simulation_result& sim, const std::vector<bucket_config>& buckets,
+                     const std::vector<reset_wait>& waits) {
+  const auto named = [&](const char* n) {
+    const auto it = std::find_if(buckets.begin(), buckets.end(), [&](const bucket_config& b) { return b.name == n; });
+    return it == buckets.end() ? nullptr : &*it;
+  };
+  const auto* week = named("weekly");
+  if (week == nullptr || named("five_hour") == nullptr || !(week->period_s > 0)) return {};
+  std::vector<std::pair<double, double>> charges;  // (end, units), simulated seconds
+  for (const auto& a : sim.attempts)
+    if (a.status == attempt_status::ok) {
+      const auto c = charge_for(*week, a.tokens, 0);
+      charges.emplace_back(a.t_end, c.at_admission + c.at_completion);
+    }
+  std::sort(charges.begin(), charges.end());
+  std::vector<double> five;  // 5-hour waits' starts, simulated seconds
+  for (const auto& w : waits)
+    if (w.bucket == "five_hour") five.push_back(w.start_unix_s - sim.start_unix_s);
+  double unused = 0, allowance = 0;
+  stranded out;
+  for (std::size_t i = 0; i < charges.size();) {
+    const double open = charges[i].first, close = open + week->period_s;
+    double used = 0;
+    for (; i < charges.size() && charges[i].first < close; ++i) used += charges[i].second;
+    if (!std::any_of(five.begin(), five.end(), [&](double t) { return t >= open && t < close; })) continue;
+    const double limit = week->limit_at(sim.start_unix_s + open);
+    ++out.weeks;
+    allowance += limit;
+    unused += std::max(0.0, limit - used);
+  }
+  if (allowance > 0) out.share = unused / allowance;
+  return out;
+}
+
 double blocked_hours(const std::vector<reset_wait>& walls) {
   double h = 0;
   for (const auto& w : walls) h += w.hours;
@@ -531,6 +572,9 @@ plan_choice choose_plan(const std::vector<recorded_trace>& traces, const std::ve
     row.walls = static_cast<std::int32_t>(walls.size());
     row.first_walls.assign(walls.begin(), walls.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(walls.size(), 5)));
     row.filled_by = fillers_of(mid.sim, mid.option->buckets(), walls, project);
+    const auto left = stranded_of(mid.sim, mid.option->buckets(), walls);
+    row.stranded_share = left.share;
+    row.stranded_weeks = left.weeks;
     row.blocked_hours_week = per_week(walls, mid.sim);
     row.blocked_low = row.blocked_high = row.blocked_hours_week;
     row.late_days = row.late_low = row.late_high = late(mid.sim);

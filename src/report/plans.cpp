@@ -235,7 +235,9 @@ json plan_choice_json(const plan_choice& c) {
                     {"blocked_hours_week_high", r.blocked_high}, {"late_days", r.late_days},
                     {"late_days_low", r.late_low}, {"late_days_high", r.late_high}, {"pace", r.pace},
                     {"pace_low", r.pace_low}, {"pace_high", r.pace_high}, {"waits", r.walls},
-                    {"first_waits", walls}, {"filled_by", filled}, {"sessions", r.sessions}, {"sessions_cut", r.sessions_cut},
+                    {"first_waits", walls}, {"filled_by", filled},
+                    {"stranded_share", std::isfinite(r.stranded_share) ? json(r.stranded_share) : json(nullptr)},
+                    {"stranded_weeks", r.stranded_weeks}, {"sessions", r.sessions}, {"sessions_cut", r.sessions_cut},
                     {"caps", caps_word(r.caps)}, {"caps_note", r.caps_note}, {"other_model", r.other_model.empty() ? json(nullptr) : json(r.other_model)},
                     {"within_limit", r.within_limit}});
   }
@@ -288,6 +290,11 @@ std::string plan_choice_text(const plan_choice& c, const std::string& time_zone)
     if (rest > 0) by += fmt::format(", {} more {:.0f}%", r.filled_by.size() - 3, 100 * rest);
     out += fmt::format("  the windows that refused on {} were filled by: {}\n", r.label, by);
   }
+  for (const auto& r : c.rows)
+    if (r.stranded_weeks > 0)
+      out += fmt::format("  stranded on {}: {:.0f}% of the weekly allowance unused in the {} week{} its 5-hour window "
+                         "refused\n",
+                         r.label, 100 * r.stranded_share, r.stranded_weeks, r.stranded_weeks == 1 ? "" : "s");
   for (const auto& n : c.notes) out += fmt::format("  note: {}\n", n);
   return out;
 }

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 using namespace loopcast;
@@ -407,4 +408,27 @@ TEST(PlanChoice, AnotherModelsPlanIsNamedAsSuch) {
                        "another model (glm); on the logs' own models, own at $50 with 0.0 h");
   EXPECT_EQ(r.rows[0].other_model, "glm");
   EXPECT_EQ(plan_choice_to_json(r, -1).find("\"other_model\":null") != std::string::npos, true);
+}
+
+// Stranded quota: a plan of one request per 5 hours and ten a week. The three requests wait twice
+// for the 5-hour window within one week, which counts 3 of its 10: 70% of the week unused.
+TEST(PlanChoice, TheWeeklyAllowanceA5HourWallStrandsByHand) {
+  auto c = plan("one per 5 h, ten a week", 1, 20, plan_caps_source::given);
+  auto weekly = c.targets[0].second.limits[0];
+  weekly.name = "weekly";
+  weekly.limit = 10;
+  weekly.period_s = 604800;
+  c.targets[0].second.limits.push_back(weekly);
+  const auto r = choose_plan(three_requests(), {c}, waiting_client(2));
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0].walls, 2);
+  EXPECT_EQ(r.rows[0].stranded_weeks, 1);
+  EXPECT_DOUBLE_EQ(r.rows[0].stranded_share, 0.7);
+  EXPECT_NE(plan_choice_text(r, "UTC").find("stranded on one per 5 h, ten a week: 70% of the weekly allowance unused "
+                                            "in the 1 week its 5-hour window refused"),
+            std::string::npos);
+  // Without a weekly window nothing can be stranded: NaN, never 0.
+  const auto alone = choose_plan(three_requests(), {plan("one per 5 h", 1, 20, plan_caps_source::given)}, waiting_client(2));
+  EXPECT_TRUE(std::isnan(alone.rows[0].stranded_share));
+  EXPECT_EQ(alone.rows[0].stranded_weeks, 0);
 }
