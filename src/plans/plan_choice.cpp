@@ -515,6 +515,117 @@ std::vector<plan_candidate> plan_candidates(const preset_library& lib, plan_agen
   return out;
 }
 
+namespace {
+
+// The recorded span, and what a replay's waits and length are against it.
+struct replay_scale {
+  double recorded_wall_s = 0, span_days = 1, per_month = 1;
+  // Hours a week over the span the replay took: where a plan holds the work back, the sessions
+  // run later than recorded and the weeks they take are more than the logs' own.
+  double per_week(const std::vector<reset_wait>& waits, const simulation_result& sim) const {
+    return blocked_hours(waits) * 7 / std::max(span_days, sim.wall_s / 86400);
+  }
+  double late_days(const simulation_result& sim) const { return std::max(0.0, sim.wall_s - recorded_wall_s) / 86400; }
+  double pace(const simulation_result& sim) const {
+    return sim.wall_s > recorded_wall_s ? recorded_wall_s / sim.wall_s : 1.0;
+  }
+};
+
+// One option's row from its replays (the middle caps first, then the low and high ones).
+plan_choice_row row_of(const plan_candidate& c, const replay_result& rep, const replay_scale& sc,
+                       const std::vector<std::string>& project, double max_blocked) {
+  plan_choice_row row;
+  row.label = c.label;
+  row.targets = targets_of(c);
+  row.caps = c.caps;
+  row.caps_note = c.caps_note;
+  row.other_model = c.other_model;
+  const auto& mid = rep.options.front();
+  const auto& first = c.targets.front().second;
+  row.plan = first.plan.has_value();
+  if (row.plan) row.fee_usd_month = first.plan->monthly_fee_usd;
+  row.metered_usd_month = mid.sim.token_cost_usd * sc.per_month;
+  row.usd_month = row.usd_low = row.usd_high = row.fee_usd_month + row.metered_usd_month;
+  const auto walls = waits_of(mid.sim, mid.option->buckets());
+  row.walls = static_cast<std::int32_t>(walls.size());
+  row.first_walls.assign(walls.begin(), walls.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(walls.size(), 5)));
+  row.filled_by = fillers_of(mid.sim, mid.option->buckets(), walls, project);
+  const auto left = stranded_of(mid.sim, mid.option->buckets(), walls);
+  row.stranded_share = left.share;
+  row.stranded_weeks = left.weeks;
+  row.blocked_hours_week = row.blocked_low = row.blocked_high = sc.per_week(walls, mid.sim);
+  row.late_days = row.late_low = row.late_high = sc.late_days(mid.sim);
+  row.pace = row.pace_low = row.pace_high = sc.pace(mid.sim);
+  // Low and high caps: the interval is the least and the most of the three, as a run that waits
+  // less early may meet more walls later.
+  for (std::size_t i = 1; i < rep.options.size(); ++i) {
+    const auto& other = rep.options[i].sim;
+    const double h = sc.per_week(waits_of(other, rep.options[i].option->buckets()), other);
+    const double usd = row.fee_usd_month + other.token_cost_usd * sc.per_month;
+    row.blocked_low = std::min(row.blocked_low, h);
+    row.blocked_high = std::max(row.blocked_high, h);
+    row.late_low = std::min(row.late_low, sc.late_days(other));
+    row.late_high = std::max(row.late_high, sc.late_days(other));
+    row.pace_low = std::min(row.pace_low, sc.pace(other));
+    row.pace_high = std::max(row.pace_high, sc.pace(other));
+    row.usd_low = std::min(row.usd_low, usd);
+    row.usd_high = std::max(row.usd_high, usd);
+  }
+  row.sessions = static_cast<std::int32_t>(mid.sim.sessions.size());
+  for (const auto& s : mid.sim.sessions) row.sessions_cut += s.outcome != session_outcome::completed;
+  row.within_limit = row.blocked_hours_week <= max_blocked;
+  return row;
+}
+
+// A plan that never waits at any of its caps spills nothing: its "+ extra usage" row is the same.
+void drop_idle_spills(const std::vector<plan_candidate>& candidates, plan_choice& r) {
+  std::size_t same = 0;
+  for (const auto& c : candidates) {
+    if (c.spills_from.empty()) continue;
+    const auto alone = std::find_if(r.rows.begin(), r.rows.end(),
+                                    [&](const plan_choice_row& x) { return x.label == c.spills_from; });
+    if (alone == r.rows.end() || alone->blocked_high > 0 || alone->sessions_cut > 0) continue;
+    std::erase_if(r.rows, [&](const plan_choice_row& x) { return x.label == c.label; });
+    ++same;
+  }
+  if (same > 0)
+    r.notes.push_back(fmt::format("{} plan{} that never wait{} at any of {} caps left out with extra usage (the same row)",
+                                  same, same == 1 ? "" : "s", same == 1 ? "s" : "", same == 1 ? "its" : "their"));
+}
+
+// The rows ranked (the cheapest within the limit first, then the rest by their waits) and the
+// verdict in a sentence, with which input would narrow it.
+void rank_and_judge(plan_choice& r, double max_blocked) {
+  std::stable_sort(r.rows.begin(), r.rows.end(), [](const plan_choice_row& a, const plan_choice_row& b) {
+    if (a.within_limit != b.within_limit) return a.within_limit;
+    return a.within_limit ? a.usd_month < b.usd_month : a.blocked_hours_week < b.blocked_hours_week;
+  });
+  if (r.rows.empty()) return;
+  const auto& best = r.rows.front();
+  const auto range = best.blocked_low != best.blocked_high
+                         ? fmt::format(" ({:.1f}–{:.1f} with the caps' uncertainty)", best.blocked_low, best.blocked_high)
+                         : std::string();
+  r.verdict = best.within_limit
+                  ? fmt::format("{} at ${:.0f} a month: {:.1f} h a week waiting for resets{}, the cheapest within {:g} h",
+                                best.label, best.usd_month, best.blocked_hours_week, range, max_blocked)
+                  : fmt::format("no option stays within {:g} h a week of waiting; the least is {} with {:.1f} h{}",
+                                max_blocked, best.label, best.blocked_hours_week, range);
+  if (!best.other_model.empty()) {
+    r.verdict += fmt::format(", on another model ({})", best.other_model);
+    const auto own = std::find_if(r.rows.begin(), r.rows.end(),
+                                  [](const plan_choice_row& x) { return x.other_model.empty() && x.within_limit; });
+    if (own != r.rows.end())
+      r.verdict += fmt::format("; on the logs' own models, {} at ${:.0f} with {:.1f} h", own->label, own->usd_month,
+                               own->blocked_hours_week);
+  }
+  if (std::any_of(r.rows.begin(), r.rows.end(), [](const plan_choice_row& x) { return x.caps == plan_caps_source::assumed; }))
+    r.notes.push_back("some caps are assumed (no plan publishes its caps): a usage-limit wall in your logs, the plan's "
+                      "percentages recorded by `loopcast statusline` (Claude) or Codex's own, or --limit with your "
+                      "plan's caps replaces the assumption, and --plan says which plan those logs were on");
+}
+
+} // namespace
+
 plan_choice choose_plan(const std::vector<recorded_trace>& traces, const std::vector<plan_candidate>& candidates,
                         const plan_choice_options& o) {
   plan_choice r;
@@ -531,16 +642,7 @@ plan_choice choose_plan(const std::vector<recorded_trace>& traces, const std::ve
   const auto recorded = measure_recorded(traces);
   r.requests = static_cast<std::int64_t>(recorded.requests);
   r.span_days = std::max(1.0, recorded.wall_s / 86400);
-  const double per_month = month_days / r.span_days;
-  // Hours a week over the span the replay took: where a plan holds the work back, the sessions
-  // run later than recorded and the weeks they take are more than the logs' own.
-  const auto per_week = [&](const std::vector<reset_wait>& waits, const simulation_result& sim) {
-    return blocked_hours(waits) * 7 / std::max(r.span_days, sim.wall_s / 86400);
-  };
-  const auto late = [&](const simulation_result& sim) { return std::max(0.0, sim.wall_s - recorded.wall_s) / 86400; };
-  const auto pace = [&](const simulation_result& sim) {
-    return sim.wall_s > recorded.wall_s ? recorded.wall_s / sim.wall_s : 1.0;
-  };
+  const replay_scale sc{recorded.wall_s, r.span_days, month_days / r.span_days};
   // At a plan's wall the person waits for the reset and goes on, however often the window refuses
   // (the agent's own retry count is for transient errors, not for a plan's reset).
   auto patient = o.client;
@@ -548,102 +650,18 @@ plan_choice choose_plan(const std::vector<recorded_trace>& traces, const std::ve
   patient.honour_retry_after = true;
   patient.retry_after_cap_s = std::numeric_limits<double>::infinity();
   for (const auto& c : candidates) {
-    const bool is_plan = c.targets.front().second.plan.has_value();
-    const auto& client = is_plan ? patient : o.client;
+    const auto& client = c.targets.front().second.plan.has_value() ? patient : o.client;
     std::vector<model_map> maps{map_of(c.label, c.targets, c.spill, client)};
     if (!c.low.empty()) maps.push_back(map_of(c.label, c.low, c.spill, client));
     if (!c.high.empty()) maps.push_back(map_of(c.label, c.high, c.spill, client));
     const auto rep = run_replay(traces, maps, ro);
-    plan_choice_row row;
-    row.label = c.label;
-    row.targets = targets_of(c);
-    row.caps = c.caps;
-    row.caps_note = c.caps_note;
-    row.other_model = c.other_model;
-    const auto& mid = rep.options.front();
     for (const auto& n : rep.shaping.front().notes)
       if (std::find(r.notes.begin(), r.notes.end(), n) == r.notes.end()) r.notes.push_back(n);
-    const auto& first = c.targets.front().second;
-    row.plan = is_plan;
-    if (row.plan) row.fee_usd_month = first.plan->monthly_fee_usd;
-    row.metered_usd_month = mid.sim.token_cost_usd * per_month;
-    row.usd_month = row.usd_low = row.usd_high = row.fee_usd_month + row.metered_usd_month;
-    const auto walls = waits_of(mid.sim, mid.option->buckets());
-    row.walls = static_cast<std::int32_t>(walls.size());
-    row.first_walls.assign(walls.begin(), walls.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(walls.size(), 5)));
-    row.filled_by = fillers_of(mid.sim, mid.option->buckets(), walls, project);
-    const auto left = stranded_of(mid.sim, mid.option->buckets(), walls);
-    row.stranded_share = left.share;
-    row.stranded_weeks = left.weeks;
-    row.blocked_hours_week = per_week(walls, mid.sim);
-    row.blocked_low = row.blocked_high = row.blocked_hours_week;
-    row.late_days = row.late_low = row.late_high = late(mid.sim);
-    row.pace = row.pace_low = row.pace_high = pace(mid.sim);
-    // Low and high caps: the interval is the least and the most of the three, as a run that waits
-    // less early may meet more walls later.
-    for (std::size_t i = 1; i < rep.options.size(); ++i) {
-      const auto& other = rep.options[i];
-      const double h = per_week(waits_of(other.sim, other.option->buckets()), other.sim);
-      row.blocked_low = std::min(row.blocked_low, h);
-      row.blocked_high = std::max(row.blocked_high, h);
-      row.late_low = std::min(row.late_low, late(other.sim));
-      row.late_high = std::max(row.late_high, late(other.sim));
-      row.pace_low = std::min(row.pace_low, pace(other.sim));
-      row.pace_high = std::max(row.pace_high, pace(other.sim));
-      row.usd_low = std::min(row.usd_low, row.fee_usd_month + other.sim.token_cost_usd * per_month);
-      row.usd_high = std::max(row.usd_high, row.fee_usd_month + other.sim.token_cost_usd * per_month);
-    }
-    row.sessions = static_cast<std::int32_t>(mid.sim.sessions.size());
-    for (const auto& s : mid.sim.sessions) row.sessions_cut += s.outcome != session_outcome::completed;
-    row.within_limit = row.blocked_hours_week <= o.max_blocked_hours_week;
-    r.rows.push_back(std::move(row));
+    r.rows.push_back(row_of(c, rep, sc, project, o.max_blocked_hours_week));
   }
   condense_rule_notes(candidates, traces, r.notes);
-  // A plan that never waits at any of its caps spills nothing: its "+ extra usage" row is the same.
-  std::size_t same = 0;
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    if (candidates[i].spills_from.empty()) continue;
-    const auto alone = std::find_if(r.rows.begin(), r.rows.end(),
-                                    [&](const plan_choice_row& x) { return x.label == candidates[i].spills_from; });
-    if (alone == r.rows.end() || alone->blocked_high > 0 || alone->sessions_cut > 0) continue;
-    r.rows.erase(std::find_if(r.rows.begin(), r.rows.end(),
-                              [&](const plan_choice_row& x) { return x.label == candidates[i].label; }));
-    ++same;
-  }
-  if (same > 0)
-    r.notes.push_back(fmt::format("{} plan{} that never wait{} at any of {} caps left out with extra usage (the same row)",
-                                  same, same == 1 ? "" : "s", same == 1 ? "s" : "", same == 1 ? "its" : "their"));
-  std::stable_sort(r.rows.begin(), r.rows.end(), [](const plan_choice_row& a, const plan_choice_row& b) {
-    if (a.within_limit != b.within_limit) return a.within_limit;
-    return a.within_limit ? a.usd_month < b.usd_month : a.blocked_hours_week < b.blocked_hours_week;
-  });
-  if (!r.rows.empty()) {
-    const auto& best = r.rows.front();
-    const auto range = best.blocked_low != best.blocked_high
-                           ? fmt::format(" ({:.1f}–{:.1f} with the caps' uncertainty)", best.blocked_low, best.blocked_high)
-                           : std::string();
-    r.verdict = best.within_limit
-                    ? fmt::format("{} at ${:.0f} a month: {:.1f} h a week waiting for resets{}, the cheapest within {:g} h",
-                                  best.label, best.usd_month, best.blocked_hours_week, range, o.max_blocked_hours_week)
-                    : fmt::format("no option stays within {:g} h a week of waiting; the least is {} with {:.1f} h{}",
-                                  o.max_blocked_hours_week, best.label, best.blocked_hours_week, range);
-    if (!best.other_model.empty()) {
-      r.verdict += fmt::format(", on another model ({})", best.other_model);
-      const auto own = std::find_if(r.rows.begin(), r.rows.end(), [](const plan_choice_row& x) {
-        return x.other_model.empty() && x.within_limit;
-      });
-      if (own != r.rows.end())
-        r.verdict += fmt::format("; on the logs' own models, {} at ${:.0f} with {:.1f} h", own->label, own->usd_month,
-                                 own->blocked_hours_week);
-    }
-    // Which input would narrow the answer.
-    const bool assumed = std::any_of(r.rows.begin(), r.rows.end(),
-                                     [](const plan_choice_row& x) { return x.caps == plan_caps_source::assumed; });
-    if (assumed)
-      r.notes.push_back("some caps are assumed (no plan publishes its caps): a usage-limit wall in your logs, the plan's "
-                        "percentages recorded by `loopcast statusline` (Claude) or Codex's own, or --limit with your "
-                        "plan's caps replaces the assumption, and --plan says which plan those logs were on");
-  }
+  drop_idle_spills(candidates, r);
+  rank_and_judge(r, o.max_blocked_hours_week);
   r.notes.push_back(fmt::format("{} requests over {:.1f} days of logs, replayed with their recorded agent time and "
                                 "durations; hours and dollars scaled to a week and a month",
                                 r.requests, r.span_days));
