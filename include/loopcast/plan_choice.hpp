@@ -115,7 +115,7 @@ struct plan_choice_row {
   /// (1: the work finishes on time; 0.1: it takes ten times as long), with its interval.
   double pace = 1, pace_low = 1, pace_high = 1;
   std::int32_t walls = 0;            ///< waits (merged across sessions)
-  std::vector<reset_wait> first_walls;  ///< the first few, in time order
+  std::vector<reset_wait> waits_at;  ///< every one, in time order (the text shows the first five)
   /// Which projects filled the windows that refused: the counted tokens served in the window's
   /// period before each wait (once each), by project, largest first (middle caps).
   std::vector<wall_filler> filled_by;

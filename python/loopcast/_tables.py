@@ -128,7 +128,7 @@ class Report(dict):
         elif self.kind == "limits":
             rows = _limits_rows(self)
         elif self.kind == "plans":
-            rows = [{"agent": a["agent"], **{k: v for k, v in r.items() if k != "first_waits"}}
+            rows = [{"agent": a["agent"], **{k: v for k, v in r.items() if k != "waits_at"}}
                     for a in self["agents"] for r in a["rows"]]
         elif self.kind == "plan_caps":
             rows = [{**c, "high": float("nan") if c["high"] is None else c["high"]} for c in self["caps"]]

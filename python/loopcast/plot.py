@@ -8,7 +8,8 @@
 * :func:`monte_carlo` — a metric's distribution over the seeds (an ECDF per option), the P50 with its interval
 * :func:`sweep` — a metric's median per grid point against one swept parameter, one line per option
 * :func:`validation` — what :func:`loopcast.validate` measured (per-log errors, or KS per workload measure) against the targets
-* :func:`plans` — what :func:`loopcast.plans` found: $ a month against hours a week waiting for resets, per option
+* :func:`plans` — what :func:`loopcast.plans` found: $ a month per option, coloured by its waits for resets
+* :func:`plan_waits` — one option's waits for resets on a calendar: a bar per day for the hours it waited
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from loopcast import _core
 from loopcast._results import OptionResult, Run
 
 __all__ = ["context", "buckets", "cost", "throughput_by_context", "dashboard", "monte_carlo", "sweep", "validation",
-           "plans", "CONTEXT_BINS"]
+           "plans", "plan_waits", "CONTEXT_BINS"]
 
 _METRIC_LABELS = {"usd_per_task": "$ per task", "stall_share": "stall share", "tasks_per_hour": "tasks per hour",
                   "wall_s": "wall clock (s)", "first_429_s": "time to first 429 (s)"}
@@ -421,5 +422,73 @@ def plans(result: "dict[str, Any]", agent: "int | str" = 0, ax: Any = None, max_
     ax.set_title(f"{a['agent']}: {a['requests']:,} requests over {a['span_days']:.1f} days, per option", fontsize="medium")
     ax.legend(loc="upper right", fontsize="small", ncol=3)
     if own:  # the option names at the left stay inside the figure (with your own axes: fig.tight_layout())
+        ax.figure.tight_layout()
+    return ax
+
+
+def plan_waits(result: "dict[str, Any]", agent: "int | str" = 0, option: "str | None" = None, ax: Any = None,
+               timezone: str = "UTC", max_days: int = 120):
+    """One option's waits for resets (from :func:`loopcast.plans`) on a calendar: a day per column,
+    the hours of the day (in ``timezone``, an IANA name) down the side, and a bar for each stretch
+    of the day some session waited, coloured by the window that refused. ``option`` is a row's
+    label; None takes the first row (in the table's order) that waits. Waits are drawn for
+    ``max_days`` days from the first; the title says when more were left out.
+    """
+    import datetime
+    import zoneinfo
+
+    agents = result["agents"]
+    a = next((x for x in agents if x["agent"] == agent), None) if isinstance(agent, str) else agents[agent]
+    if a is None:
+        raise ValueError(f"no agent {agent!r} in the result (agents: {', '.join(x['agent'] for x in agents)})")
+    rows = a["rows"]
+    row = next((r for r in rows if r["label"] == option), None) if option is not None else \
+        next((r for r in rows if r["waits_at"]), None)
+    if row is None:
+        raise ValueError(f"no option {option!r} for {a['agent']} (options: {', '.join(r['label'] for r in rows)})"
+                         if option is not None else f"no option of {a['agent']} waits for a reset")
+    tz = zoneinfo.ZoneInfo(timezone)
+    own = ax is None
+    ax = _axes(ax)
+    colors = {"five_hour": "#fd8d3c", "weekly": "#de2d26", "daily": "#9e9ac8"}
+    first_day, cut, drawn = None, False, set()
+    for w in row["waits_at"]:
+        t = datetime.datetime.fromtimestamp(w["start_unix_s"], tz)
+        end = t + datetime.timedelta(hours=w["hours"])
+        first_day = first_day or t.date()
+        while t < end:  # one bar per local day the wait covers
+            if (t.date() - first_day).days >= max_days:
+                cut = True
+                break
+            midnight = datetime.datetime.combine(t.date() + datetime.timedelta(days=1), datetime.time(), tz)
+            stop = min(end, midnight)
+            h0 = t.hour + t.minute / 60 + (t.second + t.microsecond / 1e6) / 3600
+            bucket = w["bucket"] or "?"
+            ax.bar(datetime.datetime.combine(t.date(), datetime.time(12)), (stop - t).total_seconds() / 3600, bottom=h0,
+                   width=0.8, color=colors.get(bucket, "#6baed6"),
+                   label=None if bucket in drawn else f"waiting for the {bucket.replace('_', '-')} window")
+            drawn.add(bucket)
+            t = stop
+    import matplotlib.dates as mdates
+
+    # A tick under each day's bars (at its noon), at most about eight of them.
+    centres = sorted({p.get_x() + p.get_width() / 2 for p in ax.patches})
+    if centres:
+        first, last = int(np.floor(centres[0])), int(np.floor(centres[-1]))
+        step = max(1, (last - first + 1) // 8)
+        ax.set_xticks([d + 0.5 for d in range(first, last + 1, step)])
+    ax.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m-%d"))
+    ax.set_ylim(24, 0)
+    ax.set_yticks([0, 6, 12, 18, 24])
+    ax.set_ylabel(f"hour of the day ({timezone})")
+    for label in ax.get_xticklabels():
+        label.set_rotation(30)
+        label.set_horizontalalignment("right")
+    n = row["waits"]
+    title = f"{a['agent']} on {row['label']}\n{n} wait{'' if n == 1 else 's'}, {row['blocked_hours_week']:.1f} h a week"
+    ax.set_title(title + (f" (the first {max_days} days drawn)" if cut else ""), fontsize="medium")
+    _legend_outside(ax)
+    if own:
+        ax.figure.autofmt_xdate()
         ax.figure.tight_layout()
     return ax

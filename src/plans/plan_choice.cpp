@@ -548,7 +548,7 @@ plan_choice_row row_of(const plan_candidate& c, const replay_result& rep, const 
   row.usd_month = row.usd_low = row.usd_high = row.fee_usd_month + row.metered_usd_month;
   const auto walls = waits_of(mid.sim, mid.option->buckets());
   row.walls = static_cast<std::int32_t>(walls.size());
-  row.first_walls.assign(walls.begin(), walls.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(walls.size(), 5)));
+  row.waits_at = walls;
   row.filled_by = fillers_of(mid.sim, mid.option->buckets(), walls, project);
   const auto left = stranded_of(mid.sim, mid.option->buckets(), walls);
   row.stranded_share = left.share;

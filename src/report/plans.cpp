@@ -225,7 +225,7 @@ json plan_choice_json(const plan_choice& c) {
   json rows = json::array();
   for (const auto& r : c.rows) {
     json walls = json::array();
-    for (const auto& w : r.first_walls) walls.push_back({{"start_unix_s", w.start_unix_s}, {"hours", w.hours}, {"bucket", w.bucket}});
+    for (const auto& w : r.waits_at) walls.push_back({{"start_unix_s", w.start_unix_s}, {"hours", w.hours}, {"bucket", w.bucket}});
     json filled = json::array();
     for (const auto& f : r.filled_by) filled.push_back({{"project", f.project}, {"share", f.share}});
     rows.push_back({{"label", r.label}, {"targets", r.targets}, {"plan", r.plan}, {"fee_usd_month", r.fee_usd_month},
@@ -235,7 +235,7 @@ json plan_choice_json(const plan_choice& c) {
                     {"blocked_hours_week_high", r.blocked_high}, {"late_days", r.late_days},
                     {"late_days_low", r.late_low}, {"late_days_high", r.late_high}, {"pace", r.pace},
                     {"pace_low", r.pace_low}, {"pace_high", r.pace_high}, {"waits", r.walls},
-                    {"first_waits", walls}, {"filled_by", filled},
+                    {"waits_at", walls}, {"filled_by", filled},
                     {"stranded_share", std::isfinite(r.stranded_share) ? json(r.stranded_share) : json(nullptr)},
                     {"stranded_weeks", r.stranded_weeks}, {"sessions", r.sessions}, {"sessions_cut", r.sessions_cut},
                     {"caps", caps_word(r.caps)}, {"caps_note", r.caps_note}, {"other_model", r.other_model.empty() ? json(nullptr) : json(r.other_model)},
@@ -265,12 +265,14 @@ std::string plan_choice_text(const plan_choice& c, const std::string& time_zone)
                           ? percent(r.pace)
                           : fmt::format("{} ({}–{})", percent(r.pace), percent(r.pace_low), percent(r.pace_high));
     std::string first;
-    if (r.pace < 0.5 && r.late_days > 7 && !r.first_walls.empty())
+    if (r.pace < 0.5 && r.late_days > 7 && !r.waits_at.empty())
       first = fmt::format("from {} on the work falls behind: it takes {:.2g}× as long, finishing {} late",
-                          when(z, r.first_walls.front().start_unix_s), 1 / r.pace, days(r.late_days));
+                          when(z, r.waits_at.front().start_unix_s), 1 / r.pace, days(r.late_days));
     else
-      for (const auto& w : r.first_walls)
+      for (std::size_t i = 0; i < std::min<std::size_t>(r.waits_at.size(), 5); ++i) {
+        const auto& w = r.waits_at[i];
         first += fmt::format("{}{} {} {}", first.empty() ? "" : ", ", when(z, w.start_unix_s), w.bucket, hours(w.hours));
+      }
     out += fmt::format("  {:<36} {:>20} {:>20} {:>14} {:>6} {:>9}  {}\n", r.label, price, wait, pace, r.walls,
                        fmt::format("{}/{}", r.sessions_cut, r.sessions), first.empty() ? "-" : first);
   }

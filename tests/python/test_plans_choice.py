@@ -74,3 +74,24 @@ def test_plans_plot_draws_a_bar_per_option_inside_the_figure():
         assert e.x0 >= box.x0 - 1 and e.x1 <= box.x1 + 1 and e.y0 >= box.y0 - 1 and e.y1 <= box.y1 + 1, t
     with pytest.raises(ValueError, match="no agent 'Codex' in the result"):
         loopcast.plot.plans(r, "Codex")
+
+
+def test_plan_waits_draws_each_wait_on_its_local_days():
+    import matplotlib
+    matplotlib.use("Agg")
+    import loopcast.plot
+
+    r = loopcast.plans(os.path.join(TRACES, "claude-code-jsonl"))
+    pro = next(x for x in r["agents"][0]["rows"] if x["label"] == "Claude Pro")
+    wait = pro["waits_at"][0]  # 2026-02-10 21:59 UTC, 4.0 h: past midnight, so two days' bars
+    ax = loopcast.plot.plan_waits(r, timezone="UTC")
+    bars = sorted(ax.patches, key=lambda p: p.get_x())
+    assert len(bars) == 2
+    start_hour = (wait["start_unix_s"] % 86400) / 3600
+    assert bars[0].get_y() == pytest.approx(start_hour)
+    assert bars[0].get_height() == pytest.approx(24 - start_hour)
+    assert bars[1].get_y() == pytest.approx(0.0)
+    assert bars[0].get_height() + bars[1].get_height() == pytest.approx(wait["hours"])
+    assert ax.get_title().startswith("Claude Code on Claude Pro\n1 wait, ")
+    with pytest.raises(ValueError, match="no option 'Claude Team' for Claude Code"):
+        loopcast.plot.plan_waits(r, option="Claude Team")

@@ -98,12 +98,12 @@ TEST(PlanChoice, WaitsAndFeesByHand) {
   const auto& small = r.rows[1];
   EXPECT_FALSE(small.within_limit);
   EXPECT_EQ(small.walls, 2);
-  ASSERT_EQ(small.first_walls.size(), 2u);
-  EXPECT_NEAR(small.first_walls[0].start_unix_s, t0 + 3600, 1e-6);
-  EXPECT_NEAR(small.first_walls[0].hours, 4.0, 1e-9);
-  EXPECT_NEAR(small.first_walls[1].start_unix_s, t0 + 6 * 3600.0, 1e-6);
-  EXPECT_NEAR(small.first_walls[1].hours, 4.0, 1e-9);
-  EXPECT_EQ(small.first_walls[0].bucket, "five_hour");
+  ASSERT_EQ(small.waits_at.size(), 2u);
+  EXPECT_NEAR(small.waits_at[0].start_unix_s, t0 + 3600, 1e-6);
+  EXPECT_NEAR(small.waits_at[0].hours, 4.0, 1e-9);
+  EXPECT_NEAR(small.waits_at[1].start_unix_s, t0 + 6 * 3600.0, 1e-6);
+  EXPECT_NEAR(small.waits_at[1].hours, 4.0, 1e-9);
+  EXPECT_EQ(small.waits_at[0].bucket, "five_hour");
   EXPECT_NEAR(small.blocked_hours_week, 56.0, 1e-9);
   EXPECT_EQ(small.sessions_cut, 0);
   // The windows before the two waits held the first and the second request: all of app's.
@@ -163,7 +163,7 @@ TEST(PlanChoice, ARuleThatChangesMidReplayIsTakenWhenItComes) {
   const auto r = choose_plan(three_requests(), {c}, waiting_client(2));
   ASSERT_EQ(r.rows.size(), 1u);
   EXPECT_EQ(r.rows[0].walls, 1);
-  EXPECT_NEAR(r.rows[0].first_walls[0].hours, 4.0, 1e-9);
+  EXPECT_NEAR(r.rows[0].waits_at[0].hours, 4.0, 1e-9);
   EXPECT_NEAR(r.rows[0].blocked_hours_week, 28.0, 1e-9);
 }
 
@@ -369,7 +369,7 @@ TEST(PlanChoice, RealCodexAccountsOnTheirOwnPlanMeetNoWall) {
   early.targets[0].second.find_bucket("five_hour")->limit = five->rules.front().cap;
   const auto r_early = choose_plan(logs, {early}, o);
   EXPECT_EQ(r_early.rows[0].walls, 2);
-  EXPECT_EQ(r_early.rows[0].first_walls[0].bucket, "five_hour");
+  EXPECT_EQ(r_early.rows[0].waits_at[0].bucket, "five_hour");
 }
 
 // --since keeps the sessions that started at or after it: of the six sample Claude Code sessions,
