@@ -157,10 +157,11 @@ struct compare_plans_options {
 
 /// `loopcast plans`: the Claude Code logs compared on Claude's plans, the Codex logs on ChatGPT's,
 /// each with caps fitted from its own logs (fit_plan) and its agent's client; one comparison per
-/// agent that has requests, Claude Code first. Other agents' logs are counted in a note. Throws
+/// agent that has requests, Claude Code first (`traces` by value: a caller that is done with its
+/// logs moves them in, and they are not copied). Other agents' logs are counted in a note. Throws
 /// trace_error when no log holds a Claude Code or Codex request, std::invalid_argument when none
 /// starts at or after `since_unix_s`.
-std::vector<plan_choice> compare_plans(const std::vector<recorded_trace>& traces, const preset_library& lib,
+std::vector<plan_choice> compare_plans(std::vector<recorded_trace> traces, const preset_library& lib,
                                        const compare_plans_options& o = {});
 
 } // namespace loopcast

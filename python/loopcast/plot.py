@@ -377,6 +377,15 @@ def validation(result: "dict[str, Any]", ax: Any = None, show: str = "error"):
     return ax
 
 
+def _plan_agent(result: "dict[str, Any]", agent: "int | str") -> "dict[str, Any]":
+    """One agent's comparison in a :func:`loopcast.plans` result: by index, or by its name."""
+    agents = result["agents"]
+    a = next((x for x in agents if x["agent"] == agent), None) if isinstance(agent, str) else agents[agent]
+    if a is None:
+        raise ValueError(f"no agent {agent!r} in the result (agents: {', '.join(x['agent'] for x in agents)})")
+    return a
+
+
 def plans(result: "dict[str, Any]", agent: "int | str" = 0, ax: Any = None, max_blocked_hours: float = 2.0):
     """What :func:`loopcast.plans` found for one agent (an index or "Claude Code", "Codex"): a bar
     per option, in the table's order, as long as its $ a month (whiskers: the least and the most
@@ -386,10 +395,7 @@ def plans(result: "dict[str, Any]", agent: "int | str" = 0, ax: Any = None, max_
     axes of its own, the figure is laid out to hold the option names; on yours, call
     ``fig.tight_layout()``.
     """
-    agents = result["agents"]
-    a = next((x for x in agents if x["agent"] == agent), None) if isinstance(agent, str) else agents[agent]
-    if a is None:
-        raise ValueError(f"no agent {agent!r} in the result (agents: {', '.join(x['agent'] for x in agents)})")
+    a = _plan_agent(result, agent)
     own = ax is None
     ax = _axes(ax)
     rows = a["rows"]
@@ -437,10 +443,7 @@ def plan_waits(result: "dict[str, Any]", agent: "int | str" = 0, option: "str | 
     import datetime
     import zoneinfo
 
-    agents = result["agents"]
-    a = next((x for x in agents if x["agent"] == agent), None) if isinstance(agent, str) else agents[agent]
-    if a is None:
-        raise ValueError(f"no agent {agent!r} in the result (agents: {', '.join(x['agent'] for x in agents)})")
+    a = _plan_agent(result, agent)
     rows = a["rows"]
     row = next((r for r in rows if r["label"] == option), None) if option is not None else \
         next((r for r in rows if r["waits_at"]), None)

@@ -536,7 +536,7 @@ double since_of(const std::string& text, const std::string& timezone) {
 }
 
 int cmd_plans(const log_args& la, const globals& g, const plans_args& a) {
-  const auto read = read_logs(la, true);
+  auto read = read_logs(la, true);
   bool claude = false, codex = false;
   for (const auto& t : read.traces) {
     claude = claude || (t.format == trace_format::claude_code && t.request_count() > 0);
@@ -563,7 +563,7 @@ int cmd_plans(const log_args& la, const globals& g, const plans_args& a) {
       if (limit_error.empty()) limit_error = e.what();
     }
   };
-  const auto results = compare_plans(read.traces, library(g), o);
+  const auto results = compare_plans(std::move(read.traces), library(g), o);
   if (!limits_used) throw std::invalid_argument(limit_error);
   if (a.as_json) std::cout << plan_choices_to_json(results) << "\n";
   else

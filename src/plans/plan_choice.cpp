@@ -33,7 +33,6 @@ struct plan_offer {
 struct family {
   std::vector<plan_offer> offers;
   double base_five_hour, base_weekly;
-  const char* base_why;
   const char* default_home;
 };
 
@@ -48,7 +47,6 @@ const family& claude_family() {
                           "anthropic-tier4-claude-opus-4.7"}},
                         200'000,
                         2'000'000,
-                        "Max 5x's assumed 1M and 10M (examples/scenarios/plan-vs-api.json) over 5",
                         "max"};
   return f;
 }
@@ -62,8 +60,6 @@ const family& codex_family() {
                           "openai-tier4-gpt-5"}},
                         1'250'000,
                         10'260'000,
-                        "fitted on real Codex accounts' used_percent (loopcast's test data; their plan is not recorded: taken "
-                        "as Plus)",
                         "plus"};
   return f;
 }
@@ -132,14 +128,6 @@ void count_as(bucket_config& b, const cap_rule& r) {
   }
 }
 
-// The product of the dated factors of `bucket` in force at `unix_s`.
-double dated_factor(const target& t, const std::string& bucket, double unix_s) {
-  double f = 1;
-  for (const auto& d : t.dated_limits)
-    if (d.bucket == bucket && unix_s >= d.from_unix_s && unix_s < d.until_unix_s) f *= d.factor;
-  return f;
-}
-
 // A plan's caps, bucket by bucket: given where the user set them, else fitted (the fitted account's
 // window, as it stood at its samples' dates brought to today's rules, times this plan's ratio over
 // the home plan's), else assumed (the family's base times the ratio). `t` comes after set_given.
@@ -163,7 +151,7 @@ plan_candidate plan_of(target t, const family& f, const plan_offer& offer, const
       const auto& r = fw.fit->rules.front();
       const auto& s = fw.fit->samples;
       const double at = s.empty() ? std::numeric_limits<double>::quiet_NaN() : s[s.size() / 2].t1;
-      const double scale = offer.ratio / home.ratio / (std::isfinite(at) ? dated_factor(t, b.name, at) : 1.0);
+      const double scale = offer.ratio / home.ratio / (std::isfinite(at) ? detail::limit_on(t, b, 1.0, at) : 1.0);
       // A dated change of level: the cap in force now is the later level's (its samples are too
       // few for an interval of their own).
       const bool changed = fw.fit->levels.size() == 2 && std::isfinite(fw.fit->change_at);
@@ -252,15 +240,15 @@ std::vector<reset_wait> waits_of(const simulation_result& sim, const std::vector
 std::vector<wall_filler> fillers_of(const simulation_result& sim, const std::vector<bucket_config>& buckets,
                                     const std::vector<reset_wait>& waits, const std::vector<std::string>& project) {
   std::vector<std::pair<double, double>> spans;  // [from, to] in simulated seconds
-  std::vector<const bucket_config*> counted;
+  const bucket_config* counted = nullptr;        // the first refusing bucket
   for (const auto& w : waits) {
     const auto b = std::find_if(buckets.begin(), buckets.end(), [&](const bucket_config& x) { return x.name == w.bucket; });
     if (b == buckets.end()) continue;
     const double to = w.start_unix_s - sim.start_unix_s;
     spans.emplace_back(to - b->period_s, to);
-    counted.push_back(&*b);
+    if (counted == nullptr) counted = &*b;
   }
-  if (spans.empty()) return {};
+  if (counted == nullptr) return {};
   std::sort(spans.begin(), spans.end());
   std::vector<std::pair<double, double>> merged;
   for (const auto& sp : spans)
@@ -278,8 +266,7 @@ std::vector<wall_filler> fillers_of(const simulation_result& sim, const std::vec
     if (k == merged.size()) break;
     if (t < merged[k].first) continue;
     const auto& a = sim.attempts[i];
-    const auto& b = *counted.front();
-    const double n = b.unit == bucket_unit::tokens ? static_cast<double>(b.classes.sum(a.tokens)) : 1.0;
+    const double n = counted->unit == bucket_unit::tokens ? static_cast<double>(counted->classes.sum(a.tokens)) : 1.0;
     by[a.session < project.size() ? project[a.session] : std::string("?")] += n;
     total += n;
   }
@@ -668,12 +655,13 @@ plan_choice choose_plan(const std::vector<recorded_trace>& traces, const std::ve
   return r;
 }
 
-std::vector<plan_choice> compare_plans(const std::vector<recorded_trace>& traces, const preset_library& lib,
+std::vector<plan_choice> compare_plans(std::vector<recorded_trace> traces, const preset_library& lib,
                                        const compare_plans_options& o) {
   std::vector<recorded_trace> claude, codex;
   std::size_t other = 0, before = 0;
-  for (const auto& whole : traces) {
-    auto t = std::isnan(o.since_unix_s) ? whole : sessions_since(whole, o.since_unix_s, before);
+  const std::string first_file = traces.empty() ? std::string("(no log)") : traces.front().file;
+  for (auto& whole : traces) {
+    auto t = std::isnan(o.since_unix_s) ? std::move(whole) : sessions_since(whole, o.since_unix_s, before);
     if (t.request_count() == 0) continue;
     if (t.format == trace_format::claude_code) claude.push_back(std::move(t));
     else if (t.format == trace_format::codex) codex.push_back(std::move(t));
@@ -684,17 +672,14 @@ std::vector<plan_choice> compare_plans(const std::vector<recorded_trace>& traces
                                             "UTC ({} start before it)",
                                             fmt::gmtime(static_cast<std::time_t>(o.since_unix_s)), before));
   if (claude.empty() && codex.empty())
-    throw trace_error(traces.empty() ? std::string("(no log)") : traces.front().file, 0,
+    throw trace_error(first_file, 0,
                       "no Claude Code or Codex request to compare plans with (plans are compared for those two agents)");
   std::vector<plan_choice> out;
   for (const auto agent : {plan_agent::claude_code, plan_agent::codex}) {
     const auto& logs = agent == plan_agent::claude_code ? claude : codex;
     if (logs.empty()) continue;
     const auto fit = fit_plan(logs);
-    std::vector<std::string> models;
-    for (const auto& t : logs)
-      for (const auto& m : t.models)
-        if (std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
+    const auto models = models_of(logs);
     const auto prices = load_price_book(o.price_list, lib, models);
     plan_caps_input in;
     in.fit = &fit;
